@@ -1,0 +1,148 @@
+"""The device-backed Array: an immutable value holding a PJRT buffer and its aval."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from mjcore import core, dtypes
+from mjcore.backend import client as backend
+from mjcore.core import ShapedArray
+
+
+class Array:
+    """An n-dimensional array on the XLA device.
+
+    Values are immutable: operations return new Arrays and in-place syntax rebinds the handle.
+    Data stays on the device until asked for (`numpy.asarray(x)`, printing, `float(x)`).
+    """
+
+    __slots__ = ("_buf", "aval", "_npy", "__weakref__")
+    __array_priority__ = 1000
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as in NumPy
+
+    def __init__(self, buf: Any, aval: ShapedArray):
+        self._buf = buf
+        self.aval = aval
+        self._npy: np.ndarray | None = None
+
+    # -- metadata ------------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def itemsize(self) -> int:
+        return self.aval.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.size * self.aval.dtype.itemsize
+
+    # -- host conversion -----------------------------------------------------------------------
+    def _value(self) -> np.ndarray:
+        """The host copy (cached; read-only)."""
+        if self._npy is None:
+            self._npy = backend.to_numpy(self._buf)
+        return self._npy
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        value = self._value()
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        if copy:
+            return value.copy()
+        return value
+
+    def block_until_ready(self) -> Array:
+        backend.block_until_ready(self._buf)
+        return self
+
+    def to_concrete_value(self) -> np.ndarray:
+        return self._value()
+
+    def __bool__(self) -> bool:
+        return bool(self._value())
+
+    def __int__(self) -> int:
+        return int(self._value())
+
+    def __float__(self) -> float:
+        return float(self._value())
+
+    def __complex__(self) -> complex:
+        return complex(self._value())
+
+    def __index__(self) -> int:
+        return core.operator_index(self._value())
+
+    def item(self, *args: Any) -> Any:
+        return self._value().item(*args)
+
+    def tolist(self) -> Any:
+        return self._value().tolist()
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))  # type: ignore[index]
+
+    def __repr__(self) -> str:
+        return np.array_repr(self._value())
+
+    def __str__(self) -> str:
+        return np.array_str(self._value())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._value().item(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (_unpickle_array, (np.array(self._value()), self.aval.weak_type))
+
+    def __copy__(self) -> Array:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Array:
+        return self
+
+
+def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
+    return array_from_numpy(value, weak_type)
+
+
+def array_from_numpy(value: np.ndarray, weak_type: bool = False) -> Array:
+    """Put a host NumPy array on the device."""
+    dtype = dtypes.canonicalize_dtype(value.dtype)
+    aval = ShapedArray(value.shape, dtype, weak_type)
+    if value.dtype != dtype:
+        value = value.astype(dtype)
+    return Array(backend.device_put(value), aval)
+
+
+core.pytype_aval_mappings[Array] = lambda x: x.aval
+core.register_array_class(Array)

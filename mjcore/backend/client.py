@@ -1,0 +1,88 @@
+"""The PJRT CPU client from jaxlib: device buffers, host transfer, compile and execute."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+# Keep XLA's C++ start-up logging off the user's terminal unless they asked for it.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from jaxlib import _jax as _xla  # noqa: E402  (must follow the logging setting above)
+from jaxlib import xla_client as _xc  # noqa: E402
+
+Buffer = Any  # jaxlib's single-device array type
+Executable = Any
+
+_lock = threading.Lock()
+_client: Any = None
+_device: Any = None
+_device_list: Any = None
+
+
+def client() -> Any:
+    """The process-wide PJRT CPU client, created on first use."""
+    global _client, _device, _device_list
+    if _client is None:
+        with _lock:
+            if _client is None:
+                c = _xc.make_cpu_client()
+                _device = c.local_devices()[0]
+                _device_list = _xc.DeviceList((_device,))
+                _client = c
+    return _client
+
+
+def device() -> Any:
+    """The CPU device all buffers live on."""
+    if _device is None:
+        client()
+    return _device
+
+
+def devices() -> list[Any]:
+    return list(client().local_devices())
+
+
+def device_put(x: np.ndarray) -> Buffer:
+    """Copy a NumPy array to a new device buffer.
+
+    The copy is ours, so later mutation of `x` by the user cannot change the buffer.
+    """
+    dev = _device if _device is not None else device()
+    arr = np.array(x, copy=True, order="C")
+    return _xla.dlpack_managed_tensor_to_buffer(arr.__dlpack__(), dev, None)
+
+
+def to_numpy(buf: Buffer) -> np.ndarray:
+    """A read-only NumPy view (or copy) of a device buffer's contents."""
+    out = buf._single_device_array_to_np_array_did_copy()[0]
+    out.flags.writeable = False
+    return out
+
+
+def compile_text(module_text: str) -> Executable:
+    """Compile a StableHLO module (text form) for the CPU device."""
+    c = client()
+    try:
+        return c.compile_and_load(module_text, _device_list, _xc.CompileOptions())
+    except _xla.JaxRuntimeError as err:
+        raise RuntimeError(
+            "mjcore internal error: XLA rejected a lowered module. Please report it with this "
+            f"module:\n{module_text}"
+        ) from err
+
+
+def execute(executable: Executable, buffers: list[Buffer]) -> list[Buffer]:
+    """Run a compiled executable on device buffers; outputs stay on the device."""
+    return executable.execute(buffers)
+
+
+def block_until_ready(buf: Buffer) -> None:
+    buf.block_until_ready()
+
+
+RuntimeError_ = _xla.JaxRuntimeError

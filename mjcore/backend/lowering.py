@@ -1,0 +1,72 @@
+"""Lowering of primitives and jaxprs to StableHLO modules (Autodidax Part 3's `jaxpr_subcomp`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mjcore.backend.hlo import FunctionBuilder, ModuleBuilder, Value
+from mjcore.core import Primitive, ShapedArray
+from mjcore.errors import MissingRuleError
+
+
+class LoweringContext:
+    """What a lowering rule sees besides its operands: the builder and the avals in and out."""
+
+    __slots__ = ("builder", "avals_in", "avals_out", "module")
+
+    def __init__(
+        self,
+        builder: FunctionBuilder,
+        avals_in: Sequence[ShapedArray],
+        avals_out: Sequence[ShapedArray],
+    ):
+        self.builder = builder
+        self.module = builder.module
+        self.avals_in = list(avals_in)
+        self.avals_out = list(avals_out)
+
+    @property
+    def aval_out(self) -> ShapedArray:
+        (aval,) = self.avals_out
+        return aval
+
+
+def lower_equation(
+    builder: FunctionBuilder,
+    prim: Primitive,
+    operands: Sequence[Value],
+    avals_out: Sequence[ShapedArray],
+    params: dict[str, Any],
+) -> list[Value]:
+    """Emit the ops of one primitive application and return its output values."""
+    rule = prim.lowering_rule
+    if rule is None:
+        raise MissingRuleError(prim.name, "lowering", "Compilation with XLA")
+    ctx = LoweringContext(builder, [v.aval for v in operands], avals_out)
+    out = rule(ctx, *operands, **params)
+    outs = list(out) if prim.multiple_results else [out]
+    # Rules compute in the dtype they were given; fix weak-type-only differences silently.
+    return [_retype(v, a) for v, a in zip(outs, avals_out, strict=True)]
+
+
+def _retype(value: Value, aval: ShapedArray) -> Value:
+    if value.aval.shape != aval.shape or value.aval.dtype != aval.dtype:
+        raise AssertionError(f"lowering produced {value.aval} where {aval} was expected")
+    return value if value.aval == aval else Value(value.name, aval)
+
+
+def lower_primitive(
+    prim: Primitive,
+    avals_in: Sequence[ShapedArray],
+    avals_out: Sequence[ShapedArray],
+    params: dict[str, Any],
+) -> str:
+    """A module whose `main` applies one primitive: eager dispatch is jit of one primitive."""
+    module = ModuleBuilder(f"eager_{prim.name}")
+
+    def build(fb: FunctionBuilder, args: list[Value]) -> list[Value]:
+        return lower_equation(fb, prim, args, avals_out, params)
+
+    module.add_function("main", avals_in, build, public=True)
+    return module.text()

@@ -1,0 +1,547 @@
+"""Autodidax Part 1: primitives, the interpreter stack, tracers and abstract values."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes
+from mjcore.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+
+# --- Abstract values ------------------------------------------------------------------------
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and whether the dtype is weak.
+
+    A weak type comes from a Python scalar: it yields to the other operand's dtype in NumPy 2
+    promotion (NEP 50), e.g. `float32_array * 2.0` stays float32.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
+        self.shape: tuple[int, ...] = tuple(shape)
+        self.dtype: np.dtype = np.dtype(dtype)
+        self.weak_type: bool = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def update(
+        self,
+        shape: Sequence[int] | None = None,
+        dtype: Any = None,
+        weak_type: bool | None = None,
+    ) -> ShapedArray:
+        """A copy with some fields replaced."""
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def str_short(self) -> str:
+        """Jaxpr notation: `f32[3,4]`."""
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
+
+
+def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedArray:
+    """Kept for API familiarity with JAX; our avals are already shaped."""
+    return aval if weak_type is None else aval.update(weak_type=weak_type)
+
+
+# Mapping from Python types to functions producing their abstract values. `mjcore.array`
+# registers the device-backed Array here.
+pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
+
+
+def _python_scalar_aval(x: Any) -> ShapedArray:
+    dtype = dtypes.python_scalar_dtype(x)
+    if type(x) is int and not (-(2**63) <= x < 2**63):
+        raise OverflowError(f"Python integer {x} out of bounds for int64")
+    return ShapedArray((), dtype, weak_type=True)
+
+
+def _numpy_aval(x: Any) -> ShapedArray:
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+
+
+for _t in (bool, int, float, complex):
+    pytype_aval_mappings[_t] = _python_scalar_aval
+pytype_aval_mappings[np.ndarray] = _numpy_aval
+for _dt in dtypes.SUPPORTED_DTYPES:
+    pytype_aval_mappings[_dt.type] = _numpy_aval
+
+
+def get_aval(x: Any) -> ShapedArray:
+    """The abstract value of a tracer, Array, NumPy array or Python scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    handler = pytype_aval_mappings.get(type(x))
+    if handler is not None:
+        return handler(x)
+    for t in type(x).__mro__[1:]:
+        handler = pytype_aval_mappings.get(t)
+        if handler is not None:
+            return handler(x)
+    raise TypeError(f"Value of type {type(x).__name__} is not a valid mjnp array: {x!r:.100}")
+
+
+def is_array_like(x: Any) -> bool:
+    """True for values `get_aval` accepts."""
+    if isinstance(x, Tracer) or type(x) in pytype_aval_mappings:
+        return True
+    return any(t in pytype_aval_mappings for t in type(x).__mro__[1:])
+
+
+# --- Primitives -----------------------------------------------------------------------------
+
+
+class Primitive:
+    """A named operation with rules for each interpreter.
+
+    Rules (JAX's conventions): `impl(*arrays, **params)`, `abstract_eval(*avals, **params)`,
+    `jvp(primals, tangents, **params)`, `transpose(ct, *args, **params)`,
+    `batching(args, dims, **params)`, `lowering(ctx, *operands, **params)`. Arrays are
+    positional; static parameters are keyword-only and hashable.
+    """
+
+    def __init__(self, name: str, *, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl_rule: Callable[..., Any] | None = None
+        self.abstract_eval_rule: Callable[..., Any] | None = None
+        self.jvp_rule: Callable[..., Any] | None = None
+        # A jvp rule that handles `ad.Zero` tangents itself (otherwise zeros are instantiated).
+        self.jvp_symbolic_zeros = False
+        self.transpose_rule: Callable[..., Any] | None = None
+        self.batching_rule: Callable[..., Any] | None = None
+        self.lowering_rule: Callable[..., Any] | None = None
+        self.partial_eval_rule: Callable[..., Any] | None = None
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive through the current interpreter stack."""
+        outs = bind(self, args, params)
+        return outs if self.multiple_results else outs[0]
+
+    def bind1(self, *args: Any, **params: Any) -> Any:
+        """`bind` for a single-result primitive."""
+        return bind(self, args, params)[0]
+
+    def def_impl(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.impl_rule = rule
+        return rule
+
+    def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.abstract_eval_rule = rule
+        return rule
+
+    def def_jvp(
+        self, rule: Callable[..., Any] | None = None, *, symbolic_zeros: bool = False
+    ) -> Any:
+        def register(f: Callable[..., Any]) -> Callable[..., Any]:
+            self.jvp_rule = f
+            self.jvp_symbolic_zeros = symbolic_zeros
+            return f
+
+        return register if rule is None else register(rule)
+
+    def def_transpose(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.transpose_rule = rule
+        return rule
+
+    def def_batching(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.batching_rule = rule
+        return rule
+
+    def def_lowering(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.lowering_rule = rule
+        return rule
+
+    def def_partial_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.partial_eval_rule = rule
+        return rule
+
+    def abstract_eval(self, *avals: ShapedArray, **params: Any) -> list[ShapedArray]:
+        """Output avals as a list, whatever the rule returns."""
+        from mjcore.errors import MissingRuleError
+
+        if self.abstract_eval_rule is None:
+            raise MissingRuleError(self.name, "abstract_eval", "Tracing")
+        out = self.abstract_eval_rule(*avals, **params)
+        return list(out) if self.multiple_results else [out]
+
+    def impl(self, *args: Any, **params: Any) -> list[Any]:
+        """Eager evaluation, outputs as a list."""
+        if self.impl_rule is not None:
+            out = self.impl_rule(*args, **params)
+            return list(out) if self.multiple_results else [out]
+        return _default_impl(self, args, params)
+
+
+def _no_default_impl(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    raise RuntimeError("mjcore's backend dispatch was not installed (import mjcore first)")
+
+
+# `mjcore.dispatch` installs eager XLA execution here: "jit of one primitive".
+_default_impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], list[Any]] = _no_default_impl
+
+
+def set_default_impl(impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], list[Any]]) -> None:
+    """Install the eager evaluator used by primitives without their own `impl` rule."""
+    global _default_impl
+    _default_impl = impl
+
+
+# --- The interpreter stack ------------------------------------------------------------------
+
+
+class MainTrace:
+    """One interpreter on the stack: its level, trace type and global data (e.g. axis size)."""
+
+    __slots__ = ("level", "trace_type", "global_data", "description", "alive")
+
+    def __init__(self, level: int, trace_type: type[Trace], global_data: Any, description: str):
+        self.level = level
+        self.trace_type = trace_type
+        self.global_data = global_data
+        self.description = description
+        self.alive = True
+
+    def __repr__(self) -> str:
+        return f"MainTrace({self.level}, {self.trace_type.__name__}, {self.description})"
+
+
+class _TraceState(threading.local):
+    """Per-thread interpreter stack, so threads can trace and run functions independently."""
+
+    def __init__(self) -> None:
+        self.trace_stack: list[MainTrace] = [MainTrace(0, EvalTrace, None, "eager evaluation")]
+        self.dynamic_trace: MainTrace | None = None
+
+
+@contextmanager
+def new_main(
+    trace_type: type[Trace], global_data: Any = None, description: str = ""
+) -> Iterator[MainTrace]:
+    """Push a new interpreter on the stack for the duration of a transformation."""
+    stack = _state.trace_stack
+    main = MainTrace(len(stack), trace_type, global_data, description or trace_type.__name__)
+    stack.append(main)
+    try:
+        yield main
+    finally:
+        stack.pop()
+        main.alive = False
+
+
+@contextmanager
+def new_dynamic_main(
+    trace_type: type[Trace], global_data: Any = None, description: str = ""
+) -> Iterator[MainTrace]:
+    """Push a main trace that also catches operations on non-tracers (initial-style staging)."""
+    with new_main(trace_type, global_data, description) as main:
+        prev, _state.dynamic_trace = _state.dynamic_trace, main
+        try:
+            yield main
+        finally:
+            _state.dynamic_trace = prev
+
+
+def cur_level() -> int:
+    return len(_state.trace_stack) - 1
+
+
+class Trace:
+    """Interprets primitives applied to its tracers."""
+
+    __slots__ = ("main",)
+
+    def __init__(self, main: MainTrace):
+        self.main = main
+
+    def pure(self, val: Any) -> Any:
+        raise NotImplementedError
+
+    def lift(self, val: Any) -> Any:
+        raise NotImplementedError
+
+    def process_primitive(
+        self, primitive: Primitive, tracers: list[Any], params: dict[str, Any]
+    ) -> list[Any]:
+        raise NotImplementedError
+
+
+class EvalTrace(Trace):
+    """The bottom of the stack: run primitives on concrete values."""
+
+    __slots__ = ()
+
+    def pure(self, val: Any) -> Any:
+        return val
+
+    lift = pure
+
+    def process_primitive(
+        self, primitive: Primitive, tracers: list[Any], params: dict[str, Any]
+    ) -> list[Any]:
+        return primitive.impl(*tracers, **params)
+
+
+_state = _TraceState()
+
+
+def find_top_trace(xs: Sequence[Any]) -> Trace:
+    """The trace of the highest-level tracer among `xs` (or the dynamic trace, or eval)."""
+    top_main = _state.trace_stack[0]
+    for x in xs:
+        if isinstance(x, Tracer):
+            main = x._trace.main
+            if main.level > top_main.level:
+                top_main = main
+    dyn = _state.dynamic_trace
+    if dyn is not None and dyn.level > top_main.level:
+        top_main = dyn
+    return top_main.trace_type(top_main)
+
+
+def full_raise(trace: Trace, val: Any) -> Any:
+    """Bring `val` into `trace`: box non-tracers, lift lower-level tracers."""
+    if not isinstance(val, Tracer):
+        return trace.pure(val)
+    main = val._trace.main
+    if main is trace.main:
+        return val
+    if not main.alive:
+        raise UnexpectedTracerError(_leak_message(val))
+    if main.level < trace.main.level:
+        return trace.lift(val)
+    if main.level > trace.main.level:
+        raise UnexpectedTracerError(_leak_message(val))
+    raise UnexpectedTracerError(
+        f"Encountered a tracer of '{main.description}' at the level of another transformation "
+        f"'{trace.main.description}'; a tracer leaked between transformations."
+    )
+
+
+def _leak_message(tracer: Tracer) -> str:
+    return (
+        f"Encountered an unexpected tracer {tracer.aval.str_short()} created by "
+        f"'{tracer._trace.main.description}', which has already finished. A tracer escaped "
+        "its transformation, e.g. stored in a global, a closure or an object attribute "
+        "during tracing. Return values out of transformed functions instead."
+    )
+
+
+def full_lower(val: Any) -> Any:
+    return val.full_lower() if isinstance(val, Tracer) else val
+
+
+def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    """Apply `prim` to `args` through the interpreter stack; always returns a list."""
+    state = _state
+    if state.dynamic_trace is None and len(state.trace_stack) == 1:
+        # Eager fast path: nothing is being traced.
+        return prim.impl(*args, **params)
+    top_trace = find_top_trace(args)
+    tracers = [full_raise(top_trace, arg) for arg in args]
+    outs = top_trace.process_primitive(prim, tracers, params)
+    return [full_lower(out) for out in outs]
+
+
+# --- Tracers --------------------------------------------------------------------------------
+
+
+class Tracer:
+    """A value flowing through a transformation; looks like an Array to user code.
+
+    The NumPy operator and method surface is installed on this class and on `Array` by
+    `install_array_surface` (called by `mjnp` at import).
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+    __hash__ = None  # type: ignore[assignment]  # arrays are unhashable, as in NumPy
+
+    _trace: Trace
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def full_lower(self) -> Any:
+        return self
+
+    def to_concrete_value(self) -> Any:
+        """The concrete value behind the tracer, or None when it is abstract."""
+        return None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))  # type: ignore[index]
+
+    def __bool__(self) -> bool:
+        return bool(concrete_or_error(self, "bool()"))
+
+    def __int__(self) -> int:
+        return int(concrete_or_error(self, "int()"))
+
+    def __float__(self) -> float:
+        return float(concrete_or_error(self, "float()"))
+
+    def __complex__(self) -> complex:
+        return complex(concrete_or_error(self, "complex()"))
+
+    def __index__(self) -> int:
+        value = self.to_concrete_value()
+        if value is None:
+            raise TracerIntegerConversionError(
+                f"The __index__() method was called on a traced array {self.aval.str_short()}"
+                f" ({self._trace.main.description}). A traced value cannot be used as a Python"
+                " integer (range(), list index, shape). Make the argument static, e.g."
+                " `jit(f, static_argnums=...)`."
+            )
+        return operator_index(value)
+
+    def item(self, *args: Any) -> Any:
+        return np.asarray(concrete_or_error(self, ".item()")).item(*args)
+
+    def tolist(self) -> Any:
+        return np.asarray(concrete_or_error(self, ".tolist()")).tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self.to_concrete_value()
+        if value is None:
+            raise TracerArrayConversionError(
+                f"The numpy.ndarray conversion method __array__() was called on a traced array "
+                f"{self.aval.str_short()} ({self._trace.main.description}). NumPy functions "
+                "cannot run on traced values: use the mjnp function of the same name "
+                "(`import mjnp as np`) or move the conversion out of the transformed function."
+            )
+        out = np.asarray(value)
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}<{self.aval.str_short()}>"
+
+
+def operator_index(value: Any) -> int:
+    arr = np.asarray(value)
+    if arr.ndim != 0 or not (dtypes.is_integer(arr.dtype) or dtypes.is_bool(arr.dtype)):
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    return int(arr)
+
+
+def concrete_or_error(x: Any, operation: str) -> Any:
+    """The concrete value of `x`, or a ConcretizationTypeError explaining the fix."""
+    if not isinstance(x, Tracer):
+        return x
+    value = x.to_concrete_value()
+    if value is None:
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where a concrete value is expected: {operation} "
+            f"was called on a traced array {x.aval.str_short()}"
+            f"{_tracer_origin(x)} ({x._trace.main.description}). Its value is not known while "
+            "tracing, so Python control flow (if/while), bool(), int() and float() cannot use "
+            "it. Fix: mark the argument static with `jit(f, static_argnums=...)` / "
+            "`static_argnames=...`, or use `mjcore.cond` / `mjnp.where` for value-dependent "
+            "choices."
+        )
+    return value
+
+
+def _tracer_origin(x: Tracer) -> str:
+    origin = getattr(x, "debug_name", None)
+    return f" for {origin}" if origin else ""
+
+
+# --- The array surface hook -----------------------------------------------------------------
+
+# Classes that receive the NumPy operator/method surface (Tracer, and Array when registered).
+array_classes: list[type] = [Tracer]
+_installed_surface: dict[str, Any] = {}
+
+
+def register_array_class(cls: type) -> None:
+    """Make `cls` receive the NumPy surface (now and when it is installed later)."""
+    array_classes.append(cls)
+    for name, impl in _installed_surface.items():
+        setattr(cls, name, impl)
+
+
+def install_array_surface(surface: dict[str, Any]) -> None:
+    """The single hook that gives Array and Tracer their NumPy operators and methods.
+
+    `mjnp` calls it once at import with a mapping from dunder/method names to functions (or
+    properties); keeping it in one place keeps tracers indistinguishable from arrays.
+    """
+    _installed_surface.update(surface)
+    for cls in array_classes:
+        for name, impl in surface.items():
+            setattr(cls, name, impl)

@@ -1,0 +1,52 @@
+"""Tracing errors (Autodidax Part 1's interpreter stack, made user-friendly).
+
+Each class subclasses the builtin a NumPy user would catch, so `except TypeError` still works.
+"""
+
+from __future__ import annotations
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where a concrete Python value is needed.
+
+    Causes: Python control flow (`if x > 0`), `int(x)`, `float(x)`, `bool(x)` or a shape computed
+    from a traced array inside `jit`, `vmap` or another transformation that abstracts values.
+
+    Fix: mark the argument static (`jit(f, static_argnums=...)`), or express the control flow
+    with `mjcore.cond` / `mjcore.where`-style selects so it is traced rather than executed.
+    """
+
+
+class TracerArrayConversionError(TypeError):
+    """A traced value was converted to a NumPy array (`numpy.asarray(tracer)`).
+
+    Fix: use `mjnp` functions instead of `numpy` ones on traced values, or move the conversion
+    outside the transformed function.
+    """
+
+
+class TracerIntegerConversionError(TypeError):
+    """A traced value was used as a Python integer (`range(x)`, `lst[x]`, `__index__`).
+
+    Fix: make the argument static, or use `mjcore.lax.dynamic_slice`-style ops on traced indices.
+    """
+
+
+class UnexpectedTracerError(Exception):
+    """A tracer escaped the transformation that created it (stored in a global or a closure).
+
+    Fix: return values out of transformed functions instead of storing them on the side.
+    """
+
+
+class MissingRuleError(NotImplementedError):
+    """A transformation needs a rule that the primitive does not define."""
+
+    def __init__(self, primitive_name: str, rule: str, transformation: str):
+        super().__init__(
+            f"{transformation} of '{primitive_name}' needs a {rule} rule; define it with "
+            f"`{primitive_name}_p.def_{rule}(...)` (see docs/extending.md)."
+        )
+        self.primitive_name = primitive_name
+        self.rule = rule
+        self.transformation = transformation

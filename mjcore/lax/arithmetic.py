@@ -1,0 +1,433 @@
+"""Arithmetic primitives: add, sub, mul, div, rem, neg, sign, abs, max, min, floor, ceil, round,
+integer_pow. Elementwise with NumPy broadcasting of shapes; operands share one dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mjcore.ad import Zero
+from mjcore.backend.lowering import LoweringContext
+from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.lax.base import broadcast_to, select_n
+from mjcore.lax.families import elementwise, scalar_constant
+
+ArrayLike = Any
+
+_NUMERIC = "iufc"
+_SIGNED_NUMERIC = "ifc"
+_REAL = "iuf"
+_FLOAT = "f"
+
+
+def _tangent_to_shape(t: Any, shape: tuple[int, ...]) -> Any:
+    """A tangent broadcast to the output shape (symbolic zeros pass through)."""
+    return t if type(t) is Zero else broadcast_to(t, shape)
+
+
+def _out_shape(*xs: Any) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(get_aval(x).shape for x in xs)))
+
+
+# --- add ------------------------------------------------------------------------------------
+
+add_p = Primitive("add")
+
+
+def add(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x + y`."""
+    return add_p.bind1(x, y)
+
+
+elementwise(add_p, "stablehlo.add", "biufc")
+
+
+@add_p.def_jvp(symbolic_zeros=True)
+def _add_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = add(x, y)
+    shape = get_aval(out).shape
+    if type(x_dot) is Zero:
+        return out, _tangent_to_shape(y_dot, shape)
+    if type(y_dot) is Zero:
+        return out, _tangent_to_shape(x_dot, shape)
+    return out, add(x_dot, y_dot)
+
+
+# --- sub ------------------------------------------------------------------------------------
+
+sub_p = Primitive("sub")
+
+
+def sub(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x - y`."""
+    return sub_p.bind1(x, y)
+
+
+elementwise(sub_p, "stablehlo.subtract", _NUMERIC)
+
+
+@sub_p.def_jvp(symbolic_zeros=True)
+def _sub_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = sub(x, y)
+    shape = get_aval(out).shape
+    if type(y_dot) is Zero:
+        return out, _tangent_to_shape(x_dot, shape)
+    if type(x_dot) is Zero:
+        return out, _tangent_to_shape(neg(y_dot), shape)
+    return out, sub(x_dot, y_dot)
+
+
+# --- mul ------------------------------------------------------------------------------------
+
+mul_p = Primitive("mul")
+
+
+def mul(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x * y` (logical and for bool)."""
+    return mul_p.bind1(x, y)
+
+
+def _mul_lowering(ctx: LoweringContext, x, y):
+    if ctx.aval_out.dtype.kind == "b":
+        return ctx.builder.op("stablehlo.and", [x, y], ctx.aval_out.strip_weak_type())
+    return ctx.builder.op("stablehlo.multiply", [x, y], ctx.aval_out.strip_weak_type())
+
+
+elementwise(mul_p, _mul_lowering, "biufc")
+
+
+@mul_p.def_jvp(symbolic_zeros=True)
+def _mul_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = mul(x, y)
+    shape = get_aval(out).shape
+    terms = []
+    if type(x_dot) is not Zero:
+        terms.append(mul(x_dot, y))
+    if type(y_dot) is not Zero:
+        terms.append(mul(x, y_dot))
+    t = terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+    return out, _tangent_to_shape(t, shape)
+
+
+# --- div ------------------------------------------------------------------------------------
+
+div_p = Primitive("div")
+
+
+def div(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x / y`; integer division rounds toward zero (C semantics)."""
+    return div_p.bind1(x, y)
+
+
+elementwise(div_p, "stablehlo.divide", _NUMERIC)
+
+
+@div_p.def_jvp(symbolic_zeros=True)
+def _div_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = div(x, y)
+    shape = get_aval(out).shape
+    t = None
+    if type(x_dot) is not Zero:
+        t = div(x_dot, y)
+    if type(y_dot) is not Zero:
+        t_y = neg(mul(y_dot, div(out, y)))
+        t = t_y if t is None else add(t, t_y)
+    return out, _tangent_to_shape(t, shape)
+
+
+# --- rem ------------------------------------------------------------------------------------
+
+rem_p = Primitive("rem")
+
+
+def rem(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise remainder with the sign of `x` (C `fmod`), as XLA defines it."""
+    return rem_p.bind1(x, y)
+
+
+elementwise(rem_p, "stablehlo.remainder", _REAL)
+
+
+@rem_p.def_jvp
+def _rem_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = rem(x, y)
+    # d/dy fmod(x, y) = -trunc(x / y)
+    trunc_q = div(sub(x, out), y)
+    return out, sub(_tangent_to_shape(x_dot, get_aval(out).shape), mul(y_dot, trunc_q))
+
+
+# --- neg ------------------------------------------------------------------------------------
+
+neg_p = Primitive("neg")
+
+
+def neg(x: ArrayLike) -> Any:
+    """Elementwise `-x`."""
+    return neg_p.bind1(x)
+
+
+elementwise(neg_p, "stablehlo.negate", _NUMERIC)
+
+
+@neg_p.def_jvp
+def _neg_jvp(primals, tangents):
+    return neg(primals[0]), neg(tangents[0])
+
+
+# --- sign -----------------------------------------------------------------------------------
+
+sign_p = Primitive("sign")
+
+
+def sign(x: ArrayLike) -> Any:
+    """Elementwise sign: -1, 0 or 1 (x/|x| for complex); NaN stays NaN."""
+    return sign_p.bind1(x)
+
+
+def _sign_lowering(ctx: LoweringContext, x):
+    b = ctx.builder
+    out = ctx.aval_out.strip_weak_type()
+    if x.aval.dtype.kind == "u":
+        zero = scalar_constant(b, 0, x.aval.dtype, x.aval.shape)
+        nonzero = b.op(
+            "stablehlo.compare",
+            [x, zero],
+            out.update(dtype=np.dtype(bool)),
+            "comparison_direction = #stablehlo<comparison_direction NE>, "
+            "compare_type = #stablehlo<comparison_type UNSIGNED>",
+        )
+        return b.op("stablehlo.convert", [nonzero], out)
+    return b.op("stablehlo.sign", [x], out)
+
+
+elementwise(sign_p, _sign_lowering, _NUMERIC)
+
+
+@sign_p.def_jvp
+def _sign_jvp(primals, tangents):
+    return sign(primals[0]), None
+
+
+# --- abs ------------------------------------------------------------------------------------
+
+abs_p = Primitive("abs")
+
+
+def abs(x: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
+    """Elementwise absolute value (the magnitude, as a real dtype, for complex input)."""
+    return abs_p.bind1(x)
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
+
+
+def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
+    if x.dtype.kind not in _NUMERIC:
+        raise TypeError(f"abs does not accept dtype {x.dtype.name}")
+    return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
+
+
+def _abs_lowering(ctx: LoweringContext, x):
+    if x.aval.dtype.kind == "u":
+        return x
+    return ctx.builder.op("stablehlo.abs", [x], ctx.aval_out.strip_weak_type())
+
+
+elementwise(abs_p, _abs_lowering, _NUMERIC)
+abs_p.def_abstract_eval(_abs_abstract_eval)
+
+
+@abs_p.def_jvp
+def _abs_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = abs(x)
+    if get_aval(x).dtype.kind == "c":
+        # d|z| = Re(conj(z) dz) / |z|
+        from mjcore.lax.complex import conj, real
+
+        safe = select_n(eq_zero(y), y, full_like_one(y))
+        return y, div(real(mul(conj(x), x_dot)), safe)
+    return y, mul(sign(x), x_dot)
+
+
+def eq_zero(x: Any) -> Any:
+    from mjcore.lax.comparison import eq
+
+    aval = get_aval(x)
+    return eq(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
+
+
+def full_like_one(x: Any) -> Any:
+    aval = get_aval(x)
+    return broadcast_to(_scalar(1, aval.dtype), aval.shape)
+
+
+def _scalar(value: Any, dtype: np.dtype) -> Any:
+    from mjcore.dispatch import scalar_array
+
+    return scalar_array(value, dtype)
+
+
+# --- max / min ------------------------------------------------------------------------------
+
+max_p = Primitive("max")
+min_p = Primitive("min")
+
+
+def max(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
+    """Elementwise maximum; NaN propagates, as in `numpy.maximum`."""
+    return max_p.bind1(x, y)
+
+
+def min(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
+    """Elementwise minimum; NaN propagates, as in `numpy.minimum`."""
+    return min_p.bind1(x, y)
+
+
+elementwise(max_p, "stablehlo.maximum", "biuf")
+elementwise(min_p, "stablehlo.minimum", "biuf")
+
+
+def _minmax_jvp(prim: Primitive, pick_x_cmp: str):
+    def jvp(primals, tangents):
+        from mjcore.lax import comparison
+
+        (x, y), (x_dot, y_dot) = primals, tangents
+        out = prim.bind1(x, y)
+        shape = get_aval(out).shape
+        cmp = getattr(comparison, pick_x_cmp)
+        x_b, y_b = broadcast_to(x, shape), broadcast_to(y, shape)
+        x_dot, y_dot = broadcast_to(x_dot, shape), broadcast_to(y_dot, shape)
+        # Ties share the derivative equally, as in JAX.
+        half = mul(add(x_dot, y_dot), _scalar(0.5, get_aval(x_dot).dtype))
+        picked = select_n(cmp(x_b, y_b), y_dot, x_dot)
+        return out, select_n(comparison.eq(x_b, y_b), picked, half)
+
+    prim.def_jvp(jvp)
+
+
+_minmax_jvp(max_p, "gt")
+_minmax_jvp(min_p, "lt")
+
+
+# --- floor / ceil / round -------------------------------------------------------------------
+
+floor_p = Primitive("floor")
+ceil_p = Primitive("ceil")
+round_p = Primitive("round")
+
+
+def floor(x: ArrayLike) -> Any:
+    """Elementwise floor of a floating array."""
+    return floor_p.bind1(x)
+
+
+def ceil(x: ArrayLike) -> Any:
+    """Elementwise ceiling of a floating array."""
+    return ceil_p.bind1(x)
+
+
+ROUND_AWAY_FROM_ZERO = 0
+ROUND_TO_NEAREST_EVEN = 1
+
+
+def round(x: ArrayLike, rounding_method: int = ROUND_AWAY_FROM_ZERO) -> Any:  # noqa: A001
+    """Round to the nearest integer; ties away from zero or to even (NumPy's `round`)."""
+    return round_p.bind1(x, rounding_method=int(rounding_method))
+
+
+elementwise(floor_p, "stablehlo.floor", _FLOAT)
+elementwise(ceil_p, "stablehlo.ceil", _FLOAT)
+
+
+def _round_lowering(ctx: LoweringContext, x, *, rounding_method):
+    op = (
+        "stablehlo.round_nearest_even"
+        if rounding_method == ROUND_TO_NEAREST_EVEN
+        else "stablehlo.round_nearest_afz"
+    )
+    return ctx.builder.op(op, [x], ctx.aval_out.strip_weak_type())
+
+
+elementwise(round_p, _round_lowering, _FLOAT)
+
+
+def _zero_derivative_jvp(prim: Primitive) -> None:
+    def jvp(primals, tangents, **params):
+        return prim.bind1(*primals, **params), None
+
+    prim.def_jvp(jvp)
+
+
+for _p in (floor_p, ceil_p, round_p):
+    _zero_derivative_jvp(_p)
+
+
+# --- integer_pow ----------------------------------------------------------------------------
+
+integer_pow_p = Primitive("integer_pow")
+
+
+def integer_pow(x: ArrayLike, y: int) -> Any:
+    """`x ** y` for a static Python integer `y`, by repeated multiplication."""
+    return integer_pow_p.bind1(x, y=int(y))
+
+
+def _integer_pow_lowering(ctx: LoweringContext, x, *, y):
+    b = ctx.builder
+    out = ctx.aval_out.strip_weak_type()
+    if y == 0:
+        return scalar_constant(b, 1, out.dtype, out.shape)
+    acc = None
+    base = x
+    n = y if y > 0 else -y
+    while n:
+        if n & 1:
+            acc = base if acc is None else b.op("stablehlo.multiply", [acc, base], out)
+        n >>= 1
+        if n:
+            base = b.op("stablehlo.multiply", [base, base], out)
+    if y < 0:
+        one = scalar_constant(b, 1, out.dtype, out.shape)
+        acc = b.op("stablehlo.divide", [one, acc], out)
+    return acc
+
+
+elementwise(integer_pow_p, _integer_pow_lowering, _NUMERIC)
+
+
+@integer_pow_p.def_jvp
+def _integer_pow_jvp(primals, tangents, *, y):
+    (x,), (x_dot,) = primals, tangents
+    out = integer_pow(x, y)
+    if y == 0:
+        return out, None
+    dtype = get_aval(x).dtype
+    coeff = _scalar(y, dtype)
+    deriv = coeff if y == 1 else mul(coeff, integer_pow(x, y - 1))
+    return out, mul(deriv, x_dot)
+
+
+__all__ = [
+    "abs",
+    "add",
+    "ceil",
+    "div",
+    "floor",
+    "integer_pow",
+    "max",
+    "min",
+    "mul",
+    "neg",
+    "rem",
+    "round",
+    "sign",
+    "sub",
+]

@@ -1,0 +1,440 @@
+"""The few primitives the interpreters themselves need: converting, broadcasting, reshaping,
+transposing, selecting and adding tangents. (Autodidax Part 1's "primitives used by rules".)"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes
+from mjcore.ad import Zero, linear_jvp
+from mjcore.backend.hlo import i64_array
+from mjcore.backend.lowering import LoweringContext
+from mjcore.batching import NOT_MAPPED, move_bdim
+from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.dispatch import scalar_array
+from mjcore.lax.families import elementwise, scalar_constant
+
+ArrayLike = Any
+Shape = tuple[int, ...]
+
+
+def _check_shape(name: str, shape: Sequence[int]) -> Shape:
+    try:
+        out = tuple(int(d) for d in shape)
+    except TypeError as err:
+        raise TypeError(f"{name}: shape must be a sequence of integers, got {shape!r}") from err
+    if any(d < 0 for d in out):
+        raise ValueError(f"{name}: negative dimensions are not allowed, got shape {out}")
+    return out
+
+
+# --- full (a helper, not a primitive) -------------------------------------------------------
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any, weak_type: bool = False) -> Any:
+    """An array of `shape` filled with a Python scalar."""
+    dtype = np.dtype(dtype)
+    scalar = scalar_array(fill_value, dtype, weak_type)
+    shape = tuple(shape)
+    if shape == ():
+        return scalar
+    return broadcast_in_dim(scalar, shape, ())
+
+
+def zeros_like(x: ArrayLike) -> Any:
+    aval = get_aval(x)
+    return full(aval.shape, 0, aval.dtype)
+
+
+# --- convert_element_type -------------------------------------------------------------------
+
+convert_element_type_p = Primitive("convert_element_type")
+
+
+def convert_element_type(x: ArrayLike, new_dtype: Any, weak_type: bool = False) -> Any:
+    """Cast `x` to `new_dtype` (NumPy's `astype` semantics on the device)."""
+    new_dtype = dtypes.canonicalize_dtype(new_dtype, "convert_element_type")
+    aval = get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind1(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_element_type_abstract_eval(
+    x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool
+) -> ShapedArray:
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+@convert_element_type_p.def_lowering
+def _convert_element_type_lowering(ctx: LoweringContext, x: Any, *, new_dtype, weak_type):
+    b = ctx.builder
+    out = ctx.aval_out.strip_weak_type()
+    src = x.aval.dtype
+    if src == new_dtype:
+        return x
+    if new_dtype.kind == "b":
+        # Any -> bool is `x != 0`, as in NumPy.
+        zero = scalar_constant(b, 0, src, x.aval.shape)
+        ctype = _compare_type(src)
+        return b.op(
+            "stablehlo.compare",
+            [x, zero],
+            out,
+            f"comparison_direction = #stablehlo<comparison_direction NE>, "
+            f"compare_type = #stablehlo<comparison_type {ctype}>",
+        )
+    if src.kind == "c" and new_dtype.kind != "c":
+        # NumPy discards the imaginary part (with a ComplexWarning).
+        x = b.op("stablehlo.real", [x], x.aval.update(dtype=np.dtype(f"f{src.itemsize // 2}")))
+        if x.aval.dtype == new_dtype:
+            return x
+    if src.kind == "b":
+        # Go through a small integer so bool -> float is 0/1.
+        x = b.op("stablehlo.convert", [x], x.aval.update(dtype=np.dtype("uint8")))
+    return b.op("stablehlo.convert", [x], out)
+
+
+def _compare_type(dtype: np.dtype) -> str:
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[
+        dtype.kind
+    ]
+
+
+@convert_element_type_p.def_jvp
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (x_dot,) = primals, tangents
+    y = convert_element_type_p.bind1(x, new_dtype=new_dtype, weak_type=weak_type)
+    if not (dtypes.is_inexact(new_dtype) and dtypes.is_inexact(get_aval(x).dtype)):
+        return y, None
+    return y, convert_element_type_p.bind1(x_dot, new_dtype=new_dtype, weak_type=False)
+
+
+@convert_element_type_p.def_batching
+def _convert_element_type_batching(vals, dims, **params):
+    return convert_element_type_p.bind1(*vals, **params), dims[0]
+
+
+# --- broadcast_in_dim -----------------------------------------------------------------------
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+def broadcast_in_dim(
+    x: ArrayLike, shape: Sequence[int], broadcast_dimensions: Sequence[int]
+) -> Any:
+    """Broadcast `x` into `shape`, operand dim i going to output dim broadcast_dimensions[i]."""
+    shape = _check_shape("broadcast_in_dim", shape)
+    broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
+    aval = get_aval(x)
+    if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))):
+        return x
+    return broadcast_in_dim_p.bind1(
+        x, shape=shape, broadcast_dimensions=broadcast_dimensions
+    )
+
+
+@broadcast_in_dim_p.def_abstract_eval
+def _broadcast_in_dim_abstract_eval(x: ShapedArray, *, shape, broadcast_dimensions):
+    if len(broadcast_dimensions) != x.ndim:
+        raise ValueError(
+            f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must have one entry "
+            f"per operand dimension of shape {x.shape}"
+        )
+    for i, d in enumerate(broadcast_dimensions):
+        if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
+            raise ValueError(
+                f"broadcast_in_dim: cannot broadcast operand of shape {x.shape} to {shape} "
+                f"with broadcast_dimensions {broadcast_dimensions}"
+            )
+    if list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
+        raise ValueError(
+            f"broadcast_in_dim: broadcast_dimensions must be strictly increasing, got "
+            f"{broadcast_dimensions}"
+        )
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@broadcast_in_dim_p.def_lowering
+def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
+    return ctx.builder.op(
+        "stablehlo.broadcast_in_dim",
+        [x],
+        ctx.aval_out.strip_weak_type(),
+        f"broadcast_dimensions = {i64_array(broadcast_dimensions)}",
+    )
+
+
+linear_jvp(broadcast_in_dim_p)
+
+
+@broadcast_in_dim_p.def_batching
+def _broadcast_in_dim_batching(vals, dims, *, shape, broadcast_dimensions):
+    (x,), (bdim,) = vals, dims
+    x = move_bdim(x, bdim, 0)
+    axis_size = get_aval(x).shape[0]
+    new_shape = (axis_size, *shape)
+    new_dims = (0, *(d + 1 for d in broadcast_dimensions))
+    return broadcast_in_dim_p.bind1(x, shape=new_shape, broadcast_dimensions=new_dims), 0
+
+
+# --- reshape --------------------------------------------------------------------------------
+
+reshape_p = Primitive("reshape")
+
+
+def reshape(x: ArrayLike, new_sizes: Sequence[int]) -> Any:
+    """Row-major reshape to `new_sizes` (no -1 here; mjnp resolves it)."""
+    new_sizes = _check_shape("reshape", new_sizes)
+    if get_aval(x).shape == new_sizes:
+        return x
+    return reshape_p.bind1(x, new_sizes=new_sizes)
+
+
+@reshape_p.def_abstract_eval
+def _reshape_abstract_eval(x: ShapedArray, *, new_sizes):
+    size = 1
+    for d in new_sizes:
+        size *= d
+    if size != x.size:
+        raise ValueError(f"cannot reshape array of shape {x.shape} into shape {new_sizes}")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+@reshape_p.def_lowering
+def _reshape_lowering(ctx, x, *, new_sizes):
+    return ctx.builder.op("stablehlo.reshape", [x], ctx.aval_out.strip_weak_type())
+
+
+linear_jvp(reshape_p)
+
+
+@reshape_p.def_batching
+def _reshape_batching(vals, dims, *, new_sizes):
+    (x,), (bdim,) = vals, dims
+    x = move_bdim(x, bdim, 0)
+    axis_size = get_aval(x).shape[0]
+    return reshape_p.bind1(x, new_sizes=(axis_size, *new_sizes)), 0
+
+
+# --- expand_dims ----------------------------------------------------------------------------
+
+expand_dims_p = Primitive("expand_dims")
+
+
+def expand_dims(x: ArrayLike, dimensions: Sequence[int]) -> Any:
+    """Insert size-1 axes at the (output) positions `dimensions`."""
+    dimensions = tuple(sorted(int(d) for d in dimensions))
+    if not dimensions:
+        return x
+    return expand_dims_p.bind1(x, dimensions=dimensions)
+
+
+@expand_dims_p.def_abstract_eval
+def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
+    ndim = x.ndim + len(dimensions)
+    if len(set(dimensions)) != len(dimensions) or any(not 0 <= d < ndim for d in dimensions):
+        raise ValueError(f"expand_dims: invalid dimensions {dimensions} for shape {x.shape}")
+    shape = list(x.shape)
+    for d in dimensions:
+        shape.insert(d, 1)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@expand_dims_p.def_lowering
+def _expand_dims_lowering(ctx, x, *, dimensions):
+    return ctx.builder.op("stablehlo.reshape", [x], ctx.aval_out.strip_weak_type())
+
+
+linear_jvp(expand_dims_p)
+
+
+@expand_dims_p.def_batching
+def _expand_dims_batching(vals, dims, *, dimensions):
+    (x,), (bdim,) = vals, dims
+    x = move_bdim(x, bdim, 0)
+    return expand_dims_p.bind1(x, dimensions=tuple(d + 1 for d in dimensions)), 0
+
+
+# --- transpose ------------------------------------------------------------------------------
+
+transpose_p = Primitive("transpose")
+
+
+def transpose(x: ArrayLike, permutation: Sequence[int]) -> Any:
+    """Permute the axes of `x`: output axis i is input axis permutation[i]."""
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return x
+    return transpose_p.bind1(x, permutation=permutation)
+
+
+@transpose_p.def_abstract_eval
+def _transpose_abstract_eval(x: ShapedArray, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ValueError(
+            f"transpose: permutation {permutation} is not a permutation of the axes of an array "
+            f"of shape {x.shape}"
+        )
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+@transpose_p.def_lowering
+def _transpose_lowering(ctx, x, *, permutation):
+    return ctx.builder.op(
+        "stablehlo.transpose",
+        [x],
+        ctx.aval_out.strip_weak_type(),
+        f"permutation = {i64_array(permutation)}",
+    )
+
+
+linear_jvp(transpose_p)
+
+
+@transpose_p.def_batching
+def _transpose_batching(vals, dims, *, permutation):
+    (x,), (bdim,) = vals, dims
+    x = move_bdim(x, bdim, 0)
+    return transpose_p.bind1(x, permutation=(0, *(p + 1 for p in permutation))), 0
+
+
+# --- select_n -------------------------------------------------------------------------------
+
+select_n_p = Primitive("select_n")
+
+
+def select_n(which: ArrayLike, *cases: ArrayLike) -> Any:
+    """Elementwise `cases[which]`; `which` is bool (two cases) or int32, scalar or full-shaped."""
+    if not cases:
+        raise ValueError("select_n needs at least one case")
+    if len(cases) == 1:
+        return cases[0]
+    return select_n_p.bind1(which, *cases)
+
+
+@select_n_p.def_abstract_eval
+def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray):
+    if which.dtype.kind == "b":
+        if len(cases) > 2:
+            raise TypeError("select_n: a boolean selector allows at most two cases")
+    elif which.dtype != np.dtype("int32"):
+        raise TypeError(f"select_n: selector must be bool or int32, got {which.dtype}")
+    first = cases[0]
+    for c in cases[1:]:
+        if c.shape != first.shape or c.dtype != first.dtype:
+            raise TypeError(
+                "select_n: cases must have one shape and dtype, got "
+                + ", ".join(a.str_short() for a in cases)
+            )
+    if which.shape not in ((), first.shape):
+        raise TypeError(
+            f"select_n: selector shape {which.shape} must be () or the case shape {first.shape}"
+        )
+    return ShapedArray(first.shape, first.dtype, all(c.weak_type for c in cases))
+
+
+@select_n_p.def_lowering
+def _select_n_lowering(ctx, which, *cases):
+    b = ctx.builder
+    out = ctx.aval_out.strip_weak_type()
+    pred_aval = which.aval.update(dtype=np.dtype("bool"), weak_type=False)
+    if which.aval.dtype.kind == "b":
+        return b.op("stablehlo.select", [which, cases[1], cases[0]], out)
+    # Integer selector: a chain of selects, last case first.
+    result = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        idx = scalar_constant(b, i, which.aval.dtype, which.aval.shape)
+        pred = b.op(
+            "stablehlo.compare",
+            [which, idx],
+            pred_aval,
+            "comparison_direction = #stablehlo<comparison_direction EQ>, "
+            "compare_type = #stablehlo<comparison_type SIGNED>",
+        )
+        result = b.op("stablehlo.select", [pred, cases[i], result], out)
+    return result
+
+
+@select_n_p.def_jvp
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    _, *case_dots = tangents
+    return select_n_p.bind1(which, *cases), select_n_p.bind1(which, *case_dots)
+
+
+@select_n_p.def_batching
+def _select_n_batching(vals, dims):
+    which, *cases = vals
+    which_dim, *case_dims = dims
+    axis_size = next(
+        get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not NOT_MAPPED
+    )
+    batched = [(c, d) for c, d in zip(cases, case_dims, strict=True) if d is not NOT_MAPPED]
+    if batched:
+        c, d = batched[0]
+        shape = get_aval(c).shape
+        case_shape = shape[:d] + shape[d + 1 :]
+    else:
+        case_shape = get_aval(cases[0]).shape
+    full_shape = (axis_size, *case_shape)
+    cases = [_materialize(c, d, full_shape) for c, d in zip(cases, case_dims, strict=True)]
+    if which_dim is NOT_MAPPED:
+        if get_aval(which).ndim != 0:
+            which = broadcast_in_dim(which, full_shape, tuple(range(1, len(full_shape))))
+    else:
+        which = move_bdim(which, which_dim, 0)
+        if get_aval(which).ndim != len(full_shape):
+            which = broadcast_in_dim(which, full_shape, (0,))
+    return select_n_p.bind1(which, *cases), 0
+
+
+def _materialize(x: Any, bdim: int | None, full_shape: Shape) -> Any:
+    if bdim is NOT_MAPPED:
+        return broadcast_in_dim(x, full_shape, tuple(range(1, len(full_shape))))
+    return move_bdim(x, bdim, 0)
+
+
+# --- add_any: tangent and cotangent accumulation -------------------------------------------
+
+add_any_p = Primitive("add_any")
+
+
+def add_any(x: Any, y: Any) -> Any:
+    """Sum of two tangents of one type; symbolic zeros are absorbed."""
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return add_any_p.bind1(x, y)
+
+
+elementwise(add_any_p, "stablehlo.add")
+linear_jvp(add_any_p)
+
+
+def broadcast_to(x: Any, shape: Shape) -> Any:
+    """NumPy-style broadcast of `x` to `shape` (trailing alignment)."""
+    aval = get_aval(x)
+    if aval.shape == shape:
+        return x
+    offset = len(shape) - aval.ndim
+    return broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
+
+
+__all__ = [
+    "add_any",
+    "broadcast_in_dim",
+    "broadcast_to",
+    "convert_element_type",
+    "expand_dims",
+    "full",
+    "reshape",
+    "select_n",
+    "transpose",
+    "zeros_like",
+]

@@ -1,0 +1,81 @@
+"""Comparison primitives: eq, ne, lt, le, gt, ge (elementwise, boolean results)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mjcore.backend.lowering import LoweringContext
+from mjcore.core import Primitive
+from mjcore.lax.families import elementwise
+
+ArrayLike = Any
+
+
+def _compare_type(dtype: np.dtype) -> str:
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[
+        dtype.kind
+    ]
+
+
+def _comparison(name: str, direction: str, kinds: str) -> Primitive:
+    prim = Primitive(name)
+
+    def lowering(ctx: LoweringContext, x, y):
+        return ctx.builder.op(
+            "stablehlo.compare",
+            [x, y],
+            ctx.aval_out,
+            f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+            f"compare_type = #stablehlo<comparison_type {_compare_type(x.aval.dtype)}>",
+        )
+
+    elementwise(prim, lowering, kinds, out_dtype=lambda _: np.dtype(bool))
+
+    @prim.def_jvp
+    def _jvp(primals, tangents):
+        return prim.bind1(*primals), None
+
+    return prim
+
+
+eq_p = _comparison("eq", "EQ", "biufc")
+ne_p = _comparison("ne", "NE", "biufc")
+lt_p = _comparison("lt", "LT", "biuf")
+le_p = _comparison("le", "LE", "biuf")
+gt_p = _comparison("gt", "GT", "biuf")
+ge_p = _comparison("ge", "GE", "biuf")
+
+
+def eq(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x == y`."""
+    return eq_p.bind1(x, y)
+
+
+def ne(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x != y`."""
+    return ne_p.bind1(x, y)
+
+
+def lt(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x < y`."""
+    return lt_p.bind1(x, y)
+
+
+def le(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x <= y`."""
+    return le_p.bind1(x, y)
+
+
+def gt(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x > y`."""
+    return gt_p.bind1(x, y)
+
+
+def ge(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `x >= y`."""
+    return ge_p.bind1(x, y)
+
+
+__all__ = ["eq", "ge", "gt", "le", "lt", "ne"]

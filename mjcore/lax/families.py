@@ -1,0 +1,164 @@
+"""Family helpers that fill in the routine rules of primitives (elementwise ops and friends)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes
+from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
+from mjcore.backend.lowering import LoweringContext
+from mjcore.batching import NOT_MAPPED, move_bdim
+from mjcore.core import Primitive, ShapedArray
+
+# --- Shapes ---------------------------------------------------------------------------------
+
+
+def broadcast_shapes(name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy broadcasting of shapes, with an error naming the primitive."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s, ndim - len(s)):
+            if d != 1:
+                if out[i] != 1 and out[i] != d:
+                    raise ValueError(
+                        f"{name}: operands could not be broadcast together with shapes "
+                        + " ".join(str(tuple(x)) for x in shapes)
+                    )
+                out[i] = d
+            elif out[i] == 1:
+                out[i] = d
+    return tuple(out)
+
+
+def check_same_dtypes(name: str, avals: Sequence[ShapedArray]) -> np.dtype:
+    dtype = avals[0].dtype
+    for a in avals[1:]:
+        if a.dtype != dtype:
+            raise TypeError(
+                f"{name} requires arguments of one dtype, got "
+                + ", ".join(a.dtype.name for a in avals)
+                + "; convert with mjcore.lax.convert_element_type (mjnp promotes automatically)."
+            )
+    return dtype
+
+
+# --- Lowering helpers -----------------------------------------------------------------------
+
+
+def broadcast_to_shape(b: FunctionBuilder, x: Value, shape: tuple[int, ...]) -> Value:
+    """Emit a NumPy-style broadcast of `x` to `shape` (no-op if it already has it)."""
+    if x.aval.shape == shape:
+        return x
+    offset = len(shape) - x.aval.ndim
+    return b.op(
+        "stablehlo.broadcast_in_dim",
+        [x],
+        x.aval.update(shape=shape),
+        f"broadcast_dimensions = {i64_array(range(offset, len(shape)))}",
+    )
+
+
+def convert(b: FunctionBuilder, x: Value, dtype: np.dtype) -> Value:
+    if x.aval.dtype == dtype:
+        return x
+    return b.op("stablehlo.convert", [x], x.aval.update(dtype=dtype, weak_type=False))
+
+
+def scalar_constant(b: FunctionBuilder, value: Any, dtype: np.dtype, shape=()) -> Value:
+    """A constant of `dtype` filled with `value`, of the given shape."""
+    return b.constant(np.asarray(value, dtype), ShapedArray(shape, dtype))
+
+
+def elementwise_lowering(
+    hlo_op: str | Callable[..., Value], attrs: str | None = None
+) -> Callable[..., Value]:
+    """Lowering for an elementwise op: broadcast operands to the output shape, then emit."""
+
+    def lowering(ctx: LoweringContext, *args: Value, **params: Any) -> Value:
+        b = ctx.builder
+        shape = ctx.aval_out.shape
+        args = tuple(broadcast_to_shape(b, x, shape) for x in args)
+        if callable(hlo_op):
+            return hlo_op(ctx, *args, **params)
+        return b.op(hlo_op, list(args), ctx.aval_out.strip_weak_type(), attrs)
+
+    return lowering
+
+
+# --- Abstract evaluation and batching -------------------------------------------------------
+
+
+def elementwise_abstract_eval(
+    name: str,
+    allowed_kinds: str | None = None,
+    out_dtype: Callable[[np.dtype], np.dtype] | None = None,
+) -> Callable[..., ShapedArray]:
+    """Broadcast shapes, require one dtype (of an allowed kind), weak iff all operands weak."""
+
+    def abstract_eval(*avals: ShapedArray, **params: Any) -> ShapedArray:
+        dtype = check_same_dtypes(name, avals)
+        if allowed_kinds is not None and dtype.kind not in allowed_kinds:
+            raise TypeError(
+                f"{name} does not accept dtype {dtype.name}; it needs "
+                + _kind_names(allowed_kinds)
+                + "."
+            )
+        shape = broadcast_shapes(name, *(a.shape for a in avals))
+        weak = all(a.weak_type for a in avals)
+        if out_dtype is not None:
+            dtype, weak = out_dtype(dtype), False
+        return ShapedArray(shape, dtype, weak)
+
+    return abstract_eval
+
+
+def _kind_names(kinds: str) -> str:
+    names = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating"}
+    names["c"] = "complex"
+    return " or ".join(names[k] for k in kinds)
+
+
+def elementwise_batching(prim: Primitive) -> Callable[..., tuple[Any, int]]:
+    """Batching for NumPy-broadcasting elementwise ops: batch axes go to the front."""
+
+    def batching(vals: Sequence[Any], dims: Sequence[int | None], **params: Any):
+        ndim = max(
+            (np.ndim(v) - (d is not NOT_MAPPED) for v, d in zip(vals, dims, strict=True)),
+            default=0,
+        )
+        moved = []
+        for v, d in zip(vals, dims, strict=True):
+            if d is NOT_MAPPED:
+                moved.append(v)
+            else:
+                v = move_bdim(v, d, 0)
+                rank = np.ndim(v) - 1
+                if rank < ndim:
+                    # Align trailing dimensions, as NumPy broadcasting would without the batch.
+                    from mjcore.lax.base import expand_dims
+
+                    v = expand_dims(v, tuple(range(1, 1 + ndim - rank)))
+                moved.append(v)
+        return prim.bind(*moved, **params), 0
+
+    return batching
+
+
+def elementwise(
+    prim: Primitive,
+    hlo_op: str | Callable[..., Value],
+    allowed_kinds: str | None = None,
+    out_dtype: Callable[[np.dtype], np.dtype] | None = None,
+) -> None:
+    """Give an elementwise primitive its abstract_eval, batching and lowering rules."""
+    prim.def_abstract_eval(elementwise_abstract_eval(prim.name, allowed_kinds, out_dtype))
+    prim.def_batching(elementwise_batching(prim))
+    prim.def_lowering(elementwise_lowering(hlo_op))
+
+
+def is_float_kind(dtype: np.dtype) -> bool:
+    return dtypes.is_inexact(dtype)
