@@ -58,8 +58,11 @@ def _arg_names(fun: Callable[..., Any], in_tree: PyTreeDef, n: int) -> list[str]
     for i, child in enumerate(children):
         base = params[i] if i < len(params) else f"args[{i}]"
         k = child.num_leaves
-        names.extend([f"argument '{base}'"] * k if k == 1 else
-                     [f"argument '{base}' (leaf {j})" for j in range(k)])
+        names.extend(
+            [f"argument '{base}'"] * k
+            if k == 1
+            else [f"argument '{base}' (leaf {j})" for j in range(k)]
+        )
     return names if len(names) == n else None
 
 
@@ -149,8 +152,10 @@ def vmap(
             dims_flat = tree_util.broadcast_prefix(axes, args, is_leaf=lambda x: x is None)
         except ValueError as err:
             raise ValueError(f"vmap in_axes specification must be a tree prefix: {err}") from err
-        dims_flat = [_canonical_axis(d, get_aval(x).ndim, "in_axes", x)
-                     for d, x in zip(dims_flat, args_flat, strict=True)]
+        dims_flat = [
+            _canonical_axis(d, get_aval(x).ndim, "in_axes", x)
+            for d, x in zip(dims_flat, args_flat, strict=True)
+        ]
         size = _mapped_size(args_flat, dims_flat, axis_size, fun)
         flat_fun, out_tree = flatten_fun(fun, in_tree)
         vals_out, bdims_out = batch_jaxpr_like(flat_fun, args_flat, dims_flat, size)

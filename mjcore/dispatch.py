@@ -29,8 +29,12 @@ _scalar_buffers: dict[Any, Any] = {}
 def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
     """Device buffers of Python scalars, cached: `x * 2.0` must not pay a transfer each call."""
     # -0.0 == 0.0 in a dict; keep the sign by keying on the type and repr-free tuple.
-    key = (type(x), x, aval.dtype, math.copysign(1.0, x.real) if isinstance(x, float | complex)
-           else 0)
+    key = (
+        type(x),
+        x,
+        aval.dtype,
+        math.copysign(1.0, x.real) if isinstance(x, float | complex) else 0,
+    )
     buf = _scalar_buffers.get(key)
     if buf is None:
         if len(_scalar_buffers) >= _SCALAR_CACHE_SIZE:

@@ -278,8 +278,10 @@ def _pp_param_value(value: Any, names: _Names, indent: int) -> str:
         value = value.jaxpr
     if isinstance(value, Jaxpr):
         return pp_jaxpr(value, names, indent)
-    if isinstance(value, tuple) and value and all(
-        isinstance(v, Jaxpr | ClosedJaxpr) for v in value
+    if (
+        isinstance(value, tuple)
+        and value
+        and all(isinstance(v, Jaxpr | ClosedJaxpr) for v in value)
     ):
         pad = " " * (indent + 2)
         inner = "\n".join(pad + _pp_param_value(v, names, indent + 2) for v in value)

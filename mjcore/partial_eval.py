@@ -75,8 +75,9 @@ class JaxprBuilder:
         eqns = self.eqns
         if literals:
             eqns = [
-                JaxprEqn(e.primitive, [literals.get(x, x) for x in e.inputs], e.params,
-                         e.out_binders)
+                JaxprEqn(
+                    e.primitive, [literals.get(x, x) for x in e.inputs], e.params, e.out_binders
+                )
                 for e in eqns
             ]
             outvars = [literals.get(x, x) for x in outvars]

@@ -1,13 +1,11 @@
-"""Pytrees: nested containers flattened to leaves plus a hashable structure, and rebuilt.
-
-Grows from Autodidax Part 1, "Pytrees and flattening user functions' inputs and outputs".
+"""Autodidax Part 1 (pytrees and flattening user functions): tree_flatten, PyTreeDef, tree_map.
 
 A pytree is a tuple, list, dict, None, namedtuple, OrderedDict, defaultdict or registered class
 whose children are pytrees; anything else is a leaf. ``tree_flatten`` turns a pytree into its
 leaves (in a fixed order) and a ``PyTreeDef`` describing the rest, and ``tree_unflatten`` turns
 them back. Every transformed call flattens its arguments and unflattens its results, so the two
 walks below are written for speed: no closures or comprehensions per call (in Python 3.11 each
-comprehension allocates a function), and builtin containers take a fast path before the registry.
+comprehension allocates a function), and tuples and lists take a fast path before the registry.
 
 The structure is a nested tuple, so equality and hashing of a ``PyTreeDef`` run in C:
 
@@ -26,7 +24,7 @@ from itertools import islice
 # Spelled out rather than imported: typing costs ~5 ms to import, and only checkers need it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Hashable, Iterable, Sequence
+    from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
     from typing import Any, TypeAlias, TypeVar
 
     _T = TypeVar("_T")
@@ -106,7 +104,6 @@ def _none_flatten(x: None) -> tuple[tuple[()], None]:
 
 
 # NB: mutable global state beyond the trace stack, as in JAX: register_pytree_node adds to it.
-# Entries are only ever added, so a cached PyTreeDef never goes stale.
 _registry: dict[type, _NodeType] = {
     tuple: _NodeType(_sequence_flatten, lambda aux, children: children),
     list: _NodeType(_sequence_flatten, lambda aux, children: list(children)),
@@ -222,7 +219,7 @@ def _flatten(x: Any, leaves: list[Any], is_leaf: _IsLeaf) -> _Node:
     return (nodetype, aux, tuple(nodes))
 
 
-def _unflatten(node: _Node, leaves: Iterable[Any]) -> Any:
+def _unflatten(node: _Node, leaves: Iterator[Any]) -> Any:
     """Rebuild the value with structure ``node`` (not a leaf), consuming the ``leaves`` iterator."""
     nodetype, aux, children = node
     if children.__class__ is int:
@@ -439,7 +436,8 @@ class PyTreeDef:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PyTreeDef):
             return NotImplemented
-        return self._node == other._node
+        equal: bool = self._node == other._node
+        return equal
 
     def __hash__(self) -> int:
         # Cached because jit caches look treedefs up on every call.
@@ -559,7 +557,7 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) 
     else:
 
         def prefix_is_leaf(x: Any) -> bool:
-            return x is None or is_leaf(x)
+            return x is None or bool(is_leaf(x))
 
     prefix_leaves, prefix_def = tree_flatten(prefix_tree, prefix_is_leaf)
     subtrees: list[Any] = []

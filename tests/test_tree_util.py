@@ -72,7 +72,7 @@ class Linear:
 
     @classmethod
     def tree_unflatten(cls, act: tuple[str, int], children: tuple[Any, ...]) -> "Linear":
-        return cls(*children, act)
+        return cls(children[0], children[1], act)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Linear and (self.w, self.b, self.act) == (
@@ -221,16 +221,18 @@ def test_is_leaf_matches_jax(tree: Any, is_leaf: Any) -> None:
 
 
 def test_is_leaf_called_once_per_value() -> None:
-    seen: list[Any] = []
+    def recorder(seen: list[Any]) -> Any:
+        def is_leaf(x: Any) -> bool:
+            seen.append(x)
+            return False
 
-    def is_leaf(x: Any) -> bool:
-        seen.append(x)
-        return False
+        return is_leaf
 
     tree = (1, [2, (3,)], {"a": None})
-    tu.tree_flatten(tree, is_leaf=is_leaf)
+    seen: list[Any] = []
     jax_seen: list[Any] = []
-    jtu.tree_flatten(tree, is_leaf=lambda x: jax_seen.append(x) or False)
+    tu.tree_flatten(tree, is_leaf=recorder(seen))
+    jtu.tree_flatten(tree, is_leaf=recorder(jax_seen))
     assert seen == jax_seen
 
 
@@ -401,7 +403,8 @@ def test_unflatten_wrong_leaf_count() -> None:
 
 
 def test_register_twice_raises() -> None:
-    for nodetype in (tuple, list, dict, type(None), collections.OrderedDict, Box, Linear):
+    nodetypes: list[type] = [tuple, list, dict, type(None), collections.OrderedDict, Box, Linear]
+    for nodetype in nodetypes:
         with pytest.raises(ValueError, match="already registered"):
             tu.register_pytree_node(nodetype, _box_flatten, _box_unflatten)
     with pytest.raises(ValueError, match="Duplicate"):

@@ -168,7 +168,12 @@ class FunctionBuilder:
         names = ", ".join(v.name for v in results)
         inner.lines.append(f'{inner.indent}"stablehlo.return"({names}) : ({types}) -> ()')
         header = ", ".join(f"{v.name}: {tensor_type(v.aval)}" for v in args)
-        return "{\n" + f"{self.indent}^bb0({header}):\n" + "\n".join(inner.lines) + f"\n{self.indent}}}"
+        return (
+            "{\n"
+            + f"{self.indent}^bb0({header}):\n"
+            + "\n".join(inner.lines)
+            + f"\n{self.indent}}}"
+        )
 
 
 class ModuleBuilder:

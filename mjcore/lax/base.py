@@ -100,9 +100,7 @@ def _convert_element_type_lowering(ctx: LoweringContext, x: Any, *, new_dtype, w
 
 
 def _compare_type(dtype: np.dtype) -> str:
-    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[
-        dtype.kind
-    ]
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[dtype.kind]
 
 
 @convert_element_type_p.def_jvp
@@ -133,9 +131,7 @@ def broadcast_in_dim(
     aval = get_aval(x)
     if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))):
         return x
-    return broadcast_in_dim_p.bind1(
-        x, shape=shape, broadcast_dimensions=broadcast_dimensions
-    )
+    return broadcast_in_dim_p.bind1(x, shape=shape, broadcast_dimensions=broadcast_dimensions)
 
 
 @broadcast_in_dim_p.def_abstract_eval

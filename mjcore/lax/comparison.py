@@ -14,9 +14,7 @@ ArrayLike = Any
 
 
 def _compare_type(dtype: np.dtype) -> str:
-    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[
-        dtype.kind
-    ]
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[dtype.kind]
 
 
 def _comparison(name: str, direction: str, kinds: str) -> Primitive:

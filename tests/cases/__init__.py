@@ -1,0 +1,1 @@
+"""Rows of the primitive table, one module per lax family."""
