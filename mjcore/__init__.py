@@ -17,6 +17,7 @@ from mjcore.errors import (
     UnexpectedTracerError,
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
+from mjcore.jit import jit
 
 __all__ = [
     "Array",
@@ -32,6 +33,7 @@ __all__ = [
     "device_put",
     "eval_closed_jaxpr",
     "eval_jaxpr",
+    "jit",
     "jvp",
     "lax",
     "make_jaxpr",

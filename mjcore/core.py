@@ -517,8 +517,8 @@ def concrete_or_error(x: Any, operation: str) -> Any:
 
 
 def _tracer_origin(x: Tracer) -> str:
-    origin = getattr(x, "debug_name", None)
-    return f" for {origin}" if origin else ""
+    deps = sorted(getattr(x, "debug_deps", ()))
+    return f" that depends on {', '.join(deps)}" if deps else ""
 
 
 # --- The array surface hook -----------------------------------------------------------------

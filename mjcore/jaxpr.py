@@ -50,7 +50,7 @@ class JaxprEqn(NamedTuple):
 class Jaxpr:
     """`{ lambda constvars ; invars . let eqns in outs }`."""
 
-    __slots__ = ("constvars", "invars", "eqns", "outs")
+    __slots__ = ("constvars", "invars", "eqns", "outs", "__weakref__")
 
     def __init__(
         self,
@@ -82,7 +82,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
         assert len(jaxpr.constvars) == len(consts)

@@ -15,12 +15,13 @@ from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 class JaxprTracer(Tracer):
     """A value in a jaxpr being built: only its abstract value is known."""
 
-    __slots__ = ("_aval", "debug_name")
+    __slots__ = ("_aval", "debug_deps")
 
-    def __init__(self, trace: Trace, aval: ShapedArray, debug_name: str | None = None):
+    def __init__(self, trace: Trace, aval: ShapedArray, debug_deps: frozenset[str] = frozenset()):
         self._trace = trace
         self._aval = aval
-        self.debug_name = debug_name
+        # Names of the traced function's arguments this value depends on (for error messages).
+        self.debug_deps = debug_deps
 
     @property
     def aval(self) -> ShapedArray:
@@ -37,8 +38,10 @@ class JaxprBuilder:
         self.constvals: dict[Var, Any] = {}
         self.tracers: list[JaxprTracer] = []
 
-    def new_tracer(self, trace: JaxprTrace, aval: ShapedArray, debug_name: str | None = None):
-        tracer = JaxprTracer(trace, aval, debug_name)
+    def new_tracer(
+        self, trace: JaxprTrace, aval: ShapedArray, debug_deps: frozenset[str] = frozenset()
+    ) -> JaxprTracer:
+        tracer = JaxprTracer(trace, aval, debug_deps)
         self.tracers.append(tracer)
         return tracer
 
@@ -100,7 +103,8 @@ class JaxprTrace(Trace):
         return self.main.global_data
 
     def new_arg(self, aval: ShapedArray, debug_name: str | None = None) -> JaxprTracer:
-        tracer = self.builder.new_tracer(self, aval, debug_name)
+        deps = frozenset((debug_name,)) if debug_name else frozenset()
+        tracer = self.builder.new_tracer(self, aval, deps)
         self.builder.add_var(tracer)
         return tracer
 
@@ -120,7 +124,8 @@ class JaxprTrace(Trace):
         avals_out = primitive.abstract_eval(*avals_in, **params)
         builder = self.builder
         inputs = [builder.getvar(t) for t in tracers]
-        out_tracers = [builder.new_tracer(self, a) for a in avals_out]
+        deps = frozenset().union(*(t.debug_deps for t in tracers)) if tracers else frozenset()
+        out_tracers = [builder.new_tracer(self, a, deps) for a in avals_out]
         outvars = [builder.add_var(t) for t in out_tracers]
         builder.eqns.append(JaxprEqn(primitive, inputs, params, outvars))
         return out_tracers

@@ -70,3 +70,47 @@ def lower_primitive(
 
     module.add_function("main", avals_in, build, public=True)
     return module.text()
+
+
+def lower_jaxpr_body(
+    builder: FunctionBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequence[Value]
+) -> list[Value]:
+    """Emit the equations of `jaxpr` into `builder`; literals become constants."""
+    from mjcore.jaxpr import Literal
+
+    env: dict[Any, Value] = {}
+
+    def read(x: Any) -> Value:
+        if type(x) is Literal:
+            return builder.constant(x.val, x.aval.strip_weak_type())
+        return env[x]
+
+    for v, val in zip(jaxpr.constvars, consts, strict=True):
+        env[v] = val
+    for v, val in zip(jaxpr.invars, args, strict=True):
+        env[v] = val
+    for eqn in jaxpr.eqns:
+        operands = [read(x) for x in eqn.inputs]
+        outs = lower_equation(
+            builder, eqn.primitive, operands, [v.aval for v in eqn.out_binders], eqn.params
+        )
+        for v, val in zip(eqn.out_binders, outs, strict=True):
+            env[v] = val
+    return [read(x) for x in jaxpr.outs]
+
+
+def lower_jaxpr(jaxpr: Any, name: str = "jit") -> str:
+    """A module whose `main` computes a jaxpr with no constvars (consts are arguments)."""
+    assert not jaxpr.constvars, "hoist constvars into invars before lowering"
+    module = ModuleBuilder(_module_name(name))
+
+    def build(fb: FunctionBuilder, args: list[Value]) -> list[Value]:
+        return lower_jaxpr_body(fb, jaxpr, [], args)
+
+    module.add_function("main", [v.aval for v in jaxpr.invars], build, public=True)
+    return module.text()
+
+
+def _module_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return f"jit_{cleaned}" if cleaned else "jit"

@@ -1,0 +1,511 @@
+"""Autodidax Part 3: `jit` as an initial-style higher-order primitive (`pjit`) holding a jaxpr,
+lowered to one StableHLO module, compiled once per signature and run on device buffers."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mjcore import core
+from mjcore.ad import Zero, jvp_flat
+from mjcore.array import Array
+from mjcore.backend import client as backend
+from mjcore.backend.lowering import lower_jaxpr, lower_jaxpr_body
+from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
+from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.dispatch import to_buffer
+from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
+from mjcore.partial_eval import trace_to_jaxpr
+from mjcore.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+DEFAULT_CACHE_SIZE = 256
+
+
+# --- jaxpr utilities ------------------------------------------------------------------------
+
+
+def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Turn constvars into leading invars, so constants are passed as arguments."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    return ClosedJaxpr(Jaxpr([], [*j.constvars, *j.invars], j.eqns, j.outs), []), closed.consts
+
+
+def _eval_closed(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
+    return functools.partial(eval_jaxpr, closed.jaxpr, closed.consts)
+
+
+# --- the pjit primitive ---------------------------------------------------------------------
+
+pjit_p = Primitive("pjit", multiple_results=True)
+
+
+def _pjit_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str) -> list[ShapedArray]:
+    expected = jaxpr.in_avals
+    for a, b in zip(avals, expected, strict=True):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise TypeError(f"pjit {name}: argument {a.str_short()} does not match {b.str_short()}")
+    return jaxpr.out_avals
+
+
+pjit_p.def_abstract_eval(_pjit_abstract_eval)
+
+
+class _Executable:
+    """A compiled jaxpr: executes on buffers and wraps outputs as Arrays."""
+
+    __slots__ = ("exe", "out_avals", "text")
+
+    def __init__(self, closed: ClosedJaxpr, name: str):
+        self.text = lower_jaxpr(closed.jaxpr, name)
+        self.exe = backend.compile_text(self.text)
+        self.out_avals = closed.out_avals
+
+    def __call__(self, bufs: list[Any]) -> list[Array]:
+        outs = self.exe.execute(bufs)
+        return [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
+
+
+_compiled: weakref.WeakKeyDictionary[ClosedJaxpr, _Executable] = weakref.WeakKeyDictionary()
+_compile_lock = threading.Lock()
+
+
+def compile_closed_jaxpr(closed: ClosedJaxpr, name: str) -> _Executable:
+    """The executable of a const-free closed jaxpr, compiled on first use."""
+    exe = _compiled.get(closed)
+    if exe is None:
+        with _compile_lock:
+            exe = _compiled.get(closed)
+            if exe is None:
+                exe = _compiled[closed] = _Executable(closed, name)
+    return exe
+
+
+@pjit_p.def_impl
+def _pjit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[Array]:
+    exe = compile_closed_jaxpr(jaxpr, name)
+    return exe([to_buffer(x)[0] for x in args])
+
+
+@pjit_p.def_lowering
+def _pjit_lowering(ctx, *args, jaxpr: ClosedJaxpr, name: str):
+    # Inline the callee: XLA would inline a private function anyway.
+    return lower_jaxpr_body(ctx.builder, jaxpr.jaxpr, [], args)
+
+
+# jvp and vmap of a jitted function transform its jaxpr, not the Python function: the results
+# are cached on the jaxpr, so repeated calls neither retrace nor recompile.
+_jvp_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_batch_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: tuple[bool, ...]) -> tuple[ClosedJaxpr, list[bool]]:
+    """A jaxpr computing (primals_out, nonzero tangents_out) from (primals, nonzero tangents)."""
+    cache = _jvp_cache.setdefault(closed, {})
+    hit = cache.get(nonzeros)
+    if hit is not None:
+        return hit
+    in_avals = closed.in_avals
+    n = len(in_avals)
+    out_nonzeros: list[bool] = []
+
+    def fun(*args: Any) -> list[Any]:
+        primals, nz_tangents = args[:n], iter(args[n:])
+        tangents = [
+            next(nz_tangents) if nz else Zero(a.strip_weak_type())
+            for nz, a in zip(nonzeros, in_avals, strict=True)
+        ]
+        primals_out, tangents_out = jvp_flat(_eval_closed(closed), list(primals), tangents)
+        out_nonzeros[:] = [type(t) is not Zero for t in tangents_out]
+        return [*primals_out, *(t for t in tangents_out if type(t) is not Zero)]
+
+    tangent_avals = [a.strip_weak_type() for a, nz in zip(in_avals, nonzeros, strict=True) if nz]
+    jvp_closed = trace_to_jaxpr(fun, [*in_avals, *tangent_avals], "jvp")
+    result = (jvp_closed, list(out_nonzeros))
+    cache[nonzeros] = result
+    return result
+
+
+def _pjit_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, name: str):
+    nonzeros = tuple(type(t) is not Zero for t in tangents)
+    closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
+    call, consts = hoist_consts(closed)
+    nz_tangents = [t for t in tangents if type(t) is not Zero]
+    outs = pjit_p.bind(*consts, *primals, *nz_tangents, jaxpr=call, name=f"jvp({name})")
+    n = len(jaxpr.out_avals)
+    primals_out, nz_out = outs[:n], iter(outs[n:])
+    tangents_out = [
+        next(nz_out) if nz else Zero(a.strip_weak_type())
+        for nz, a in zip(out_nonzeros, jaxpr.out_avals, strict=True)
+    ]
+    return primals_out, tangents_out
+
+
+pjit_p.def_jvp(_pjit_jvp, symbolic_zeros=True)
+
+
+def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, dims: tuple[int | None, ...]) -> ClosedJaxpr:
+    """A jaxpr over batched inputs (batch axes `dims`) with every output batched on axis 0."""
+    cache = _batch_cache.setdefault(closed, {})
+    key = (axis_size, dims)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    in_avals = []
+    for a, d in zip(closed.in_avals, dims, strict=True):
+        if d is NOT_MAPPED:
+            in_avals.append(a)
+        else:
+            shape = list(a.shape)
+            shape.insert(d, axis_size)
+            in_avals.append(a.update(shape=shape))
+
+    def fun(*args: Any) -> list[Any]:
+        outs, _ = batch_jaxpr_like(
+            _eval_closed(closed), args, dims, axis_size, [0] * len(closed.out_avals)
+        )
+        return outs
+
+    result = trace_to_jaxpr(fun, in_avals, "vmap")
+    cache[key] = result
+    return result
+
+
+def _pjit_batching(vals: list[Any], dims: list[int | None], *, jaxpr: ClosedJaxpr, name: str):
+    axis_size = next(
+        get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not NOT_MAPPED
+    )
+    closed = batch_jaxpr(jaxpr, axis_size, tuple(dims))
+    call, consts = hoist_consts(closed)
+    outs = pjit_p.bind(*consts, *vals, jaxpr=call, name=f"vmap({name})")
+    return outs, [0] * len(outs)
+
+
+pjit_p.def_batching(_pjit_batching)
+
+
+# --- the user-facing jit --------------------------------------------------------------------
+
+
+class _CacheEntry:
+    __slots__ = ("closed", "consts", "out_tree", "name", "_exe")
+
+    def __init__(self, closed: ClosedJaxpr, consts: list[Any], out_tree: PyTreeDef, name: str):
+        self.closed = closed  # const-free: consts are its leading arguments
+        self.consts = consts
+        self.out_tree = out_tree
+        self.name = name
+        self._exe: _Executable | None = None
+
+
+class Lowered:
+    """The StableHLO of a jitted function at one signature (`jit(f).lower(*args)`)."""
+
+    def __init__(self, jitted: JittedFunction, entry: _CacheEntry):
+        self._jitted = jitted
+        self._entry = entry
+
+    def as_text(self) -> str:
+        return lower_jaxpr(self._entry.closed.jaxpr, self._entry.name)
+
+    def compile(self) -> Compiled:
+        return Compiled(self._jitted, self._entry)
+
+
+class Compiled:
+    """A compiled jitted function at one signature; call it with arguments of that signature."""
+
+    def __init__(self, jitted: JittedFunction, entry: _CacheEntry):
+        self._jitted = jitted
+        self._entry = entry
+        self._exe = jitted._executable(entry)
+
+    def as_text(self) -> str:
+        return self._exe.text
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._jitted(*args, **kwargs)
+
+
+class JittedFunction:
+    """A function staged out to XLA: traced once per signature, compiled once, cached (LRU)."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: Sequence[int],
+        static_argnames: Sequence[str],
+        donate_argnums: Sequence[int],
+        cache_size: int,
+    ):
+        self._fun = fun
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._signature = _signature(fun)
+        self._static_argnums = frozenset(
+            _resolve_static(fun, self._signature, static_argnums, static_argnames)
+        )
+        self._static_argnames = frozenset(static_argnames) | frozenset(
+            _names_of(self._signature, self._static_argnums)
+        )
+        self._donate_argnums = tuple(donate_argnums)
+        self._cache: OrderedDict[Any, _CacheEntry] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.RLock()
+        self.trace_count = 0
+        self.compile_count = 0
+        functools.update_wrapper(self, fun)
+
+    # -- signature handling ------------------------------------------------------------------
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+        statics = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in self._static_argnums:
+                statics.append((i, _check_hashable(self._name, i, a)))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k in sorted(kwargs):
+            if k in self._static_argnames:
+                statics.append((k, _check_hashable(self._name, k, kwargs[k])))
+            else:
+                dyn_kwargs[k] = kwargs[k]
+        return tuple(dyn_args), dyn_kwargs, tuple(statics)
+
+    def _merge(self, statics: tuple[Any, ...], dyn_args: Sequence[Any], dyn_kwargs: dict) -> Any:
+        static_pos = {k: v for k, v in statics if isinstance(k, int)}
+        static_kw = {k: v for k, v in statics if isinstance(k, str)}
+        n = len(dyn_args) + len(static_pos)
+        it = iter(dyn_args)
+        args = [static_pos[i] if i in static_pos else next(it) for i in range(n)]
+        return self._fun(*args, **dyn_kwargs, **static_kw)
+
+    # -- tracing and caching -----------------------------------------------------------------
+    def _entry_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        avals = []
+        for x in flat:
+            if type(x) is Array:
+                avals.append(x.aval)
+            else:
+                try:
+                    avals.append(get_aval(x))
+                except TypeError as err:
+                    raise TypeError(
+                        f"jit({self._name}): arguments must be arrays or Python scalars, got "
+                        f"{type(x).__name__}; mark it static with static_argnums/"
+                        "static_argnames if it is a configuration value"
+                    ) from err
+        key = (in_tree, tuple(avals), statics)
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._trace(flat, in_tree, avals, statics, dyn_args, dyn_kwargs)
+                    if not any(isinstance(c, core.Tracer) for c in entry.consts):
+                        self._cache[key] = entry
+                        if len(self._cache) > self._cache_size:
+                            self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return entry, flat
+
+    def _trace(self, flat, in_tree, avals, statics, dyn_args, dyn_kwargs) -> _CacheEntry:
+        self.trace_count += 1
+        out_tree_cell: list[PyTreeDef] = []
+
+        def flat_fun(*flat_args: Any) -> list[Any]:
+            a, kw = tree_unflatten(in_tree, flat_args)
+            out = self._merge(statics, a, kw)
+            out_flat, out_tree = tree_flatten(out)
+            for x in out_flat:
+                if not core.is_array_like(x):
+                    raise TypeError(
+                        f"jit({self._name}): the function returned a {type(x).__name__}, "
+                        "which is not an array; return arrays (or pytrees of arrays)"
+                    )
+            out_tree_cell.append(out_tree)
+            return out_flat
+
+        names = _debug_names(self._signature, dyn_args, dyn_kwargs, len(flat))
+        closed = trace_to_jaxpr(flat_fun, avals, f"jit({self._name})", names)
+        call, consts = hoist_consts(closed)
+        consts = [c if isinstance(c, core.Tracer | Array) else _device_put(c) for c in consts]
+        return _CacheEntry(call, consts, out_tree_cell[0], self._name)
+
+    def _executable(self, entry: _CacheEntry) -> _Executable:
+        exe = entry._exe
+        if exe is None:
+            with self._lock:
+                if entry._exe is None:
+                    self.compile_count += 1
+                    entry._exe = compile_closed_jaxpr(entry.closed, entry.name)
+                exe = entry._exe
+        return exe
+
+    # -- calling -----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        entry, flat = self._entry_for(args, kwargs)
+        state = core._state
+        if (
+            state.dynamic_trace is None
+            and len(state.trace_stack) == 1
+            and not any(isinstance(c, core.Tracer) for c in entry.consts)
+        ):
+            # Eager fast path: straight to the executable, no bind.
+            exe = self._executable(entry)
+            bufs = [c._buf for c in entry.consts]
+            for x in flat:
+                bufs.append(x._buf if type(x) is Array else to_buffer(x)[0])
+            outs = exe(bufs)
+        else:
+            outs = pjit_p.bind(*entry.consts, *flat, jaxpr=entry.closed, name=entry.name)
+        return tree_unflatten(entry.out_tree, outs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Trace (if needed) and lower for these arguments; `.as_text()` gives StableHLO."""
+        entry, _ = self._entry_for(args, kwargs)
+        return Lowered(self, entry)
+
+    def trace(self, *args: Any, **kwargs: Any) -> ClosedJaxpr:
+        """The (const-hoisted) jaxpr this function runs for these arguments."""
+        entry, _ = self._entry_for(args, kwargs)
+        return entry.closed
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+    def __repr__(self) -> str:
+        return f"<jit-compiled function {self._name}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # Support decorating methods.
+        return self if obj is None else functools.partial(self, obj)
+
+
+def _device_put(x: Any) -> Array:
+    from mjcore.dispatch import device_put
+
+    return device_put(x)
+
+
+def _signature(fun: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _names_of(sig: inspect.Signature | None, argnums: frozenset[int]) -> list[str]:
+    if sig is None:
+        return []
+    params = list(sig.parameters.values())
+    return [
+        params[i].name
+        for i in argnums
+        if i < len(params) and params[i].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
+
+
+def _resolve_static(
+    fun: Callable[..., Any],
+    sig: inspect.Signature | None,
+    static_argnums: Sequence[int],
+    static_argnames: Sequence[str],
+) -> list[int]:
+    nums = [int(i) for i in static_argnums]
+    if sig is not None:
+        params = list(sig.parameters.values())
+        n = len(params)
+        has_varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+        resolved = []
+        for i in nums:
+            if i < 0:
+                if has_varargs:
+                    raise ValueError(
+                        f"jit: negative static_argnums {i} needs a function without *args"
+                    )
+                i += n
+            resolved.append(i)
+        nums = resolved
+        for name in static_argnames:
+            for i, p in enumerate(params):
+                if p.name == name and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+                    nums.append(i)
+    return nums
+
+
+def _check_hashable(fname: str, which: Any, value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError as err:
+        raise TypeError(
+            f"jit({fname}): non-hashable static argument {which!r} of type "
+            f"{type(value).__name__}. Static arguments must be hashable (they key the "
+            "compilation cache): pass a tuple instead of a list, or make the argument dynamic."
+        ) from err
+    return value
+
+
+def _debug_names(
+    sig: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], n: int
+) -> list[str] | None:
+    params = list(sig.parameters) if sig is not None else []
+    names: list[str] = []
+    for i, a in enumerate(args):
+        base = params[i] if i < len(params) else f"args[{i}]"
+        k = len(tree_flatten(a)[0])
+        names.extend([f"argument '{base}'"] * k)
+    for key, v in kwargs.items():
+        names.extend([f"argument '{key}'"] * len(tree_flatten(v)[0]))
+    return names if len(names) == n else None
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    cache_size: int = DEFAULT_CACHE_SIZE,
+) -> Any:
+    """Compile `fun` with XLA, as `jax.jit`.
+
+    The function is traced to a jaxpr once per (argument pytree structure, shapes, dtypes and
+    weak types, static argument values), lowered to one StableHLO module and compiled; later
+    calls with the same signature run the cached executable directly on device buffers.
+
+    Args:
+      static_argnums / static_argnames: arguments treated as compile-time constants (must be
+        hashable); a new value retraces.
+      donate_argnums: accepted for JAX compatibility; the CPU backend does not reuse donated
+        buffers.
+      cache_size: how many signatures to keep compiled (least recently used are evicted).
+
+    Python control flow on traced values raises `ConcretizationTypeError`; use static
+    arguments or `mjcore.cond`-style primitives instead.
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+    if cache_size < 1:
+        raise ValueError(f"jit: cache_size must be at least 1, got {cache_size}")
+
+    def wrap(f: Callable[..., Any]) -> JittedFunction:
+        if not callable(f):
+            raise TypeError(f"jit: expected a callable, got {type(f).__name__}")
+        return JittedFunction(f, nums, names, donate, cache_size)
+
+    return wrap if fun is None else wrap(fun)
