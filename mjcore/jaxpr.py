@@ -264,13 +264,21 @@ def _pp_params(params: dict[str, Any], names: _Names, indent: int) -> str:
     items = []
     multiline = False
     for key in sorted(params):
-        text = _pp_param_value(params[key], names, indent + 2)
-        multiline |= "\n" in text
+        value = params[key]
+        text = _pp_param_value(value, names, indent + 2)
+        # Sub-jaxprs always go on lines of their own, as in "Understanding Jaxprs".
+        multiline |= "\n" in text or _holds_jaxpr(value)
         items.append(f"{key}={text}")
     if multiline:
         pad = " " * (indent + 2)
         return "[\n" + "\n".join(pad + item for item in items) + f"\n{' ' * indent}]"
     return "[" + " ".join(items) + "]"
+
+
+def _holds_jaxpr(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return any(_holds_jaxpr(v) for v in value)
+    return isinstance(value, Jaxpr | ClosedJaxpr)
 
 
 def _pp_param_value(value: Any, names: _Names, indent: int) -> str:

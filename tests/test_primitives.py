@@ -81,6 +81,17 @@ def test_abstract_eval_matches_eager(case: PrimCase, dtype: str):
     _assert_close(result, out, out.dtype)
 
 
+@pytest.mark.parametrize("case,dtype", EAGER_PARAMS)
+def test_jit_matches_eager(case: PrimCase, dtype: str):
+    args = case.make_args(_rng(case, dtype), dtype)
+    eager = case.fun(*args)
+    jitted = mjcore.jit(case.fun)(*args)
+    assert isinstance(jitted, mjcore.Array)
+    assert jitted.dtype == eager.dtype and jitted.shape == eager.shape
+    assert jitted.weak_type == eager.weak_type
+    _assert_close(jitted, eager, eager.dtype)
+
+
 # --- jvp vs finite differences --------------------------------------------------------------
 
 
