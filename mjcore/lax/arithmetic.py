@@ -11,7 +11,7 @@ from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax.base import broadcast_to, select_n
-from mjcore.lax.families import elementwise, scalar_constant
+from mjcore.lax.families import elementwise, promote_python_scalars, scalar_constant
 
 ArrayLike = Any
 
@@ -37,7 +37,7 @@ add_p = Primitive("add")
 
 def add(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x + y`."""
-    return add_p.bind1(x, y)
+    return add_p.bind1(*promote_python_scalars(x, y))
 
 
 elementwise(add_p, "stablehlo.add", "biufc")
@@ -62,7 +62,7 @@ sub_p = Primitive("sub")
 
 def sub(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x - y`."""
-    return sub_p.bind1(x, y)
+    return sub_p.bind1(*promote_python_scalars(x, y))
 
 
 elementwise(sub_p, "stablehlo.subtract", _NUMERIC)
@@ -87,7 +87,7 @@ mul_p = Primitive("mul")
 
 def mul(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x * y` (logical and for bool)."""
-    return mul_p.bind1(x, y)
+    return mul_p.bind1(*promote_python_scalars(x, y))
 
 
 def _mul_lowering(ctx: LoweringContext, x, y):
@@ -120,7 +120,7 @@ div_p = Primitive("div")
 
 def div(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x / y`; integer division rounds toward zero (C semantics)."""
-    return div_p.bind1(x, y)
+    return div_p.bind1(*promote_python_scalars(x, y))
 
 
 elementwise(div_p, "stablehlo.divide", _NUMERIC)
@@ -147,7 +147,7 @@ rem_p = Primitive("rem")
 
 def rem(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise remainder with the sign of `x` (C `fmod`), as XLA defines it."""
-    return rem_p.bind1(x, y)
+    return rem_p.bind1(*promote_python_scalars(x, y))
 
 
 elementwise(rem_p, "stablehlo.remainder", _REAL)
@@ -283,12 +283,12 @@ min_p = Primitive("min")
 
 def max(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
     """Elementwise maximum; NaN propagates, as in `numpy.maximum`."""
-    return max_p.bind1(x, y)
+    return max_p.bind1(*promote_python_scalars(x, y))
 
 
 def min(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
     """Elementwise minimum; NaN propagates, as in `numpy.minimum`."""
-    return min_p.bind1(x, y)
+    return min_p.bind1(*promote_python_scalars(x, y))
 
 
 elementwise(max_p, "stablehlo.maximum", "biuf")

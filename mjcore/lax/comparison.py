@@ -8,7 +8,7 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive
-from mjcore.lax.families import elementwise
+from mjcore.lax.families import elementwise, promote_python_scalars
 
 ArrayLike = Any
 
@@ -48,32 +48,32 @@ ge_p = _comparison("ge", "GE", "biuf")
 
 def eq(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x == y`."""
-    return eq_p.bind1(x, y)
+    return eq_p.bind1(*promote_python_scalars(x, y))
 
 
 def ne(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x != y`."""
-    return ne_p.bind1(x, y)
+    return ne_p.bind1(*promote_python_scalars(x, y))
 
 
 def lt(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x < y`."""
-    return lt_p.bind1(x, y)
+    return lt_p.bind1(*promote_python_scalars(x, y))
 
 
 def le(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x <= y`."""
-    return le_p.bind1(x, y)
+    return le_p.bind1(*promote_python_scalars(x, y))
 
 
 def gt(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x > y`."""
-    return gt_p.bind1(x, y)
+    return gt_p.bind1(*promote_python_scalars(x, y))
 
 
 def ge(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x >= y`."""
-    return ge_p.bind1(x, y)
+    return ge_p.bind1(*promote_python_scalars(x, y))
 
 
 __all__ = ["eq", "ge", "gt", "le", "lt", "ne"]

@@ -11,7 +11,7 @@ from mjcore import dtypes
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
-from mjcore.core import Primitive, ShapedArray
+from mjcore.core import Primitive, ShapedArray, get_aval
 
 # --- Shapes ---------------------------------------------------------------------------------
 
@@ -44,6 +44,27 @@ def check_same_dtypes(name: str, avals: Sequence[ShapedArray]) -> np.dtype:
                 + "; convert with mjcore.lax.convert_element_type (mjnp promotes automatically)."
             )
     return dtype
+
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def promote_python_scalars(*args: Any) -> tuple[Any, ...]:
+    """Give Python scalars the dtype of the array operands (weakly typed), as `jax.lax` does.
+
+    `lax.mul(float32_array, 2.0)` then multiplies two float32 values; full NumPy promotion
+    between arrays is mjnp's job.
+    """
+    dtype = None
+    for a in args:
+        if type(a) not in _PYTHON_SCALARS:
+            dtype = get_aval(a).dtype
+            break
+    if dtype is None or all(type(a) not in _PYTHON_SCALARS for a in args):
+        return args
+    from mjcore.dispatch import scalar_array
+
+    return tuple(scalar_array(a, dtype, True) if type(a) in _PYTHON_SCALARS else a for a in args)
 
 
 # --- Lowering helpers -----------------------------------------------------------------------
