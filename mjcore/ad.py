@@ -118,3 +118,151 @@ def linear_jvp(primitive: Primitive) -> None:
         return primitive.bind(*primals, **params), primitive.bind(*tangents, **params)
 
     primitive.def_jvp(jvp)
+
+
+# --- Reverse mode (Autodidax Part 4): linearize, transpose, vjp ------------------------------
+
+
+class UndefinedPrimal:
+    """A linear input of a transpose rule: only its type is known (JAX's `UndefinedPrimal`)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined_primal(x: Any) -> bool:
+    """True for the linear (cotangent-receiving) inputs of a transpose rule."""
+    return type(x) is UndefinedPrimal
+
+
+def linearize_flat(
+    fun: Any, primals_in: list[Any]
+) -> tuple[list[Any], Any, list[Any]]:
+    """Primal outputs, plus the linear jaxpr of the tangent map and its residual consts."""
+    from mjcore.partial_eval import PartialVal, partial_eval_flat
+
+    n = len(primals_in)
+    pvals_in = [PartialVal.known(x) for x in primals_in] + [
+        PartialVal.unknown(tangent_aval(get_aval(x))) for x in primals_in
+    ]
+
+    def fun_jvp(*primals_tangents: Any) -> list[Any]:
+        primals, tangents = primals_tangents[:n], primals_tangents[n:]
+        tangents = [
+            t if is_differentiable(get_aval(p)) else Zero(tangent_aval(get_aval(p)))
+            for p, t in zip(primals, tangents, strict=True)
+        ]
+        primals_out, tangents_out = jvp_flat(fun, list(primals), tangents)
+        return [*primals_out, *(instantiate(t) for t in tangents_out)]
+
+    def instantiate_tangents(n_out: int) -> list[bool]:
+        # Primal outputs stay known; every tangent output is part of the linear jaxpr.
+        return [False] * (n_out // 2) + [True] * (n_out // 2)
+
+    jaxpr, pvals_out, consts = partial_eval_flat(fun_jvp, pvals_in, instantiate_tangents)
+    m = len(pvals_out) // 2
+    primals_out = []
+    for pval in pvals_out[:m]:
+        if not pval.is_known:
+            raise AssertionError("linearize: a primal output depends on tangents")
+        primals_out.append(pval.const)
+    return primals_out, jaxpr, consts
+
+
+def backward_pass(jaxpr: Any, consts: list[Any], args: list[Any], cts_out: list[Any]) -> list:
+    """Transpose a linear jaxpr: cotangents of the `UndefinedPrimal` args from output ones.
+
+    Equations with no undefined input (non-linear parts, e.g. of a jitted callee) are
+    evaluated forward first; the rest are transposed in reverse order.
+    """
+    from mjcore.jaxpr import Literal, Var
+
+    primal_env: dict[Any, Any] = {}
+    ct_env: dict[Any, Any] = {}
+
+    def read_primal(x: Any) -> Any:
+        if type(x) is Literal:
+            return x.val
+        return primal_env.get(x, UndefinedPrimal(x.aval))
+
+    def write_cotangent(x: Any, ct: Any) -> None:
+        if type(x) is not Var or ct is None or type(ct) is Zero:
+            return
+        prev = ct_env.get(x)
+        ct_env[x] = ct if prev is None else _add_cotangents(prev, ct)
+
+    for v, val in zip(jaxpr.constvars, consts, strict=True):
+        primal_env[v] = val
+    for v, val in zip(jaxpr.invars, args, strict=True):
+        if type(val) is not UndefinedPrimal:
+            primal_env[v] = val
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        ins = [read_primal(x) for x in eqn.inputs]
+        if any(type(x) is UndefinedPrimal for x in ins):
+            linear_eqns.append(eqn)
+        else:
+            outs = core.bind(eqn.primitive, ins, eqn.params)
+            for v, val in zip(eqn.out_binders, outs, strict=True):
+                primal_env[v] = val
+    for x, ct in zip(jaxpr.outs, cts_out, strict=True):
+        write_cotangent(x, ct)
+    for eqn in reversed(linear_eqns):
+        cts = [ct_env.pop(v, None) for v in eqn.out_binders]
+        if all(ct is None for ct in cts):
+            continue
+        rule = eqn.primitive.transpose_rule
+        if rule is None:
+            from mjcore.errors import MissingRuleError
+
+            raise MissingRuleError(
+                eqn.primitive.name, "transpose", "Reverse-mode differentiation"
+            )
+        ins = [read_primal(x) for x in eqn.inputs]
+        if eqn.primitive.multiple_results:
+            cts = [
+                Zero(v.aval.strip_weak_type()) if ct is None else ct
+                for ct, v in zip(cts, eqn.out_binders, strict=True)
+            ]
+            cts_in = rule(cts, *ins, **eqn.params)
+        else:
+            cts_in = rule(cts[0], *ins, **eqn.params)
+        for x, ct in zip(eqn.inputs, cts_in, strict=True):
+            write_cotangent(x, ct)
+    out = []
+    for v, val in zip(jaxpr.invars, args, strict=True):
+        if type(val) is UndefinedPrimal:
+            ct = ct_env.get(v)
+            out.append(Zero(val.aval) if ct is None else ct)
+    return out
+
+
+def _add_cotangents(x: Any, y: Any) -> Any:
+    from mjcore.lax.base import add_any
+
+    return add_any(x, y)
+
+
+def vjp_flat(fun: Any, primals_in: list[Any]) -> tuple[list[Any], Any]:
+    """Primal outputs and a function from output cotangents to input cotangents."""
+    primals_out, jaxpr, consts = linearize_flat(fun, primals_in)
+    undefined = [UndefinedPrimal(tangent_aval(get_aval(x))) for x in primals_in]
+
+    def f_vjp(*cts: Any) -> list[Any]:
+        return backward_pass(jaxpr, consts, undefined, list(cts))
+
+    return primals_out, f_vjp
+
+
+def linear_transpose_rule(primitive: Primitive, transpose: Any) -> None:
+    """Register a transpose for a primitive linear in its only array operand."""
+
+    def rule(ct: Any, x: Any, **params: Any) -> list[Any]:
+        return [transpose(ct, x.aval, **params)]
+
+    primitive.def_transpose(rule)

@@ -132,7 +132,7 @@ def vmap(
     _check_axes_spec("in_axes", in_axes)
     _check_axes_spec("out_axes", out_axes)
 
-    @functools.wraps(fun)
+    @functools.wraps(fun, updated=())
     def batched_fun(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             raise TypeError(
@@ -240,7 +240,7 @@ def make_jaxpr(
     """A function returning the jaxpr of `fun` traced at the given arguments' shapes/dtypes."""
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
-    @functools.wraps(fun)
+    @functools.wraps(fun, updated=())
     def jaxpr_maker(*args: Any) -> ClosedJaxpr:
         dyn_args = [a for i, a in enumerate(args) if i not in static]
 
@@ -265,3 +265,291 @@ def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 
 def shape_dtype(x: Any) -> ShapedArray:
     return get_aval(x)
+
+
+# --- reverse mode ---------------------------------------------------------------------------
+
+
+def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` is the linear tangent map, evaluated
+    from a jaxpr with the primal computation already done (as `jax.linearize`)."""
+    from mjcore.ad import linearize_flat
+
+    primals_flat, in_tree = tree_flatten(primals)
+    _check_array_leaves(f"linearize({_fun_name(fun)})", "primal values", primals_flat)
+    flat_fun, out_tree = flatten_fun(fun, in_tree)
+    primals_out, jaxpr, consts = linearize_flat(flat_fun, primals_flat)
+    tree = out_tree[0]
+
+    def f_jvp(*tangents: Any) -> Any:
+        tangents_flat, tree2 = tree_flatten(tangents)
+        if tree2 != in_tree:
+            raise TypeError(
+                f"linearize: tangents must have the structure of the primals, {in_tree}; "
+                f"got {tree2}"
+            )
+        return tree_unflatten(tree, eval_jaxpr(jaxpr, consts, *tangents_flat))
+
+    return tree_unflatten(tree, primals_out), f_jvp
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """`(fun(*primals), f_vjp)` (plus `aux` with `has_aux`); `f_vjp(ct)` returns one cotangent
+    per primal argument, as `jax.vjp`."""
+    from mjcore.ad import Zero, vjp_flat
+    from mjcore.lax.base import full
+
+    primals_flat, in_tree = tree_flatten(primals)
+    _check_array_leaves(f"vjp({_fun_name(fun)})", "primal values", primals_flat)
+    aux_cell: list[Any] = []
+    if has_aux:
+
+        def fun_main(*args: Any) -> Any:
+            out = fun(*args)
+            if not isinstance(out, tuple) or len(out) != 2:
+                raise TypeError(
+                    f"{_fun_name(fun)} was declared has_aux=True and must return a pair "
+                    f"(output, aux), got {type(out).__name__}"
+                )
+            aux_cell.append(out[1])
+            return out[0]
+    else:
+        fun_main = fun
+    flat_fun, out_tree = flatten_fun(fun_main, in_tree)
+    primals_out, f_vjp_flat = vjp_flat(flat_fun, primals_flat)
+    tree = out_tree[0]
+    _check_array_leaves(f"vjp({_fun_name(fun)})", "outputs", primals_out)
+
+    def f_vjp(ct: Any) -> tuple[Any, ...]:
+        cts_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != tree:
+            raise TypeError(
+                f"vjp: the cotangent must have the structure of the output, {tree}; got {ct_tree}"
+            )
+        for c, p in zip(cts_flat, primals_out, strict=True):
+            if get_aval(c).shape != get_aval(p).shape:
+                raise ValueError(
+                    f"vjp: cotangent of shape {get_aval(c).shape} for an output of shape "
+                    f"{get_aval(p).shape}"
+                )
+        cts_in = f_vjp_flat(*cts_flat)
+        cts_in = [
+            full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in
+        ]
+        return tree_unflatten(in_tree, cts_in)
+
+    out = tree_unflatten(tree, primals_out)
+    if has_aux:
+        return out, f_vjp, aux_cell[0]
+    return out, f_vjp
+
+
+def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _partial_args(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict, argnums: tuple[int, ...]
+) -> Callable[..., Any]:
+    def f_partial(*dyn: Any) -> Any:
+        full_args = list(args)
+        for i, a in zip(argnums, dyn, strict=True):
+            full_args[i] = a
+        return fun(*full_args, **kwargs)
+
+    return f_partial
+
+
+def value_and_grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+) -> Callable[..., Any]:
+    """`(fun(*args), grad(fun)(*args))` in one pass, as `jax.value_and_grad`."""
+    from mjcore import dtypes
+    from mjcore.lax.base import full
+
+    nums = _argnums_tuple(argnums)
+    name = _fun_name(fun)
+
+    @functools.wraps(fun, updated=())
+    def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        for i in nums:
+            if not -len(args) <= i < len(args):
+                raise TypeError(
+                    f"grad({name}): argnums={argnums} but the function was called with only "
+                    f"{len(args)} positional arguments"
+                )
+        nums_pos = tuple(i % len(args) for i in nums)
+        diff_args = tuple(args[i] for i in nums_pos)
+        for leaf in tree_util.tree_leaves(diff_args):
+            aval = get_aval(leaf) if core.is_array_like(leaf) else None
+            if aval is not None and not dtypes.is_inexact(aval.dtype):
+                raise TypeError(
+                    f"grad({name}) requires real- or complex-valued inputs (a floating dtype), "
+                    f"but got {aval.dtype.name}. Integer and boolean inputs have no gradient; "
+                    "convert them with .astype(float) or use vjp."
+                )
+        f_partial = _partial_args(fun, args, kwargs, nums_pos)
+        if has_aux:
+            out, f_vjp, aux = vjp(f_partial, *diff_args, has_aux=True)
+        else:
+            out, f_vjp = vjp(f_partial, *diff_args)
+        if not core.is_array_like(out):
+            raise TypeError(
+                f"grad({name}): the function must return a scalar array, got "
+                f"{type(out).__name__}"
+            )
+        aval = get_aval(out)
+        if aval.shape != ():
+            raise TypeError(
+                f"grad({name}) is only defined for scalar-output functions, but the output "
+                f"has shape {aval.shape}. Use vjp or jacrev for non-scalar outputs."
+            )
+        if not dtypes.is_inexact(aval.dtype):
+            raise TypeError(
+                f"grad({name}) requires a real-valued (floating) output, got {aval.dtype.name}"
+            )
+        grads = f_vjp(full((), 1, aval.dtype))
+        g = grads[0] if isinstance(argnums, int) else grads
+        return ((out, aux) if has_aux else out), g
+
+    return value_and_grad_fun
+
+
+def grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+) -> Callable[..., Any]:
+    """The gradient of a scalar function with respect to `argnums`, as `jax.grad`."""
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun, updated=())
+    def grad_fun(*args: Any, **kwargs: Any) -> Any:
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_fun
+
+
+def _std_basis(leaves: Sequence[Any]) -> tuple[int, list[Any]]:
+    """Columns of the identity, split per leaf and shaped (total, *leaf.shape)."""
+    import numpy as np
+
+    avals = [get_aval(x) for x in leaves]
+    sizes = [a.size for a in avals]
+    total = sum(sizes)
+    dtype = np.result_type(*[a.dtype for a in avals]) if avals else np.float64
+    eye = np.eye(total, dtype=dtype)
+    out, start = [], 0
+    for a, n in zip(avals, sizes, strict=True):
+        out.append(eye[:, start : start + n].reshape((total, *a.shape)).astype(a.dtype))
+        start += n
+    return total, out
+
+
+def _split_last_axis(x: Any, in_avals: Sequence[ShapedArray], lead_shape: tuple[int, ...]):
+    """Split the trailing basis axis of a Jacobian column block per input leaf."""
+    from mjcore.lax import base
+    from mjcore.lax.slicing import slice as lax_slice
+
+    pieces, start = [], 0
+    ndim = get_aval(x).ndim
+    for a in in_avals:
+        n = a.size
+        starts = [0] * (ndim - 1) + [start]
+        limits = [*get_aval(x).shape[:-1], start + n]
+        piece = lax_slice(x, tuple(starts), tuple(limits))
+        pieces.append(base.reshape(piece, (*lead_shape, *a.shape)))
+        start += n
+    return pieces
+
+
+def jacfwd(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """The Jacobian by forward mode: `vmap` of `jvp` over the standard basis."""
+    nums = _argnums_tuple(argnums)
+
+    def jac(*args: Any, **kwargs: Any) -> Any:
+        dyn = tuple(args[i] for i in nums)
+        f_partial = _partial_args(fun, args, kwargs, nums)
+        dyn_leaves, dyn_tree = tree_flatten(dyn)
+        in_avals = [get_aval(x) for x in dyn_leaves]
+        total, basis = _std_basis(dyn_leaves)
+        aux_cell: list[Any] = []
+
+        def pushfwd(*t_leaves: Any) -> Any:
+            tangents = tree_unflatten(dyn_tree, t_leaves)
+            if has_aux:
+                def main(*d):
+                    out, aux = f_partial(*d)
+                    aux_cell.append(aux)
+                    return out
+                return jvp(main, dyn, tangents)[1]
+            return jvp(f_partial, dyn, tangents)[1]
+
+        out = vmap(pushfwd, out_axes=-1)(*basis)
+        primal_out = f_partial(*dyn)
+        if has_aux:
+            primal_out, aux = primal_out
+        out_leaves, out_tree = tree_flatten(out)
+        prim_leaves = tree_util.tree_leaves(primal_out)
+        per_out = []
+        for o, p in zip(out_leaves, prim_leaves, strict=True):
+            pieces = _split_last_axis(o, in_avals, get_aval(p).shape)
+            blocks = tree_unflatten(dyn_tree, pieces)
+            per_out.append(blocks[0] if isinstance(argnums, int) else blocks)
+        result = tree_unflatten(out_tree, per_out)
+        del total
+        return (result, aux) if has_aux else result
+
+    return jac
+
+
+def jacrev(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """The Jacobian by reverse mode: `vmap` of `vjp` over the output basis."""
+    from mjcore.lax import base
+
+    nums = _argnums_tuple(argnums)
+
+    def jac(*args: Any, **kwargs: Any) -> Any:
+        dyn = tuple(args[i] for i in nums)
+        f_partial = _partial_args(fun, args, kwargs, nums)
+        if has_aux:
+            out, f_vjp, aux = vjp(f_partial, *dyn, has_aux=True)
+        else:
+            out, f_vjp = vjp(f_partial, *dyn)
+        out_leaves, out_tree = tree_flatten(out)
+        total, basis = _std_basis(out_leaves)
+        cts = vmap(lambda *c: f_vjp(tree_unflatten(out_tree, c)))(*basis)
+        # cts: per dyn arg, leaves shaped (total, *in_shape) -> split rows per output leaf.
+        ct_leaves, ct_tree = tree_flatten(cts)
+        per_out: list[list[Any]] = [[] for _ in out_leaves]
+        for c in ct_leaves:
+            in_shape = get_aval(c).shape[1:]
+            start = 0
+            for k, o in enumerate(out_leaves):
+                n = get_aval(o).size
+                from mjcore.lax.slicing import slice as lax_slice
+
+                piece = lax_slice(c, (start,) + (0,) * len(in_shape), (start + n, *in_shape))
+                per_out[k].append(base.reshape(piece, (*get_aval(o).shape, *in_shape)))
+                start += n
+        results = []
+        for k in range(len(out_leaves)):
+            blocks = tree_unflatten(ct_tree, per_out[k])
+            results.append(blocks[0] if isinstance(argnums, int) else blocks)
+        result = tree_unflatten(out_tree, results)
+        del total
+        return (result, aux) if has_aux else result
+
+    return jac
+
+
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Hessian: `jacfwd(jacrev(fun))`."""
+    return jacfwd(jacrev(fun, argnums), argnums)

@@ -155,6 +155,10 @@ class Primitive:
         self.batching_rule: Callable[..., Any] | None = None
         self.lowering_rule: Callable[..., Any] | None = None
         self.partial_eval_rule: Callable[..., Any] | None = None
+        # Splits one equation of a jaxpr into known and unknown equations (higher-order
+        # primitives only): rule(unknowns_in, eqn) -> (eqn_known, eqn_unknown, unknowns_out,
+        # residual_vars).
+        self.partial_eval_jaxpr_rule: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
         return self.name

@@ -259,7 +259,7 @@ class JittedFunction:
         self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())
 
     # -- signature handling ------------------------------------------------------------------
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -509,3 +509,113 @@ def jit(
         return JittedFunction(f, nums, names, donate, cache_size)
 
     return wrap if fun is None else wrap(fun)
+
+
+# --- reverse mode: partial evaluation and transposition of pjit -----------------------------
+
+_pe_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_transpose_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def partial_eval_closed(closed: ClosedJaxpr, in_unknowns: tuple[bool, ...]) -> Any:
+    """Known and unknown halves of a const-free jaxpr (cached, so their compiles are reused)."""
+    from mjcore.partial_eval import partial_eval_jaxpr
+
+    assert not closed.consts
+    cache = _pe_cache.setdefault(closed, {})
+    hit = cache.get(in_unknowns)
+    if hit is None:
+        pe = partial_eval_jaxpr(closed.jaxpr, in_unknowns)
+        hit = cache[in_unknowns] = (
+            ClosedJaxpr(pe.jaxpr_known, []),
+            ClosedJaxpr(pe.jaxpr_unknown, []),
+            pe,
+        )
+    return hit
+
+
+def _pjit_partial_eval(trace: Any, tracers: list[Any], *, jaxpr: ClosedJaxpr, name: str):
+    in_unknowns = tuple(not t.pval.is_known for t in tracers)
+    known, unknown, pe = partial_eval_closed(jaxpr, in_unknowns)
+    known_vals = [t.pval.const for t in tracers if t.pval.is_known]
+    outs = pjit_p.bind(*known_vals, jaxpr=known, name=name)
+    n_known = len(outs) - pe.num_computed_res
+    known_outs = outs[:n_known]
+    residuals = pe.residuals(known_vals, outs[n_known:])
+    res_tracers = [trace.instantiate_const(trace.lift(r)) for r in residuals]
+    unknown_in = [t for t in tracers if not t.pval.is_known]
+    unknown_outs = trace.stage_equation(
+        pjit_p, [*res_tracers, *unknown_in], dict(jaxpr=unknown, name=name), unknown.out_avals
+    )
+    known_it, unknown_it = iter(known_outs), iter(unknown_outs)
+    return [next(unknown_it) if u else trace.lift(next(known_it)) for u in pe.out_unknowns]
+
+
+pjit_p.def_partial_eval(_pjit_partial_eval)
+
+
+def _pjit_partial_eval_jaxpr(unks_in: list[bool], eqn: Any):
+    from mjcore.jaxpr import JaxprEqn, Var
+
+    closed = eqn.params["jaxpr"]
+    name = eqn.params["name"]
+    known, unknown, pe = partial_eval_closed(closed, tuple(unks_in))
+    ins_known = [x for x, u in zip(eqn.inputs, unks_in, strict=True) if not u]
+    ins_unknown = [x for x, u in zip(eqn.inputs, unks_in, strict=True) if u]
+    n_known = len(known.out_avals) - pe.num_computed_res
+    computed = [Var(a) for a in known.out_avals[n_known:]]
+    residuals = pe.residuals(ins_known, computed)
+    outs_known = [v for v, u in zip(eqn.out_binders, pe.out_unknowns, strict=True) if not u]
+    outs_unknown = [v for v, u in zip(eqn.out_binders, pe.out_unknowns, strict=True) if u]
+    eqn_known = JaxprEqn(pjit_p, ins_known, dict(jaxpr=known, name=name), outs_known + computed)
+    eqn_unknown = JaxprEqn(
+        pjit_p, residuals + ins_unknown, dict(jaxpr=unknown, name=name), outs_unknown
+    )
+    return eqn_known, eqn_unknown, pe.out_unknowns, [r for r in residuals if type(r) is Var]
+
+
+pjit_p.partial_eval_jaxpr_rule = _pjit_partial_eval_jaxpr
+
+
+def transpose_closed(closed: ClosedJaxpr, undefined: tuple[bool, ...]) -> ClosedJaxpr:
+    """A jaxpr mapping (defined args, output cotangents) to the undefined args' cotangents."""
+    from mjcore.ad import UndefinedPrimal, backward_pass, instantiate
+
+    cache = _transpose_cache.setdefault(closed, {})
+    hit = cache.get(undefined)
+    if hit is not None:
+        return hit
+    in_avals = closed.in_avals
+    defined_avals = [a for a, u in zip(in_avals, undefined, strict=True) if not u]
+    ct_avals = [a.strip_weak_type() for a in closed.out_avals]
+    n_def = len(defined_avals)
+
+    def fun(*args: Any) -> list[Any]:
+        defined, cts = iter(args[:n_def]), list(args[n_def:])
+        full_args = [
+            UndefinedPrimal(a.strip_weak_type()) if u else next(defined)
+            for a, u in zip(in_avals, undefined, strict=True)
+        ]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, full_args, cts)
+        return [instantiate(c) for c in cts_in]
+
+    result = trace_to_jaxpr(fun, [*defined_avals, *ct_avals], "transpose")
+    cache[undefined] = result
+    return result
+
+
+def _pjit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, name: str):
+    from mjcore.ad import UndefinedPrimal, instantiate
+
+    undefined = tuple(type(a) is UndefinedPrimal for a in args)
+    closed = transpose_closed(jaxpr, undefined)
+    call, consts = hoist_consts(closed)
+    defined = [a for a, u in zip(args, undefined, strict=True) if not u]
+    cts = [instantiate(c) for c in cts]
+    outs = iter(pjit_p.bind(*consts, *defined, *cts, jaxpr=call, name=f"transpose({name})"))
+    return [next(outs) if u else None for u in undefined]
+
+
+pjit_p.def_transpose(_pjit_transpose)

@@ -10,7 +10,7 @@ import numpy as np
 from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax.base import broadcast_to, select_n
+from mjcore.lax.base import broadcast_to, select_n, unbroadcast
 from mjcore.lax.families import elementwise, promote_python_scalars, scalar_constant
 
 ArrayLike = Any
@@ -431,3 +431,47 @@ __all__ = [
     "sign",
     "sub",
 ]
+
+
+# --- transpose rules (linear in some operand) -----------------------------------------------
+
+
+def _undefined(x: Any) -> bool:
+    from mjcore.ad import UndefinedPrimal
+
+    return type(x) is UndefinedPrimal
+
+
+def _add_transpose(ct, x, y):
+    return [
+        unbroadcast(ct, x.aval) if _undefined(x) else None,
+        unbroadcast(ct, y.aval) if _undefined(y) else None,
+    ]
+
+
+def _sub_transpose(ct, x, y):
+    return [
+        unbroadcast(ct, x.aval) if _undefined(x) else None,
+        unbroadcast(neg(ct), y.aval) if _undefined(y) else None,
+    ]
+
+
+def _mul_transpose(ct, x, y):
+    if _undefined(x) and _undefined(y):
+        raise TypeError("mul: cannot transpose a product of two linear inputs")
+    if _undefined(x):
+        return [unbroadcast(mul(ct, y), x.aval), None]
+    return [None, unbroadcast(mul(x, ct), y.aval)]
+
+
+def _div_transpose(ct, x, y):
+    if _undefined(y):
+        raise TypeError("div: the divisor cannot be a linear input")
+    return [unbroadcast(div(ct, y), x.aval), None]
+
+
+add_p.def_transpose(_add_transpose)
+sub_p.def_transpose(_sub_transpose)
+mul_p.def_transpose(_mul_transpose)
+div_p.def_transpose(_div_transpose)
+neg_p.def_transpose(lambda ct, x: [neg(ct)])

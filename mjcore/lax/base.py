@@ -434,3 +434,80 @@ __all__ = [
     "transpose",
     "zeros_like",
 ]
+
+
+# --- transpose rules of the primitives above ------------------------------------------------
+
+
+def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
+    """Sum a cotangent of a NumPy-broadcast result back to an operand's shape."""
+    from mjcore.lax.reductions import reduce_sum
+
+    ct_shape = get_aval(ct).shape
+    if ct_shape == aval.shape:
+        return ct
+    lead = len(ct_shape) - aval.ndim
+    dims = [*range(lead)] + [
+        lead + i for i, d in enumerate(aval.shape) if d == 1 and ct_shape[lead + i] != 1
+    ]
+    return reshape(reduce_sum(ct, tuple(dims)), aval.shape)
+
+
+def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
+    return [convert_element_type_p.bind1(ct, new_dtype=x.aval.dtype, weak_type=False)]
+
+
+convert_element_type_p.def_transpose(_convert_element_type_transpose)
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
+    from mjcore.lax.reductions import reduce_sum
+
+    operand_shape = x.aval.shape
+    new_dims = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    expanded = [
+        d
+        for i, d in enumerate(broadcast_dimensions)
+        if operand_shape[i] == 1 and shape[d] != 1
+    ]
+    summed = reduce_sum(ct, tuple(sorted(new_dims + expanded))) if new_dims or expanded else ct
+    return [reshape(summed, operand_shape)]
+
+
+broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
+reshape_p.def_transpose(lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+expand_dims_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+
+
+def _transpose_transpose(ct, x, *, permutation):
+    inverse = tuple(int(i) for i in np.argsort(permutation))
+    return [transpose(ct, inverse)]
+
+
+transpose_p.def_transpose(_transpose_transpose)
+
+
+def _select_n_transpose(ct, which, *cases):
+    from mjcore.ad import UndefinedPrimal
+
+    if type(which) is UndefinedPrimal:
+        raise TypeError("select_n: the selector cannot be a linear input")
+    zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
+    out = [None]
+    for i, c in enumerate(cases):
+        if type(c) is UndefinedPrimal:
+            picks = [ct if j == i else zeros for j in range(len(cases))]
+            out.append(select_n_p.bind1(which, *picks))
+        else:
+            out.append(None)
+    return out
+
+
+select_n_p.def_transpose(_select_n_transpose)
+
+
+def _add_any_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval), unbroadcast(ct, y.aval)]
+
+
+add_any_p.def_transpose(_add_any_transpose)
