@@ -18,10 +18,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest tests
 
-bench: $(STAMP)
+# The plot needs matplotlib: installed for benchmarks only, never a runtime dependency.
+$(VENV)/.bench-installed: $(STAMP)
+	$(PY) -m pip install --quiet matplotlib
+	touch $@
+
+bench: $(VENV)/.bench-installed
 	$(PY) -m benchmarks.run
 
-bench-quick: $(STAMP)
+bench-quick: $(VENV)/.bench-installed
 	$(PY) -m benchmarks.run --quick
 
 lint: $(STAMP)

@@ -47,6 +47,8 @@ class ShapedArray:
         return n
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         return (
             type(other) is ShapedArray
             and self.shape == other.shape
@@ -157,8 +159,12 @@ class Primitive:
         self.partial_eval_rule: Callable[..., Any] | None = None
         # Splits one equation of a jaxpr into known and unknown equations (higher-order
         # primitives only): rule(unknowns_in, eqn) -> (eqn_known, eqn_unknown, unknowns_out,
-        # residual_vars).
+        # residual_vars), or None to stage the whole equation as unknown.
         self.partial_eval_jaxpr_rule: Callable[..., Any] | None = None
+        # How a jaxpr-building trace stages an application whose params are not yet jaxprs
+        # (custom_jvp/custom_vjp hold Python callables until staged): rule(trace, tracers,
+        # **params) -> out tracers, usually via `trace.stage_equation` with jaxpr params.
+        self.staging_rule: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -211,15 +217,15 @@ class Primitive:
         from mjcore.errors import MissingRuleError
 
         if self.abstract_eval_rule is None:
-            raise MissingRuleError(self.name, "abstract_eval", "Tracing")
+            raise MissingRuleError(
+                self.name, "abstract_eval", "Abstract evaluation (jit, make_jaxpr, grad)"
+            )
         out = self.abstract_eval_rule(*avals, **params)
         return list(out) if self.multiple_results else [out]
 
     def impl(self, *args: Any, **params: Any) -> list[Any]:
-        """Eager evaluation, outputs as a list."""
-        if self.impl_rule is not None:
-            out = self.impl_rule(*args, **params)
-            return list(out) if self.multiple_results else [out]
+        """Eager evaluation, outputs as a list: the `impl` rule on Arrays if there is one, else
+        the lowering compiled (see `mjcore.dispatch.apply_primitive`)."""
         return _default_impl(self, args, params)
 
 
@@ -232,7 +238,7 @@ _default_impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], list[Any]] =
 
 
 def set_default_impl(impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], list[Any]]) -> None:
-    """Install the eager evaluator used by primitives without their own `impl` rule."""
+    """Install the eager evaluator of primitives (`mjcore.dispatch` does at import)."""
     global _default_impl
     _default_impl = impl
 
@@ -386,6 +392,8 @@ def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[A
     state = _state
     if state.dynamic_trace is None and len(state.trace_stack) == 1:
         # Eager fast path: nothing is being traced.
+        if prim.impl_rule is None:
+            return _default_impl(prim, args, params)
         return prim.impl(*args, **params)
     top_trace = find_top_trace(args)
     tracers = [full_raise(top_trace, arg) for arg in args]

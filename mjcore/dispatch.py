@@ -17,9 +17,10 @@ from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_primitive
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.errors import MissingRuleError
 
-# (primitive, input avals, params) -> (executable, output avals)
-_executables: dict[Any, tuple[Any, list[ShapedArray]]] = {}
+# (primitive, input avals, params) -> (program, output avals)
+_executables: dict[Any, tuple[backend.Program, list[ShapedArray]]] = {}
 _compile_lock = threading.Lock()
 
 _SCALAR_CACHE_SIZE = 4096
@@ -71,7 +72,7 @@ def device_put(x: Any) -> Array:
 
 def compiled_primitive(
     prim: Primitive, avals_in: tuple[ShapedArray, ...], params: dict[str, Any]
-) -> tuple[Any, list[ShapedArray]]:
+) -> tuple[backend.Program, list[ShapedArray]]:
     """The cached executable for one primitive application, compiling it on first use."""
     key = (prim, avals_in, tuple(params.items()))
     entry = _executables.get(key)
@@ -79,14 +80,18 @@ def compiled_primitive(
         with _compile_lock:
             entry = _executables.get(key)
             if entry is None:
+                if prim.lowering_rule is None:
+                    raise MissingRuleError(prim.name, "impl", "Eager evaluation", "lowering")
                 avals_out = prim.abstract_eval(*avals_in, **params)
                 text = lower_primitive(prim, avals_in, avals_out, params)
-                entry = _executables[key] = (backend.compile_text(text), avals_out)
+                entry = _executables[key] = (backend.Program(text, avals_out), avals_out)
     return entry
 
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
     """Run `prim` eagerly on device buffers; results are device Arrays."""
+    if prim.impl_rule is not None:
+        return _apply_impl_rule(prim, args, params)
     bufs = []
     avals = []
     for x in args:
@@ -97,9 +102,18 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
             buf, aval = to_buffer(x)
             bufs.append(buf)
             avals.append(aval)
-    exe, avals_out = compiled_primitive(prim, tuple(avals), params)
-    outs = exe.execute(bufs)
+    program, avals_out = compiled_primitive(prim, tuple(avals), params)
+    outs = program.run(bufs)
     return [Array(b, a) for b, a in zip(outs, avals_out, strict=True)]
+
+
+def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    """A primitive's own Python `impl` rule: it gets Arrays, and what it returns (NumPy arrays,
+    scalars) becomes Arrays."""
+    arrays = [x if type(x) is Array else device_put(x) for x in args]
+    out = prim.impl_rule(*arrays, **params)  # type: ignore[misc]
+    outs = list(out) if prim.multiple_results else [out]
+    return [x if isinstance(x, Array | core.Tracer) else device_put(x) for x in outs]
 
 
 core.set_default_impl(apply_primitive)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mjcore import core
-from mjcore.ad import Zero, jvp_flat
+from mjcore.ad import Zero, jvp_flat, zeros_like_aval
 from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_jaxpr, lower_jaxpr_body
@@ -60,15 +60,15 @@ pjit_p.def_abstract_eval(_pjit_abstract_eval)
 class _Executable:
     """A compiled jaxpr: executes on buffers and wraps outputs as Arrays."""
 
-    __slots__ = ("exe", "out_avals", "text")
+    __slots__ = ("program", "out_avals", "text")
 
     def __init__(self, closed: ClosedJaxpr, name: str):
         self.text = lower_jaxpr(closed.jaxpr, name)
-        self.exe = backend.compile_text(self.text)
         self.out_avals = closed.out_avals
+        self.program = backend.Program(self.text, self.out_avals)
 
     def __call__(self, bufs: list[Any]) -> list[Array]:
-        outs = self.exe.execute(bufs)
+        outs = self.program.run(bufs)
         return [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
 
 
@@ -105,10 +105,19 @@ _jvp_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.Wea
 _batch_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
-def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: tuple[bool, ...]) -> tuple[ClosedJaxpr, list[bool]]:
-    """A jaxpr computing (primals_out, nonzero tangents_out) from (primals, nonzero tangents)."""
+def jvp_jaxpr(
+    closed: ClosedJaxpr,
+    nonzeros: tuple[bool, ...],
+    instantiate: tuple[bool, ...] | None = None,
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """A jaxpr computing (primals_out, nonzero tangents_out) from (primals, nonzero tangents).
+
+    Outputs flagged in `instantiate` always get a tangent (zeros if it is symbolically zero),
+    so that callers can give several jaxprs one output type (cond branches, loop carries).
+    """
+    key = (nonzeros, instantiate)
     cache = _jvp_cache.setdefault(closed, {})
-    hit = cache.get(nonzeros)
+    hit = cache.get(key)
     if hit is not None:
         return hit
     in_avals = closed.in_avals
@@ -122,13 +131,18 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: tuple[bool, ...]) -> tuple[ClosedJa
             for nz, a in zip(nonzeros, in_avals, strict=True)
         ]
         primals_out, tangents_out = jvp_flat(_eval_closed(closed), list(primals), tangents)
+        if instantiate is not None:
+            tangents_out = [
+                zeros_like_aval(t.aval) if inst and type(t) is Zero else t
+                for t, inst in zip(tangents_out, instantiate, strict=True)
+            ]
         out_nonzeros[:] = [type(t) is not Zero for t in tangents_out]
         return [*primals_out, *(t for t in tangents_out if type(t) is not Zero)]
 
     tangent_avals = [a.strip_weak_type() for a, nz in zip(in_avals, nonzeros, strict=True) if nz]
     jvp_closed = trace_to_jaxpr(fun, [*in_avals, *tangent_avals], "jvp")
     result = (jvp_closed, list(out_nonzeros))
-    cache[nonzeros] = result
+    cache[key] = result
     return result
 
 

@@ -55,12 +55,15 @@ def promote_python_scalars(*args: Any) -> tuple[Any, ...]:
     `lax.mul(float32_array, 2.0)` then multiplies two float32 values; full NumPy promotion
     between arrays is mjnp's job.
     """
+    scalars = _PYTHON_SCALARS
+    if not any(type(a) in scalars for a in args):
+        return args
     dtype = None
     for a in args:
-        if type(a) not in _PYTHON_SCALARS:
+        if type(a) not in scalars:
             dtype = get_aval(a).dtype
             break
-    if dtype is None or all(type(a) not in _PYTHON_SCALARS for a in args):
+    if dtype is None:
         return args
     from mjcore.dispatch import scalar_array
 

@@ -1,0 +1,202 @@
+"""The report: machine description, a Markdown table per workload, and an optional PNG plot."""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import math
+import os
+import platform
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.harness import SUBJECT, ContenderResult, Settings, WorkloadResult
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _version(module: str) -> str:
+    try:
+        return str(importlib.import_module(module).__version__)
+    except Exception:  # a missing or half-built module is reported, not fatal
+        return "n/a"
+
+
+def _git_revision(root: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "n/a"
+    return out.stdout.strip()
+
+
+def machine_info(root: Path) -> dict[str, str]:
+    """What the numbers depend on: CPU, core count and library versions."""
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": _cpu_model(),
+        "nproc": f"{len(os.sched_getaffinity(0))} (of {os.cpu_count()} online)",
+        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "python": platform.python_version(),
+        "numpy": _version("numpy"),
+        "jax": f"{_version('jax')} (CPU, x64 off)",
+        "jaxlib": _version("jaxlib"),
+        "mjnp": _version("mjnp"),
+        "git": _git_revision(root),
+        "load average": " / ".join(f"{x:.1f}" for x in os.getloadavg()) + " (1 / 5 / 15 min)",
+    }
+
+
+def fmt(value: float) -> str:
+    """Three significant digits, no exponent for the magnitudes we see."""
+    if value == 0 or not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    return "–" if ratio is None else f"{ratio:.2f}×"
+
+
+_SECONDS = {"µs": 1e-6, "ms": 1e-3}
+
+
+def _header(result: WorkloadResult) -> list[str]:
+    w = result.workload
+    header = ["contender", f"median ({w.unit})", "min – max"]
+    header += [f"÷ {b}" for b in result.baselines()]
+    if w.throughput is not None:
+        header.append(w.throughput[1])
+    header.append("samples" if w.self_timed else "batches × calls")
+    return header
+
+
+def _row(result: WorkloadResult, r: ContenderResult, width: int) -> list[str]:
+    if not r.measured:
+        return [r.name, r.note or "n/a"] + [""] * (width - 2)
+    w = result.workload
+    cells = [r.name, fmt(r.median), f"{fmt(r.low)} – {fmt(r.high)}"]
+    cells += [fmt_ratio(result.ratio(r.name, b)) for b in result.baselines()]
+    if w.throughput is not None:
+        cells.append(fmt(w.throughput[0] / (r.median * _SECONDS[w.unit])))
+    runs = len(r.samples)
+    cells.append(f"{runs} runs" if w.self_timed else f"{runs} × {r.calls_per_batch}")
+    return cells
+
+
+def workload_table(result: WorkloadResult) -> str:
+    header = _header(result)
+    rows = [header, ["---"] * len(header)]
+    rows += [_row(result, r, len(header)) for r in result.results]
+    return "\n".join("| " + " | ".join(row) + " |" for row in rows)
+
+
+def _subject_cells(result: WorkloadResult) -> list[str]:
+    r = result.get(SUBJECT)
+    if r is None:
+        return ["–", "–", "–"]
+    if not r.measured:
+        return [r.note, "", ""]
+    return [
+        f"{fmt(r.median)} {result.workload.unit}",
+        fmt_ratio(result.ratio(SUBJECT, "jax")),
+        fmt_ratio(result.ratio(SUBJECT, "numpy")),
+    ]
+
+
+def render_markdown(
+    results: Sequence[WorkloadResult],
+    settings: Settings,
+    command: str,
+    machine: dict[str, str],
+    plot: str | None,
+) -> str:
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written by `{command}`. Targets and floors: [README.md](README.md).",
+        "",
+        "| | |",
+        "| --- | --- |",
+        *[f"| {k} | {v} |" for k, v in machine.items()],
+        f"| repetitions | {settings.repeats} interleaved batches of ≥ "
+        f"{settings.min_batch_ns / 1e6:g} ms per contender; {settings.process_repeats} runs per "
+        "subprocess contender |",
+        "",
+        "Ratios divide medians: `÷ jax` is this contender's median over JAX's (below 1 is "
+        "faster). Times are per call.",
+        "",
+        "## Summary",
+        "",
+        f"| workload | {SUBJECT} | {SUBJECT} ÷ jax | {SUBJECT} ÷ numpy |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {r.workload.name} | " + " | ".join(_subject_cells(r)) + " |" for r in results]
+    if plot is not None:
+        lines += ["", f"![medians with min–max]({plot})"]
+    for r in results:
+        lines += ["", f"## {r.workload.name}", "", r.workload.description, "", workload_table(r)]
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(results: Sequence[WorkloadResult], path: Path) -> str | None:
+    """Bars of the medians with min–max whiskers, one panel per workload, mjnp in red.
+
+    Returns why the plot was skipped, or None when it was written. The axis ends a little past
+    the largest median, so a far outlier clips its whisker instead of flattening every bar.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return "matplotlib is not installed; skipping the plot (pip install matplotlib)"
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in results if any(c.measured for c in r.results)]
+    if not shown:
+        return "nothing was measured; skipping the plot"
+    cols = min(3, len(shown))
+    rows = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 2.2 * rows), squeeze=False)
+    for ax in axes.flat[len(shown) :]:
+        ax.axis("off")
+    for ax, result in zip(axes.flat, shown, strict=False):
+        measured = [c for c in result.results if c.measured]
+        medians = [c.median for c in measured]
+        whiskers = [[c.median - c.low for c in measured], [c.high - c.median for c in measured]]
+        colors = ["tab:red" if c.name == SUBJECT else "tab:blue" for c in measured]
+        ys = range(len(measured))
+        ax.barh(ys, medians, xerr=whiskers, color=colors, capsize=3, ecolor="0.4")
+        ax.set_xlim(0, 1.35 * max(medians))
+        ax.set_yticks(list(ys), [f"{c.name}  {fmt(c.median)}" for c in measured], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(
+            f"{result.workload.name} ({result.workload.unit}, shorter is better)", fontsize=9
+        )
+        ax.tick_params(axis="x", labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return None

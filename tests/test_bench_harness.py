@@ -1,0 +1,93 @@
+"""Smoke test of the benchmark harness on a synthetic workload (no JAX, no timing asserts)."""
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks import report
+from benchmarks.harness import (
+    QUICK,
+    Contender,
+    Settings,
+    Unavailable,
+    Workload,
+    describe_failure,
+    run_workload,
+)
+from benchmarks.run import select
+
+RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "RESULTS.md"
+
+
+def _trivial(value: int) -> Contender:
+    # `numpy` is a baseline name, so the report gets a `÷ numpy` ratio column.
+    return Contender("mjnp" if value else "numpy", lambda: lambda: sum(range(value)))
+
+
+def _missing() -> None:
+    raise Unavailable("needs mjcore.jit")
+
+
+def _broken() -> None:
+    raise ValueError("bad input\nsecond line")
+
+
+SYNTHETIC = Workload(
+    "synthetic",
+    "two trivial contenders and two that cannot run",
+    (
+        _trivial(30),
+        _trivial(0),
+        Contender("jax", _missing),
+        Contender("autograd", _broken),
+    ),
+)
+
+
+def test_quick_run_reports_medians_and_ratio(tmp_path):
+    before = RESULTS.stat().st_mtime_ns if RESULTS.exists() else None
+    settings = Settings(QUICK.repeats, QUICK.process_repeats, min_batch_ns=100_000)
+    result = run_workload(SYNTHETIC, settings)
+
+    mjnp, numpy = result.get("mjnp"), result.get("numpy")
+    assert mjnp is not None and numpy is not None
+    assert mjnp.measured and numpy.measured
+    assert len(mjnp.samples) == settings.repeats and mjnp.calls_per_batch >= 1
+    assert mjnp.low <= mjnp.median <= mjnp.high
+    ratio = result.ratio("mjnp", "numpy")
+    assert ratio is not None and ratio > 0
+    assert result.ratio("mjnp", "jax") is None
+    assert result.get("jax").note == "n/a (needs mjcore.jit)"
+    assert result.get("autograd").note == "error (ValueError: bad input)"
+
+    out = tmp_path / "RESULTS.md"
+    machine = {"cpu": "test"}
+    out.write_text(report.render_markdown([result], settings, "pytest", machine, plot=None))
+    text = out.read_text()
+    assert f"| mjnp | {report.fmt(mjnp.median)} |" in text
+    assert f"| {report.fmt_ratio(ratio)} |" in text
+    assert "n/a (needs mjcore.jit)" in text
+    if before is not None:
+        assert RESULTS.stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize(
+    "err, note",
+    [
+        (Unavailable("needs mjcore.grad"), "n/a (needs mjcore.grad)"),
+        (AttributeError("no sin", name="sin", obj=pytest), "n/a (pytest.sin missing)"),
+        (ModuleNotFoundError("no mjnp", name="mjnp"), "n/a (no module mjnp)"),
+        (RuntimeError("boom"), "error (RuntimeError: boom)"),
+    ],
+    ids=["unavailable", "missing-attribute", "missing-module", "error"],
+)
+def test_describe_failure(err, note):
+    assert describe_failure(err) == note
+
+
+def test_select_by_name_prefix_and_glob():
+    names = [w.name for w in select([SYNTHETIC], ["synth"])]
+    assert names == ["synthetic"]
+    assert [w.name for w in select([SYNTHETIC], ["*etic"])] == ["synthetic"]
+    with pytest.raises(SystemExit, match="no workload matches"):
+        select([SYNTHETIC], ["nothing"])
