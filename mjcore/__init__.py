@@ -20,7 +20,11 @@ from mjcore.api import (
     vmap,
 )
 from mjcore.array import Array
+from mjcore.backend.lowering import lower_fun
+from mjcore.checkpoint import checkpoint, checkpoint_policies, remat
+from mjcore.control_flow import cond, fori_loop, scan, switch, while_loop
 from mjcore.core import Primitive, ShapedArray
+from mjcore.custom_derivatives import custom_jvp, custom_vjp
 from mjcore.dispatch import device_put
 from mjcore.errors import (
     ConcretizationTypeError,
@@ -44,9 +48,15 @@ __all__ = [
     "TracerIntegerConversionError",
     "UndefinedPrimal",
     "UnexpectedTracerError",
+    "checkpoint",
+    "checkpoint_policies",
+    "cond",
+    "custom_jvp",
+    "custom_vjp",
     "device_put",
     "eval_closed_jaxpr",
     "eval_jaxpr",
+    "fori_loop",
     "grad",
     "hessian",
     "is_undefined_primal",
@@ -56,10 +66,15 @@ __all__ = [
     "jvp",
     "lax",
     "linearize",
+    "lower_fun",
     "make_jaxpr",
+    "remat",
+    "scan",
+    "switch",
     "tree_util",
     "typecheck_jaxpr",
     "value_and_grad",
     "vjp",
     "vmap",
+    "while_loop",
 ]

@@ -42,11 +42,20 @@ class UnexpectedTracerError(Exception):
 class MissingRuleError(NotImplementedError):
     """A transformation needs a rule that the primitive does not define."""
 
-    def __init__(self, primitive_name: str, rule: str, transformation: str):
+    def __init__(
+        self, primitive_name: str, rule: str, transformation: str, alternative: str | None = None
+    ):
+        rules = [rule] if alternative is None else [rule, alternative]
+        needs = " or ".join(f"{_article(r)} {r} rule" for r in rules)
+        defs = " or ".join(f"`{primitive_name}_p.def_{r}(...)`" for r in rules)
         super().__init__(
-            f"{transformation} of '{primitive_name}' needs a {rule} rule; define it with "
-            f"`{primitive_name}_p.def_{rule}(...)` (see docs/extending.md)."
+            f"{transformation} of '{primitive_name}' needs {needs}; define it with {defs} "
+            "(see docs/extending.md)."
         )
         self.primitive_name = primitive_name
         self.rule = rule
         self.transformation = transformation
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"

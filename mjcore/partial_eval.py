@@ -89,7 +89,9 @@ class JaxprBuilder:
 
 
 def _is_literal_candidate(val: Any, aval: ShapedArray) -> bool:
-    return aval.ndim == 0
+    # A tracer of an outer transformation stays a constvar: inlining its value would drop
+    # what that transformation tracks (a tangent, a batch axis).
+    return aval.ndim == 0 and not isinstance(val, Tracer)
 
 
 def _literal_value(val: Any, aval: ShapedArray) -> Any:
@@ -121,8 +123,20 @@ class JaxprTrace(Trace):
     def process_primitive(
         self, primitive: Primitive, tracers: list[JaxprTracer], params: dict[str, Any]
     ) -> list[JaxprTracer]:
+        if primitive.staging_rule is not None:
+            return primitive.staging_rule(self, tracers, **params)
         avals_in = [t.aval for t in tracers]
         avals_out = primitive.abstract_eval(*avals_in, **params)
+        return self.stage_equation(primitive, tracers, params, avals_out)
+
+    def stage_equation(
+        self,
+        primitive: Primitive,
+        tracers: list[JaxprTracer],
+        params: dict[str, Any],
+        avals_out: Sequence[ShapedArray],
+    ) -> list[JaxprTracer]:
+        """Record one equation and return its output tracers."""
         builder = self.builder
         inputs = [builder.getvar(t) for t in tracers]
         deps = frozenset().union(*(t.debug_deps for t in tracers)) if tracers else frozenset()
@@ -415,8 +429,9 @@ def partial_eval_jaxpr(
     for eqn in jaxpr.eqns:
         unks_in = [is_unknown(x) for x in eqn.inputs]
         rule = eqn.primitive.partial_eval_jaxpr_rule
-        if rule is not None and any(unks_in):
-            eqn1, eqn2, unks_out, res = rule(unks_in, eqn)
+        split = rule(unks_in, eqn) if rule is not None and any(unks_in) else None
+        if split is not None:
+            eqn1, eqn2, unks_out, res = split
             eqns_known.append(eqn1)
             eqns_unknown.append(eqn2)
             for r in res:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import zlib
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import pytest
 import mjcore
 from mjcore import lax
 from mjcore.core import Primitive
+from mjcore.test_util import check_grads, check_vjp
 from tests.cases import arithmetic
 from tests.primitive_case import PrimCase, tolerance
 
@@ -43,7 +45,8 @@ DIFF_PARAMS = [
 
 
 def _rng(case: PrimCase, salt: str = "") -> np.random.Generator:
-    return np.random.default_rng(abs(hash((case.name, salt))) % 2**32)
+    # A stable seed (str hashes change per process), so failures reproduce.
+    return np.random.default_rng(zlib.crc32(f"{case.name}/{salt}".encode()))
 
 
 def _assert_close(actual, expected, dtype, rtol=None):
@@ -154,6 +157,29 @@ def test_second_order_jvp(case: PrimCase):
     _, ddf = mjcore.jvp(df, primals, tangents)
     expected = _numerical_jvp(lambda *xs: np.asarray(df(*xs)), primals, tangents, eps=1e-5)
     np.testing.assert_allclose(np.asarray(ddf), expected, rtol=1e-4, atol=1e-5)
+
+
+FLOAT_OUT_PARAMS = [p for p in DIFF_PARAMS if _float_output(p.values[0])]
+
+
+@pytest.mark.parametrize("case", FLOAT_OUT_PARAMS)
+def test_vjp_matches_jvp(case: PrimCase):
+    """<ct, J t> == <J^T ct, t>: checks every transpose rule on the way."""
+    rng = _rng(case, "vjp")
+    args = case.make_args(rng, "float64")
+    argnums = case.differentiable_argnums
+    f = _partial(case, args, argnums)
+    primals = [args[i] for i in argnums]
+    check_vjp(f, primals, 1e-9, rng)
+
+
+@pytest.mark.parametrize("case", SMOOTH_PARAMS)
+def test_check_grads_second_order(case: PrimCase):
+    rng = _rng(case, "grads")
+    args = case.make_args(rng, "float64")
+    argnums = case.differentiable_argnums
+    f = _partial(case, args, argnums)
+    check_grads(f, [args[i] for i in argnums], order=2, modes=("fwd", "rev"))
 
 
 # --- vmap vs a Python loop ------------------------------------------------------------------
@@ -295,6 +321,12 @@ def test_vmap_of_vmap(case: PrimCase):
 # --- completeness ---------------------------------------------------------------------------
 
 
+LINEAR_PRIMITIVES = [
+    "add", "sub", "neg", "mul", "div", "convert_element_type", "broadcast_in_dim", "reshape",
+    "expand_dims", "transpose", "select_n", "add_any",
+]
+
+
 def _all_primitives() -> dict[str, Primitive]:
     prims: dict[str, Primitive] = {}
     for info in pkgutil.iter_modules(lax.__path__):
@@ -324,5 +356,8 @@ def test_every_primitive_has_every_rule_and_a_row():
         if getattr(p, rule) is None
     ]
     assert not missing_rules
+    # Linear primitives (exercised by the vjp test through their transpose) need a transpose.
+    untransposable = [name for name in LINEAR_PRIMITIVES if prims[name].transpose_rule is None]
+    assert not untransposable
     internal = {"add_any"}
     assert sorted(set(prims) - covered - internal) == []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from mjcore.backend.hlo import FunctionBuilder, ModuleBuilder, Value
 from mjcore.core import Primitive, ShapedArray
@@ -97,6 +99,42 @@ def lower_jaxpr_body(
         for v, val in zip(eqn.out_binders, outs, strict=True):
             env[v] = val
     return [read(x) for x in jaxpr.outs]
+
+
+def lower_fun(fun: Callable[..., Any], multiple_results: bool | None = None) -> Callable[..., Any]:
+    """A lowering rule made from a function of existing primitives (JAX's `mlir.lower_fun`).
+
+    The rule traces `fun(*operands, **params)` to a jaxpr at the operands' avals and emits its
+    equations inline, e.g. `multiply_add_p.def_lowering(lower_fun(lambda x, y, z: x * y + z))`.
+    A function returning a list or tuple lowers a `multiple_results` primitive; pass
+    `multiple_results` to insist on one or the other.
+    """
+    name = getattr(fun, "__name__", type(fun).__name__)
+
+    def rule(ctx: LoweringContext, *operands: Value, **params: Any) -> Any:
+        from mjcore.partial_eval import trace_to_jaxpr
+
+        returns_list: list[bool] = []
+
+        def flat_fun(*args: Any) -> list[Any]:
+            out = fun(*args, **params)
+            returns_list.append(isinstance(out, list | tuple))
+            return list(out) if returns_list[0] else [out]
+
+        closed = trace_to_jaxpr(flat_fun, ctx.avals_in, f"lower_fun({name})")
+        consts = [
+            ctx.builder.constant(np.asarray(c), v.aval)
+            for c, v in zip(closed.consts, closed.jaxpr.constvars, strict=True)
+        ]
+        outs = lower_jaxpr_body(ctx.builder, closed.jaxpr, consts, operands)
+        multiple = returns_list[0] if multiple_results is None else multiple_results
+        if not multiple and len(outs) != 1:
+            raise TypeError(
+                f"lower_fun({name}): expected one result, the function gave {len(outs)}"
+            )
+        return outs if multiple else outs[0]
+
+    return rule
 
 
 def lower_jaxpr(jaxpr: Any, name: str = "jit") -> str:

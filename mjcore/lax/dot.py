@@ -1,0 +1,220 @@
+"""`dot_general`: XLA's generalised tensor contraction, with batch and contracting dimensions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes
+from mjcore.ad import Zero, is_undefined_primal
+from mjcore.backend.hlo import Value, i64_list
+from mjcore.backend.lowering import LoweringContext
+from mjcore.batching import NOT_MAPPED, move_bdim
+from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.lax.arithmetic import add
+from mjcore.lax.base import convert_element_type, transpose
+from mjcore.lax.families import check_same_dtypes, convert, scalar_constant
+
+ArrayLike = Any
+Dims = tuple[int, ...]
+DotDimensionNumbers = tuple[tuple[Dims, Dims], tuple[Dims, Dims]]
+
+dot_general_p = Primitive("dot_general")
+
+
+def dot_general(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    dimension_numbers: Any,
+    preferred_element_type: Any = None,
+) -> Any:
+    """Contract `lhs` and `rhs` over paired contracting dimensions, batched over paired batch
+    dimensions.
+
+    `dimension_numbers` is `((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`.
+    The result holds the batch dimensions, then the remaining dimensions of `lhs`, then those
+    of `rhs`, each in order. `preferred_element_type` sets the result (and accumulation)
+    dtype; by default it is the operands' dtype. Bool operands give `any(lhs & rhs)`.
+    """
+    (lc, rc), (lb, rb) = dimension_numbers
+    numbers = ((_dims(lc), _dims(rc)), (_dims(lb), _dims(rb)))
+    if preferred_element_type is not None:
+        preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type, "dot_general")
+    return dot_general_p.bind1(
+        lhs, rhs, dimension_numbers=numbers, preferred_element_type=preferred_element_type
+    )
+
+
+def _dims(dims: Sequence[int]) -> Dims:
+    return tuple(int(d) for d in dims)
+
+
+def _free_dims(ndim: int, contracting: Dims, batch: Dims) -> Dims:
+    return tuple(d for d in range(ndim) if d not in contracting and d not in batch)
+
+
+def _check_dims(side: str, aval: ShapedArray, contracting: Dims, batch: Dims) -> None:
+    dims = contracting + batch
+    if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
+        raise ValueError(
+            f"dot_general: {side} contracting dimensions {contracting} and batch dimensions "
+            f"{batch} must be distinct axes of the {side} operand of shape {aval.shape}"
+        )
+
+
+@dot_general_p.def_abstract_eval
+def _dot_general_abstract_eval(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers: DotDimensionNumbers,
+    preferred_element_type: np.dtype | None,
+) -> ShapedArray:
+    dtype = check_same_dtypes("dot_general", (lhs, rhs))
+    (lc, rc), (lb, rb) = dimension_numbers
+    _check_dims("lhs", lhs, lc, lb)
+    _check_dims("rhs", rhs, rc, rb)
+    for what, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
+        if [lhs.shape[d] for d in ld] != [rhs.shape[d] for d in rd]:
+            raise ValueError(
+                f"dot_general: {what} dimensions must pair up with equal sizes, got lhs "
+                f"{ld} and rhs {rd} for shapes {lhs.shape} and {rhs.shape}"
+            )
+    if preferred_element_type is not None and not _can_accumulate(dtype, preferred_element_type):
+        raise TypeError(
+            f"dot_general: preferred_element_type {preferred_element_type.name} cannot hold "
+            f"products of {dtype.name} operands; use a dtype of the same kind"
+        )
+    shape = (
+        *(lhs.shape[d] for d in lb),
+        *(lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb)),
+        *(rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb)),
+    )
+    if preferred_element_type is None:
+        return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+    return ShapedArray(shape, preferred_element_type)
+
+
+def _can_accumulate(dtype: np.dtype, preferred: np.dtype) -> bool:
+    if dtype.kind == "b":
+        return preferred.kind in "biu"
+    if dtype.kind in "iu":
+        return preferred.kind in "iu"
+    return preferred.kind == dtype.kind
+
+
+@dot_general_p.def_lowering
+def _dot_general_lowering(
+    ctx: LoweringContext, lhs: Value, rhs: Value, *, dimension_numbers, preferred_element_type
+) -> Value:
+    b = ctx.builder
+    out = ctx.aval_out.strip_weak_type()
+    # Bool contracts as integers (a count of true products), then compares with zero.
+    dtype = np.dtype(np.int32) if out.dtype.kind == "b" else out.dtype
+    lhs, rhs = convert(b, lhs, dtype), convert(b, rhs, dtype)
+    (lc, rc), (lb, rb) = dimension_numbers
+    numbers = (
+        f"#stablehlo.dot<lhs_batching_dimensions = {i64_list(lb)}, "
+        f"rhs_batching_dimensions = {i64_list(rb)}, "
+        f"lhs_contracting_dimensions = {i64_list(lc)}, "
+        f"rhs_contracting_dimensions = {i64_list(rc)}>"
+    )
+    result = b.op(
+        "stablehlo.dot_general",
+        [lhs, rhs],
+        out.update(dtype=dtype),
+        f"dot_dimension_numbers = {numbers}",
+    )
+    if out.dtype.kind != "b":
+        return result
+    zero = scalar_constant(b, 0, dtype, out.shape)
+    return b.op(
+        "stablehlo.compare",
+        [result, zero],
+        out,
+        "comparison_direction = #stablehlo<comparison_direction NE>, "
+        "compare_type = #stablehlo<comparison_type SIGNED>",
+    )
+
+
+@dot_general_p.def_jvp(symbolic_zeros=True)
+def _dot_general_jvp(primals, tangents, **params):
+    (lhs, rhs), (lhs_dot, rhs_dot) = primals, tangents
+    out = dot_general_p.bind1(lhs, rhs, **params)
+    terms = []
+    if type(lhs_dot) is not Zero:
+        terms.append(dot_general_p.bind1(lhs_dot, rhs, **params))
+    if type(rhs_dot) is not Zero:
+        terms.append(dot_general_p.bind1(lhs, rhs_dot, **params))
+    return out, terms[0] if len(terms) == 1 else add(*terms)
+
+
+def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_ans: bool):
+    """The cotangent of `lhs` given the known `rhs` (JAX's `_dot_general_transpose_lhs`).
+
+    `ct` is laid out as (batch, lhs free, rhs free), or (batch, rhs free, lhs free) when the
+    operands were swapped to transpose the rhs. Contract it with `rhs` over the rhs free
+    dimensions, then permute the result (batch, lhs free, lhs contracting in rhs order) back.
+    """
+    (lc, rc), (lb, rb) = dimension_numbers
+    rhs_aval = get_aval(rhs)
+    lhs_free = _free_dims(lhs.ndim, lc, lb)
+    rhs_free = _free_dims(rhs_aval.ndim, rc, rb)
+    nb = len(lb)
+    if swap_ans:
+        ct_rhs_free = tuple(range(nb, nb + len(rhs_free)))
+    else:
+        ct_rhs_free = tuple(range(nb + len(lhs_free), nb + len(lhs_free) + len(rhs_free)))
+    numbers = ((ct_rhs_free, rhs_free), (tuple(range(nb)), rb))
+    ct_dtype = get_aval(ct).dtype
+    if rhs_aval.dtype != ct_dtype:  # a preferred_element_type was given
+        rhs = convert_element_type(rhs, ct_dtype)
+    out = dot_general_p.bind1(ct, rhs, dimension_numbers=numbers, preferred_element_type=None)
+    lc_by_rhs = [lc[i] for i in np.argsort(rc)]
+    permutation = tuple(int(i) for i in np.argsort([*lb, *lhs_free, *lc_by_rhs]))
+    return convert_element_type(transpose(out, permutation), lhs.dtype)
+
+
+@dot_general_p.def_transpose
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type):
+    if is_undefined_primal(lhs) and is_undefined_primal(rhs):
+        raise TypeError("dot_general: cannot transpose a product of two linear inputs")
+    if is_undefined_primal(lhs):
+        return [_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, swap_ans=False), None]
+    (lc, rc), (lb, rb) = dimension_numbers
+    swapped = ((rc, lc), (rb, lb))
+    return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, swap_ans=True)]
+
+
+@dot_general_p.def_batching
+def _dot_general_batching(vals, dims, *, dimension_numbers, preferred_element_type):
+    (lhs, rhs), (lhs_bdim, rhs_bdim) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    params = {"preferred_element_type": preferred_element_type}
+
+    def shift(ds: Dims, bdim: int) -> Dims:
+        return tuple(d + (d >= bdim) for d in ds)
+
+    if lhs_bdim is not NOT_MAPPED and rhs_bdim is not NOT_MAPPED:
+        # Both batched: the vmapped axis becomes a new leading batch dimension.
+        lhs, rhs = move_bdim(lhs, lhs_bdim, 0), move_bdim(rhs, rhs_bdim, 0)
+        numbers = ((shift(lc, 0), shift(rc, 0)), ((0, *shift(lb, 0)), (0, *shift(rb, 0))))
+        return dot_general_p.bind1(lhs, rhs, dimension_numbers=numbers, **params), 0
+    if lhs_bdim is not NOT_MAPPED:
+        # One side batched: the vmapped axis is one more free dimension of that side, so it
+        # lands in the output among that side's free dimensions, in order; no transposes.
+        lc, lb = shift(lc, lhs_bdim), shift(lb, lhs_bdim)
+        free = _free_dims(get_aval(lhs).ndim, lc, lb)
+        out_bdim = len(lb) + free.index(lhs_bdim)
+    else:
+        rc, rb = shift(rc, rhs_bdim), shift(rb, rhs_bdim)
+        free = _free_dims(get_aval(rhs).ndim, rc, rb)
+        lhs_free = get_aval(lhs).ndim - len(lc) - len(lb)
+        out_bdim = len(rb) + lhs_free + free.index(rhs_bdim)
+    numbers = ((lc, rc), (lb, rb))
+    return dot_general_p.bind1(lhs, rhs, dimension_numbers=numbers, **params), out_bdim
+
+
+__all__ = ["dot_general"]

@@ -1,0 +1,537 @@
+"""Transcendental primitives: exponentials, logarithms, roots, trigonometric and hyperbolic
+functions and their inverses, logistic, atan2 and pow. Elementwise; operands share one dtype.
+
+Derivatives are written with these same wrappers, so they are differentiable again. Lowerings use
+`stablehlo.*` ops, and `chlo.*` ops (which XLA decomposes accurately) where StableHLO has none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mjcore.ad import Zero
+from mjcore.backend.lowering import LoweringContext
+from mjcore.core import Primitive, get_aval
+from mjcore.lax.arithmetic import add, div, integer_pow, mul, neg, sub
+from mjcore.lax.base import full, select_n
+from mjcore.lax.comparison import eq
+from mjcore.lax.families import elementwise, scalar_constant
+
+ArrayLike = Any
+
+_INEXACT = "fc"
+_FLOAT = "f"
+
+
+def _const(x: Any, value: Any) -> Any:
+    """A 0-d array of `x`'s dtype holding `value` (broadcasts in elementwise ops)."""
+    return full((), value, get_aval(x).dtype)
+
+
+# --- exp ------------------------------------------------------------------------------------
+
+exp_p = Primitive("exp")
+
+
+def exp(x: ArrayLike) -> Any:
+    """Elementwise natural exponential `e**x`."""
+    return exp_p.bind1(x)
+
+
+elementwise(exp_p, "stablehlo.exponential", _INEXACT)
+
+
+@exp_p.def_jvp
+def _exp_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = exp(x)
+    return y, mul(x_dot, y)
+
+
+# --- exp2 -----------------------------------------------------------------------------------
+
+exp2_p = Primitive("exp2")
+
+
+def exp2(x: ArrayLike) -> Any:
+    """Elementwise base-2 exponential `2**x`."""
+    return exp2_p.bind1(x)
+
+
+def _exp2_lowering(ctx: LoweringContext, x):
+    # `power(2, x)` is exact at integers and within an ulp elsewhere; `exp(x * ln 2)` (JAX's
+    # lowering) loses ~|x| ulps to the rounding of the product.
+    b = ctx.builder
+    two = scalar_constant(b, 2, x.aval.dtype, x.aval.shape)
+    return b.op("stablehlo.power", [two, x], ctx.aval_out.strip_weak_type())
+
+
+elementwise(exp2_p, _exp2_lowering, _INEXACT)
+
+
+@exp2_p.def_jvp
+def _exp2_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = exp2(x)
+    return y, mul(x_dot, mul(y, _const(x, np.log(2))))
+
+
+# --- log ------------------------------------------------------------------------------------
+
+log_p = Primitive("log")
+
+
+def log(x: ArrayLike) -> Any:
+    """Elementwise natural logarithm (principal branch for complex input)."""
+    return log_p.bind1(x)
+
+
+elementwise(log_p, "stablehlo.log", _INEXACT)
+
+
+@log_p.def_jvp
+def _log_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return log(x), div(x_dot, x)
+
+
+# --- log1p ----------------------------------------------------------------------------------
+
+log1p_p = Primitive("log1p")
+
+
+def log1p(x: ArrayLike) -> Any:
+    """Elementwise `log(1 + x)`, accurate for small `x`."""
+    return log1p_p.bind1(x)
+
+
+elementwise(log1p_p, "stablehlo.log_plus_one", _INEXACT)
+
+
+@log1p_p.def_jvp
+def _log1p_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return log1p(x), div(x_dot, add(x, _const(x, 1)))
+
+
+# --- expm1 ----------------------------------------------------------------------------------
+
+expm1_p = Primitive("expm1")
+
+
+def expm1(x: ArrayLike) -> Any:
+    """Elementwise `exp(x) - 1`, accurate for small `x`."""
+    return expm1_p.bind1(x)
+
+
+elementwise(expm1_p, "stablehlo.exponential_minus_one", _INEXACT)
+
+
+@expm1_p.def_jvp
+def _expm1_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = expm1(x)
+    return y, mul(x_dot, add(y, _const(y, 1)))
+
+
+# --- sqrt -----------------------------------------------------------------------------------
+
+sqrt_p = Primitive("sqrt")
+
+
+def sqrt(x: ArrayLike) -> Any:
+    """Elementwise square root (principal branch for complex input)."""
+    return sqrt_p.bind1(x)
+
+
+elementwise(sqrt_p, "stablehlo.sqrt", _INEXACT)
+
+
+@sqrt_p.def_jvp
+def _sqrt_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = sqrt(x)
+    return y, mul(x_dot, div(_const(y, 0.5), y))
+
+
+# --- rsqrt ----------------------------------------------------------------------------------
+
+rsqrt_p = Primitive("rsqrt")
+
+
+def rsqrt(x: ArrayLike) -> Any:
+    """Elementwise reciprocal square root `1 / sqrt(x)`."""
+    return rsqrt_p.bind1(x)
+
+
+elementwise(rsqrt_p, "stablehlo.rsqrt", _INEXACT)
+
+
+@rsqrt_p.def_jvp
+def _rsqrt_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = rsqrt(x)
+    return y, mul(x_dot, mul(_const(x, -0.5), div(y, x)))
+
+
+# --- cbrt -----------------------------------------------------------------------------------
+
+cbrt_p = Primitive("cbrt")
+
+
+def cbrt(x: ArrayLike) -> Any:
+    """Elementwise real cube root (negative for negative `x`)."""
+    return cbrt_p.bind1(x)
+
+
+# XLA rejects complex operands of stablehlo.cbrt; NumPy has no complex cbrt either.
+elementwise(cbrt_p, "stablehlo.cbrt", _FLOAT)
+
+
+@cbrt_p.def_jvp
+def _cbrt_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = cbrt(x)
+    return y, mul(x_dot, mul(_const(y, 1 / 3), integer_pow(y, -2)))
+
+
+# --- sin ------------------------------------------------------------------------------------
+
+sin_p = Primitive("sin")
+
+
+def sin(x: ArrayLike) -> Any:
+    """Elementwise sine."""
+    return sin_p.bind1(x)
+
+
+elementwise(sin_p, "stablehlo.sine", _INEXACT)
+
+
+@sin_p.def_jvp
+def _sin_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return sin(x), mul(x_dot, cos(x))
+
+
+# --- cos ------------------------------------------------------------------------------------
+
+cos_p = Primitive("cos")
+
+
+def cos(x: ArrayLike) -> Any:
+    """Elementwise cosine."""
+    return cos_p.bind1(x)
+
+
+elementwise(cos_p, "stablehlo.cosine", _INEXACT)
+
+
+@cos_p.def_jvp
+def _cos_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return cos(x), neg(mul(x_dot, sin(x)))
+
+
+# --- tan ------------------------------------------------------------------------------------
+
+tan_p = Primitive("tan")
+
+
+def tan(x: ArrayLike) -> Any:
+    """Elementwise tangent."""
+    return tan_p.bind1(x)
+
+
+elementwise(tan_p, "stablehlo.tan", _INEXACT)
+
+
+@tan_p.def_jvp
+def _tan_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = tan(x)
+    return y, mul(x_dot, add(_const(y, 1), mul(y, y)))
+
+
+# --- asin -----------------------------------------------------------------------------------
+
+asin_p = Primitive("asin")
+
+
+def asin(x: ArrayLike) -> Any:
+    """Elementwise inverse sine (principal branch)."""
+    return asin_p.bind1(x)
+
+
+elementwise(asin_p, "chlo.asin", _INEXACT)
+
+
+@asin_p.def_jvp
+def _asin_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return asin(x), mul(x_dot, rsqrt(sub(_const(x, 1), mul(x, x))))
+
+
+# --- acos -----------------------------------------------------------------------------------
+
+acos_p = Primitive("acos")
+
+
+def acos(x: ArrayLike) -> Any:
+    """Elementwise inverse cosine (principal branch)."""
+    return acos_p.bind1(x)
+
+
+elementwise(acos_p, "chlo.acos", _INEXACT)
+
+
+@acos_p.def_jvp
+def _acos_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return acos(x), neg(mul(x_dot, rsqrt(sub(_const(x, 1), mul(x, x)))))
+
+
+# --- atan -----------------------------------------------------------------------------------
+
+atan_p = Primitive("atan")
+
+
+def atan(x: ArrayLike) -> Any:
+    """Elementwise inverse tangent (principal branch)."""
+    return atan_p.bind1(x)
+
+
+elementwise(atan_p, "chlo.atan", _INEXACT)
+
+
+@atan_p.def_jvp
+def _atan_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return atan(x), div(x_dot, add(_const(x, 1), mul(x, x)))
+
+
+# --- atan2 ----------------------------------------------------------------------------------
+
+atan2_p = Primitive("atan2")
+
+
+def atan2(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise angle of the point `(y, x)`: `arctan(x / y)` in the correct quadrant."""
+    return atan2_p.bind1(x, y)
+
+
+elementwise(atan2_p, "stablehlo.atan2", _FLOAT)
+
+
+@atan2_p.def_jvp(symbolic_zeros=True)
+def _atan2_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = atan2(x, y)
+    den = add(mul(x, x), mul(y, y))
+    terms = []
+    if type(x_dot) is not Zero:
+        terms.append(mul(x_dot, div(y, den)))
+    if type(y_dot) is not Zero:
+        terms.append(mul(y_dot, div(neg(x), den)))
+    return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
+# --- sinh -----------------------------------------------------------------------------------
+
+sinh_p = Primitive("sinh")
+
+
+def sinh(x: ArrayLike) -> Any:
+    """Elementwise hyperbolic sine."""
+    return sinh_p.bind1(x)
+
+
+elementwise(sinh_p, "chlo.sinh", _INEXACT)
+
+
+@sinh_p.def_jvp
+def _sinh_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return sinh(x), mul(x_dot, cosh(x))
+
+
+# --- cosh -----------------------------------------------------------------------------------
+
+cosh_p = Primitive("cosh")
+
+
+def cosh(x: ArrayLike) -> Any:
+    """Elementwise hyperbolic cosine."""
+    return cosh_p.bind1(x)
+
+
+elementwise(cosh_p, "chlo.cosh", _INEXACT)
+
+
+@cosh_p.def_jvp
+def _cosh_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return cosh(x), mul(x_dot, sinh(x))
+
+
+# --- tanh -----------------------------------------------------------------------------------
+
+tanh_p = Primitive("tanh")
+
+
+def tanh(x: ArrayLike) -> Any:
+    """Elementwise hyperbolic tangent."""
+    return tanh_p.bind1(x)
+
+
+elementwise(tanh_p, "stablehlo.tanh", _INEXACT)
+
+
+@tanh_p.def_jvp
+def _tanh_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = tanh(x)
+    one = _const(y, 1)
+    # (1 + y)(1 - y) rather than 1 - y**2: no cancellation where |y| is near 1.
+    return y, mul(x_dot, mul(add(one, y), sub(one, y)))
+
+
+# --- asinh ----------------------------------------------------------------------------------
+
+asinh_p = Primitive("asinh")
+
+
+def asinh(x: ArrayLike) -> Any:
+    """Elementwise inverse hyperbolic sine (principal branch)."""
+    return asinh_p.bind1(x)
+
+
+elementwise(asinh_p, "chlo.asinh", _INEXACT)
+
+
+@asinh_p.def_jvp
+def _asinh_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return asinh(x), mul(x_dot, rsqrt(add(mul(x, x), _const(x, 1))))
+
+
+# --- acosh ----------------------------------------------------------------------------------
+
+acosh_p = Primitive("acosh")
+
+
+def acosh(x: ArrayLike) -> Any:
+    """Elementwise inverse hyperbolic cosine (principal branch)."""
+    return acosh_p.bind1(x)
+
+
+elementwise(acosh_p, "chlo.acosh", _INEXACT)
+
+
+@acosh_p.def_jvp
+def _acosh_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    one = _const(x, 1)
+    # NB: JAX writes rsqrt((x - 1) * (x + 1)), which has the wrong sign for complex x with
+    # Re(x) < 0; the product of two principal roots matches the principal branch everywhere.
+    return acosh(x), mul(x_dot, mul(rsqrt(sub(x, one)), rsqrt(add(x, one))))
+
+
+# --- atanh ----------------------------------------------------------------------------------
+
+atanh_p = Primitive("atanh")
+
+
+def atanh(x: ArrayLike) -> Any:
+    """Elementwise inverse hyperbolic tangent (principal branch)."""
+    return atanh_p.bind1(x)
+
+
+elementwise(atanh_p, "chlo.atanh", _INEXACT)
+
+
+@atanh_p.def_jvp
+def _atanh_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    one = _const(x, 1)
+    return atanh(x), div(x_dot, mul(add(one, x), sub(one, x)))
+
+
+# --- logistic -------------------------------------------------------------------------------
+
+logistic_p = Primitive("logistic")
+
+
+def logistic(x: ArrayLike) -> Any:
+    """Elementwise logistic sigmoid `1 / (1 + exp(-x))`."""
+    return logistic_p.bind1(x)
+
+
+elementwise(logistic_p, "stablehlo.logistic", _INEXACT)
+
+
+@logistic_p.def_jvp
+def _logistic_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = logistic(x)
+    return y, mul(x_dot, mul(y, sub(_const(y, 1), y)))
+
+
+# --- pow ------------------------------------------------------------------------------------
+
+pow_p = Primitive("pow")
+
+
+def pow(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
+    """Elementwise `x ** y` for operands of one dtype (principal branch for complex).
+
+    NB: for integers a negative exponent gives 0 (or ±1 for a base of ±1) as XLA defines it,
+    where NumPy raises ValueError.
+    """
+    return pow_p.bind1(x, y)
+
+
+elementwise(pow_p, "stablehlo.power", "iufc")
+
+
+@pow_p.def_jvp(symbolic_zeros=True)
+def _pow_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = pow(x, y)
+    terms = []
+    if type(x_dot) is not Zero:
+        terms.append(mul(x_dot, mul(y, pow(x, sub(y, _const(y, 1))))))
+    if type(y_dot) is not Zero:
+        # As in JAX: log(x) with x == 0 read as log(1) = 0, so 0**y has a zero y-derivative.
+        safe_x = select_n(eq(x, _const(x, 0)), x, full(get_aval(x).shape, 1, get_aval(x).dtype))
+        terms.append(mul(y_dot, mul(log(safe_x), out)))
+    return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
+__all__ = [
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cbrt",
+    "cos",
+    "cosh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log1p",
+    "logistic",
+    "pow",
+    "rsqrt",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+]

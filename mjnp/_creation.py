@@ -1,0 +1,523 @@
+"""Array creation: array, asarray, zeros, ones, full, empty and their `_like` forms, arange,
+linspace, eye and identity.
+
+Default dtypes are NumPy's (float64 for `zeros`, int64 for `arange(3)`). Arrays made here are
+strong-typed, as NumPy arrays are: `asarray(1.0)` is a float64 array that promotes like one.
+
+NB: mjnp arrays have no memory layout and are immutable, so `order` is checked and otherwise
+ignored, `empty` is `zeros`, and a "copy" of an mjnp array may share its (immutable) buffer.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import core, dtypes, lax
+from mjcore.array import Array as _Array
+from mjcore.core import Tracer
+from mjcore.dtypes import DTypeLike
+from mjnp._manipulation import normalize_axis
+from mjnp._promotion import asarray_arg, check_arraylike
+
+ArrayLike = Any
+Array = Any
+ShapeLike = int | Sequence[int]
+
+_BOOL = np.dtype(bool)
+_INT64 = np.dtype("int64")
+_FLOAT16 = np.dtype("float16")
+_FLOAT32 = np.dtype("float32")
+_FLOAT64 = np.dtype("float64")
+
+
+# --- argument checks ------------------------------------------------------------------------
+
+
+def _dtype_arg(fname: str, dtype: DTypeLike | None, default: np.dtype | None) -> np.dtype | None:
+    if dtype is None:
+        return default
+    return dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+
+
+def _shape_arg(fname: str, shape: ShapeLike) -> tuple[int, ...]:
+    """A shape argument (an integer or a sequence of them) as a tuple, as NumPy reads it.
+
+    Raises:
+        TypeError: for non-integer sizes.
+        ValueError: for negative sizes.
+    """
+    try:
+        dims = (operator.index(shape),) if not isinstance(shape, Sequence) else shape
+        out = tuple(operator.index(d) for d in dims)
+    except TypeError as err:
+        raise TypeError(
+            f"mjnp.{fname}: expected a sequence of integers or a single integer as the shape, "
+            f"got {shape!r}"
+        ) from err
+    if any(d < 0 for d in out):
+        raise ValueError(f"mjnp.{fname}: negative dimensions are not allowed, got shape {out}")
+    return out
+
+
+def _check_order(fname: str, order: str | None, allowed: str = "CFAK") -> None:
+    if order is not None and (not isinstance(order, str) or order.upper() not in allowed):
+        choices = ", ".join(repr(c) for c in allowed)
+        raise ValueError(f"mjnp.{fname}: order must be one of {choices}, got {order!r}")
+
+
+def _check_like(fname: str, like: Any, device: Any = None) -> None:
+    if like is not None:
+        raise NotImplementedError(f"mjnp.{fname}: like= is not supported")
+    if device is not None:
+        raise NotImplementedError(
+            f"mjnp.{fname}: device= is not supported yet (arrays live on the default device), "
+            f"got {device!r}"
+        )
+
+
+def _strong(x: Array) -> Array:
+    """`x` without a weak type: arrays made by array/asarray promote like NumPy arrays."""
+    return lax.convert_element_type(x, x.dtype, weak_type=False) if x.weak_type else x
+
+
+# --- array / asarray ------------------------------------------------------------------------
+
+
+def asarray(
+    a: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str | None = None,
+    *,
+    device: Any = None,
+    copy: bool | None = None,
+    like: None = None,
+) -> Array:
+    """Convert `a` to an mjnp array, as `numpy.asarray`.
+
+    Accepts mjnp Arrays and tracers, NumPy arrays and scalars, Python scalars and nested
+    sequences of these (also holding tracers). With `copy=False` only an mjnp array that needs
+    no conversion is accepted.
+
+    Raises:
+        TypeError: for values that are not arrays and for unsupported dtypes.
+        ValueError: with `copy=False` when a copy (a conversion or a transfer to the device)
+            would be needed; for ragged nested sequences.
+        OverflowError: for a Python int that does not fit `dtype`.
+    """
+    _check_order("asarray", order)
+    _check_like("asarray", like, device)
+    dt = _dtype_arg("asarray", dtype, None)
+    is_mjnp = isinstance(a, _Array | Tracer)
+    if copy is False and not (is_mjnp and dt in (None, a.dtype)):
+        raise ValueError(
+            "mjnp.asarray: unable to avoid copy while creating an array as requested (copy=False "
+            f"needs an mjnp array{'' if dt is None else ' of dtype ' + dt.name}, got "
+            f"{type(a).__name__}{'' if not is_mjnp else ' of dtype ' + a.dtype.name}); use "
+            "copy=None to allow a copy"
+        )
+    if not is_mjnp and dt is not None and _is_host_value(a):
+        # NumPy's own conversion, so that e.g. 300 into uint8 raises OverflowError as in NumPy.
+        a = _host_convert("asarray", a, dt)
+    x = _strong(asarray_arg("asarray", a))
+    return x if dt is None else lax.convert_element_type(x, dt)
+
+
+def _is_host_value(a: Any) -> bool:
+    """Whether NumPy can convert `a` itself (no tracers inside)."""
+    if isinstance(a, list | tuple):
+        return all(_is_host_value(v) for v in a)
+    return not isinstance(a, Tracer)
+
+
+def _host_convert(fname: str, a: Any, dtype: np.dtype) -> np.ndarray:
+    check_arraylike(fname, a)
+    if dtypes.is_python_scalar(a):
+        return dtypes.coerce_python_scalar(a, dtype, f"mjnp.{fname}")
+    try:
+        return np.asarray(a, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise type(err)(f"mjnp.{fname}: cannot convert to {dtype.name}: {err}") from err
+
+
+def array(
+    object: ArrayLike,  # noqa: A002  (NumPy's argument name)
+    dtype: DTypeLike | None = None,
+    *,
+    copy: bool | None = True,
+    order: str = "K",
+    subok: bool = False,
+    ndmin: int = 0,
+    like: None = None,
+) -> Array:
+    """Create an array, as `numpy.array`; `ndmin` prepends size-1 axes.
+
+    NB: mjnp arrays are immutable, so `copy=True` may return a new handle sharing the input's
+    buffer; nothing can observe the difference.
+    """
+    _check_order("array", order)
+    _check_like("array", like)
+    x = asarray(object, dtype, copy=None if copy else copy)
+    ndmin = operator.index(ndmin)
+    if x.ndim < ndmin:
+        x = lax.expand_dims(x, tuple(range(ndmin - x.ndim)))
+    return x
+
+
+# --- filled arrays --------------------------------------------------------------------------
+
+
+def _filled(fname: str, shape: tuple[int, ...], fill_value: ArrayLike, dtype: np.dtype | None):
+    """An array of `shape` filled with (a broadcast of) `fill_value`, as `numpy.full`."""
+    if dtypes.is_python_scalar(fill_value):
+        dt = dtypes.python_scalar_dtype(fill_value) if dtype is None else dtype
+        if type(fill_value) is complex and dt.kind != "c":
+            fill_value = fill_value.real  # NumPy's unsafe cast drops the imaginary part
+        value = dtypes.coerce_python_scalar(fill_value, dt, f"mjnp.{fname}").item()
+        return lax.full(shape, value, dt)
+    fill = asarray(fill_value, dtype)
+    try:
+        out_shape = np.broadcast_shapes(fill.shape, shape)
+    except ValueError:
+        out_shape = None
+    if out_shape != shape:
+        raise ValueError(
+            f"mjnp.{fname}: could not broadcast fill_value from shape {fill.shape} into shape "
+            f"{shape}"
+        )
+    return lax.broadcast_to(fill, shape)
+
+
+def full(
+    shape: ShapeLike,
+    fill_value: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """An array of `shape` filled with `fill_value` (broadcast), as `numpy.full`.
+
+    The default dtype is that of `array(fill_value)`.
+    """
+    _check_order("full", order, "CF")
+    _check_like("full", like, device)
+    return _filled("full", _shape_arg("full", shape), fill_value, _dtype_arg("full", dtype, None))
+
+
+def zeros(
+    shape: ShapeLike,
+    dtype: DTypeLike | None = float,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """An array of zeros, float64 by default, as `numpy.zeros`."""
+    _check_order("zeros", order, "CF")
+    _check_like("zeros", like, device)
+    return lax.full(_shape_arg("zeros", shape), 0, _dtype_arg("zeros", dtype, _FLOAT64))
+
+
+def ones(
+    shape: ShapeLike,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """An array of ones, float64 by default, as `numpy.ones`."""
+    _check_order("ones", order, "CF")
+    _check_like("ones", like, device)
+    return lax.full(_shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
+
+
+def empty(
+    shape: ShapeLike,
+    dtype: DTypeLike | None = float,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """An array of the given shape and dtype, as `numpy.empty`.
+
+    NB: the contents are zeros (an uninitialised immutable array would be of no use).
+    """
+    _check_order("empty", order, "CF")
+    _check_like("empty", like, device)
+    return lax.full(_shape_arg("empty", shape), 0, _dtype_arg("empty", dtype, _FLOAT64))
+
+
+def _like_aval(fname: str, a: ArrayLike) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype of `a` (without evaluating anything for arrays and tracers)."""
+    if isinstance(a, _Array | Tracer | np.ndarray | np.generic):
+        return tuple(a.shape), dtypes.canonicalize_dtype(a.dtype, f"mjnp.{fname}")
+    if dtypes.is_python_scalar(a):
+        return (), dtypes.python_scalar_dtype(a)
+    x = asarray_arg(fname, a)
+    return x.shape, x.dtype
+
+
+def _like_args(
+    fname: str, a: ArrayLike, dtype: DTypeLike | None, shape: ShapeLike | None, order: str
+) -> tuple[tuple[int, ...], np.dtype]:
+    _check_order(fname, order)
+    a_shape, a_dtype = _like_aval(fname, a)
+    out_shape = a_shape if shape is None else _shape_arg(fname, shape)
+    return out_shape, _dtype_arg(fname, dtype, a_dtype)
+
+
+def zeros_like(
+    a: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """Zeros with the shape and dtype of `a` (or the given ones), as `numpy.zeros_like`."""
+    _check_like("zeros_like", None, device)
+    out_shape, dt = _like_args("zeros_like", a, dtype, shape, order)
+    return lax.full(out_shape, 0, dt)
+
+
+def ones_like(
+    a: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """Ones with the shape and dtype of `a` (or the given ones), as `numpy.ones_like`."""
+    _check_like("ones_like", None, device)
+    out_shape, dt = _like_args("ones_like", a, dtype, shape, order)
+    return lax.full(out_shape, 1, dt)
+
+
+def empty_like(
+    prototype: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """An array with the shape and dtype of `prototype`, as `numpy.empty_like` (zeros; see
+    `empty`)."""
+    _check_like("empty_like", None, device)
+    out_shape, dt = _like_args("empty_like", prototype, dtype, shape, order)
+    return lax.full(out_shape, 0, dt)
+
+
+def full_like(
+    a: ArrayLike,
+    fill_value: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """`fill_value` broadcast to the shape of `a`, in `a`'s dtype, as `numpy.full_like`."""
+    _check_like("full_like", None, device)
+    out_shape, dt = _like_args("full_like", a, dtype, shape, order)
+    return _filled("full_like", out_shape, fill_value, dt)
+
+
+# --- ranges ---------------------------------------------------------------------------------
+
+
+def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
+    """A Python number from a static argument (a traced value raises ConcretizationTypeError)."""
+    if dtypes.is_python_scalar(x):
+        return x
+    value = np.asarray(core.concrete_or_error(x, f"mjnp.{fname}({argname}=...)"))
+    if value.ndim != 0 or value.dtype.kind not in "biufc":
+        raise TypeError(f"mjnp.{fname}: {argname} must be a real scalar, got {x!r:.80}")
+    return value.item()
+
+
+def arange(
+    start_or_stop: Any,
+    stop: Any = None,
+    step: Any = None,
+    dtype: DTypeLike | None = None,
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """Evenly spaced values in `[start, stop)`, as `numpy.arange`.
+
+    Without `dtype`, integer arguments give int64 and float ones float64, as in NumPy. Values
+    follow NumPy's fill rule: the first two are `start` and `start + step` in the result dtype,
+    and element i is `first + i * (second - first)`.
+
+    NB: complex arguments and dtypes are not supported.
+
+    Raises:
+        ZeroDivisionError: for `step=0`, as NumPy.
+        ConcretizationTypeError: for traced arguments (the length must be static).
+    """
+    _check_like("arange", like, device)
+    if stop is None:
+        start, stop = 0, start_or_stop
+    else:
+        start = start_or_stop
+    step = 1 if step is None else step
+    start, stop, step = (
+        _concrete_scalar("arange", name, v)
+        for name, v in (("start", start), ("stop", stop), ("step", step))
+    )
+    if dtype is None:
+        dt = _FLOAT64 if any(isinstance(v, float) for v in (start, stop, step)) else _INT64
+    else:
+        dt = dtypes.canonicalize_dtype(dtype, "mjnp.arange")
+    if dt.kind == "c":
+        raise TypeError("mjnp.arange: complex dtypes are not supported")
+    if step == 0:
+        raise ZeroDivisionError("mjnp.arange: step must not be zero (division by zero)")
+    length = max(math.ceil((stop - start) / step), 0)
+    return _arange_values(start, step, length, dt)
+
+
+def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
+    """A real Python number from a static argument (traced values raise
+    ConcretizationTypeError)."""
+    value = np.asarray(core.concrete_or_error(x, f"mjnp.{fname}({argname}=...)"))
+    if value.ndim != 0 or value.dtype.kind not in "biuf":
+        raise TypeError(f"mjnp.{fname}: {argname} must be a real scalar, got {x!r:.80}")
+    return value.item()
+
+
+def _arange_values(start: Any, step: Any, length: int, dt: np.dtype) -> Array:
+    if length == 0:
+        return lax.full((0,), 0, dt)
+    first = dtypes.coerce_python_scalar(start, dt, "mjnp.arange")
+    if length == 1:
+        return lax.full((length,), first.item(), dt)
+    second = dtypes.coerce_python_scalar(start + step, dt, "mjnp.arange")
+    if dt == _BOOL:
+        if length > 2:
+            raise TypeError(
+                "mjnp.arange: arange() is only supported for booleans when the result has at "
+                "most length 2"
+            )
+        return asarray([first.item(), second.item()], dt)
+    # NumPy fills half precision in float32 arithmetic.
+    work = _FLOAT32 if dt == _FLOAT16 else dt
+    first, second = first.astype(work), second.astype(work)
+    with np.errstate(over="ignore"):
+        delta = second - first
+    index = lax.iota(work, length)
+    values = lax.add(
+        lax.full((), first.item(), work), lax.mul(index, lax.full((), delta.item(), work))
+    )
+    if work.kind == "f":
+        # Element 1 is `second` itself, not `first + 1 * delta`.
+        is_second = lax.eq(index, lax.full((), 1, work))
+        values = lax.select_n(is_second, values, lax.full((length,), second.item(), work))
+    return lax.convert_element_type(values, dt)
+
+
+def linspace(
+    start: ArrayLike,
+    stop: ArrayLike,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: DTypeLike | None = None,
+    axis: int = 0,
+    *,
+    device: Any = None,
+) -> Array | tuple[Array, Array]:
+    """`num` evenly spaced values from `start` to `stop`, as `numpy.linspace`.
+
+    `start` and `stop` may be arrays (and traced); the values are computed as NumPy does:
+    `start + arange(num) * step` in the floating dtype of `start`, `stop` and a Python float,
+    with the last value set to `stop` when `endpoint`. An integer `dtype` takes the floor.
+
+    NB: NumPy switches to `arange(num) / div * delta` for *all* elements when any step is
+    zero (denormal ranges); here each element switches on its own step.
+
+    Raises:
+        ValueError: for negative `num`.
+    """
+    _check_like("linspace", None, device)
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"mjnp.linspace: Number of samples, {num}, must be non-negative.")
+    start, stop = asarray_arg("linspace", start), asarray_arg("linspace", stop)
+    dt, _ = dtypes.result_type(start, stop, 1.0, fname="mjnp.linspace")
+    out_dt = _dtype_arg("linspace", dtype, dt)
+    start = lax.convert_element_type(start, dt)
+    stop = lax.convert_element_type(stop, dt)
+    div = (num - 1) if endpoint else num
+    delta = lax.sub(stop, start)
+    shape = (num, *delta.shape)
+    y = lax.broadcast_in_dim(lax.iota(dt, num), shape, (0,))
+    if div > 0:
+        step = lax.div(delta, lax.full((), div, dt))
+        # Denormal steps underflow to zero: scale by delta after dividing instead.
+        small = lax.mul(lax.div(y, lax.full((), div, dt)), delta)
+        step_zero = lax.eq(step, lax.full((), 0, dt))
+        y = lax.select_n(
+            lax.broadcast_to(step_zero, shape), lax.mul(y, step), lax.broadcast_to(small, shape)
+        )
+    else:
+        step = lax.full(delta.shape, np.nan, dt)
+        y = lax.mul(y, delta)
+    y = lax.add(y, start)
+    if endpoint and num > 1:
+        is_last = lax.eq(lax.broadcasted_iota(_INT64, shape, 0), lax.full((), num - 1, _INT64))
+        y = lax.select_n(is_last, y, lax.broadcast_to(stop, shape))
+    if axis != 0:
+        axis = normalize_axis("mjnp.linspace", axis, len(shape))
+        perm = list(range(1, len(shape)))
+        perm.insert(axis, 0)
+        y = lax.transpose(y, tuple(perm))
+    if out_dt.kind in "iu":
+        y = lax.floor(y)
+    y = lax.convert_element_type(y, out_dt)
+    return (y, step) if retstep else y
+
+
+def eye(
+    N: int,  # noqa: N803  (NumPy's argument name)
+    M: int | None = None,  # noqa: N803  (NumPy's argument name)
+    k: int = 0,
+    dtype: DTypeLike | None = float,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """An `N` x `M` array with ones on diagonal `k` and zeros elsewhere, as `numpy.eye`."""
+    _check_order("eye", order, "CF")
+    _check_like("eye", like, device)
+    dt = _dtype_arg("eye", dtype, _FLOAT64)
+    rows = operator.index(N)
+    cols = rows if M is None else operator.index(M)
+    shape = _shape_arg("eye", (rows, cols))
+    k = operator.index(k)
+    row = lax.broadcasted_iota(_INT64, shape, 0)
+    col = lax.broadcasted_iota(_INT64, shape, 1)
+    on_diagonal = lax.eq(lax.add(row, lax.full((), k, _INT64)), col)
+    return lax.convert_element_type(on_diagonal, dt)
+
+
+def identity(n: int, dtype: DTypeLike | None = None, *, like: None = None) -> Array:
+    """The `n` x `n` identity matrix, float64 by default, as `numpy.identity`."""
+    _check_like("identity", like)
+    return eye(n, dtype=dtype if dtype is not None else _FLOAT64)

@@ -1,0 +1,107 @@
+"""Data types: the NumPy scalar types as dtype names, type promotion queries and constants.
+
+The dtype objects are NumPy's own (`mjnp.float32 is numpy.float32`), so they work wherever NumPy
+expects a dtype and compare equal to NumPy dtypes. Promotion follows NumPy 2 (NEP 50) through
+`mjcore.dtypes.result_type`, which also understands mjnp's weak (Python-scalar) arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes
+from mjcore.dtypes import DTypeLike
+from mjnp._promotion import asarray_arg
+
+ArrayLike = Any
+
+# NB: the scalar types are NumPy's, so `mjnp.float32(3)` is a NumPy scalar, not an mjnp Array.
+bool_ = np.bool_
+bool = np.bool_  # noqa: A001  (NumPy 2's and the Array API's name)
+int8 = np.int8
+int16 = np.int16
+int32 = np.int32
+int64 = np.int64
+uint8 = np.uint8
+uint16 = np.uint16
+uint32 = np.uint32
+uint64 = np.uint64
+float16 = np.float16
+float32 = np.float32
+float64 = np.float64
+complex64 = np.complex64
+complex128 = np.complex128
+int_ = np.int_
+intp = np.intp
+uint = np.uint
+uintp = np.uintp
+half = np.half
+single = np.single
+double = np.double
+csingle = np.csingle
+cdouble = np.cdouble
+
+# The abstract scalar types, for `issubdtype(x.dtype, mjnp.floating)`.
+generic = np.generic
+number = np.number
+integer = np.integer
+signedinteger = np.signedinteger
+unsignedinteger = np.unsignedinteger
+inexact = np.inexact
+floating = np.floating
+complexfloating = np.complexfloating
+
+dtype = np.dtype
+finfo = np.finfo
+iinfo = np.iinfo
+issubdtype = np.issubdtype
+isdtype = np.isdtype
+
+pi = math.pi
+e = math.e
+euler_gamma = float(np.euler_gamma)
+inf = math.inf
+nan = math.nan
+newaxis = None
+
+
+def _dtype_or_array(fname: str, x: Any) -> Any:
+    """A dtype-like argument as it is; anything else as an array (for its dtype and weakness)."""
+    if isinstance(x, np.dtype | type | str) or dtypes.is_python_scalar(x):
+        return x
+    return asarray_arg(fname, x)
+
+
+def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
+    """The dtype of combining the arguments, as `numpy.result_type` (NumPy 2, NEP 50).
+
+    Python scalars and weak mjnp arrays contribute only their kind: `result_type(int8, 1)` is
+    int8 and `result_type(float32, 1.0)` is float32.
+
+    Raises:
+        ValueError: with no arguments.
+        TypeError: for unsupported dtypes or values that are neither arrays nor dtypes.
+    """
+    args = [_dtype_or_array("result_type", x) for x in arrays_and_dtypes]
+    return dtypes.result_type(*args, fname="mjnp.result_type")[0]
+
+
+def promote_types(type1: DTypeLike, type2: DTypeLike) -> np.dtype:
+    """The smallest dtype both dtypes cast to safely, as `numpy.promote_types`."""
+    return dtypes.promote_types(
+        dtypes.canonicalize_dtype(type1, "mjnp.promote_types"),
+        dtypes.canonicalize_dtype(type2, "mjnp.promote_types"),
+    )
+
+
+def can_cast(from_: ArrayLike | DTypeLike, to: DTypeLike, casting: str = "safe") -> bool:
+    """Whether a cast can happen under the `casting` rule, as `numpy.can_cast`.
+
+    `from_` is a dtype or an array; as in NumPy 2, Python scalars are not accepted.
+    """
+    if hasattr(from_, "dtype") and not isinstance(from_, type):
+        from_ = from_.dtype
+    return np.can_cast(from_, to, casting)

@@ -1,0 +1,267 @@
+"""Shape manipulation (NumPy's "array manipulation routines"): reshape, transpose, squeeze, ...
+
+Also the axis-argument helpers (`normalize_axis`, `normalize_axes`) that every mjnp function
+taking an `axis` uses, so that AxisError and duplicate-axis errors read the same everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from numpy.exceptions import AxisError
+
+from mjcore import lax
+from mjcore.dtypes import DTypeLike, canonicalize_dtype
+from mjnp._promotion import asarray_arg
+
+ArrayLike = Any
+Array = Any
+Axis = int | Sequence[int] | None
+ShapeLike = int | Sequence[int]
+
+# --- axis arguments -------------------------------------------------------------------------
+
+
+def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
+    """`axis` as a non-negative int below `ndim`, as NumPy's `normalize_axis_index`.
+
+    Raises:
+        TypeError: if `axis` is not an integer.
+        AxisError: if it is out of range.
+    """
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim, fname)
+    return axis % ndim
+
+
+def normalize_axes(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple of non-negative axes, in the given order.
+
+    Raises:
+        TypeError: if an entry is not an integer.
+        AxisError: if an axis is out of range.
+        ValueError: if an axis repeats.
+    """
+    if isinstance(axis, tuple | list):
+        axes = tuple(normalize_axis(fname, a, ndim) for a in axis)
+    else:
+        axes = (normalize_axis(fname, axis, ndim),)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{fname}: duplicate value in '{argname}', got {axis!r}")
+    return axes
+
+
+def _shape_arg(fname: str, shape: Any) -> tuple[int, ...]:
+    """An int or a sequence of ints as a shape tuple (entries may still be negative)."""
+    try:
+        if isinstance(shape, Sequence) and not isinstance(shape, str):
+            return tuple(operator.index(d) for d in shape)
+        return (operator.index(shape),)
+    except TypeError as err:
+        raise TypeError(
+            f"{fname}: expected a sequence of integers or a single integer, got {shape!r}"
+        ) from err
+
+
+def _check_order(fname: str, order: str | None, allowed: str) -> str:
+    if order is None:
+        return "C"
+    if order not in allowed:
+        raise ValueError(f"{fname}: order must be one of {', '.join(allowed)}, got {order!r}")
+    # NB: mjnp arrays are always C-contiguous, so 'A' and 'K' read them in C order.
+    return "F" if order == "F" else "C"
+
+
+def asarray_strong(fname: str, x: ArrayLike) -> Array:
+    """`asarray_arg`, then a weak type (from a Python scalar) is dropped.
+
+    NumPy functions return strong arrays: `np.reshape(2.0, (1,)) + np.float32(1)` is float64.
+    """
+    x = asarray_arg(fname, x)
+    return lax.convert_element_type(x, x.dtype) if x.weak_type else x
+
+
+# --- reshaping ------------------------------------------------------------------------------
+
+
+def _resolve_shape(fname: str, size: int, in_shape: tuple[int, ...], shape: Any) -> tuple[int, ...]:
+    """`shape` with its one unknown (negative) entry inferred; ValueError if it cannot fit."""
+    new_shape = _shape_arg(fname, shape)
+    unknown = [i for i, d in enumerate(new_shape) if d < 0]
+    if len(unknown) > 1:
+        raise ValueError(f"{fname}: can only specify one unknown dimension, got {new_shape}")
+    if unknown:
+        known = math.prod(d for d in new_shape if d >= 0)
+        if known == 0 or size % known:
+            raise ValueError(
+                f"{fname}: cannot reshape array of shape {in_shape} (size {size}) into shape "
+                f"{new_shape}"
+            )
+        new_shape = tuple(size // known if d < 0 else d for d in new_shape)
+    if math.prod(new_shape) != size:
+        raise ValueError(
+            f"{fname}: cannot reshape array of shape {in_shape} (size {size}) into shape "
+            f"{new_shape}"
+        )
+    return new_shape
+
+
+def reshape(
+    a: ArrayLike, /, shape: ShapeLike, order: str = "C", *, copy: bool | None = None
+) -> Array:
+    """Give `a` a new shape without changing its data, as `numpy.reshape`.
+
+    One entry of `shape` may be -1 (inferred). `order` 'C' and 'F' are supported ('A' reads
+    as 'C'). `copy` is accepted for signature compatibility: arrays are immutable values.
+    """
+    a = asarray_strong("reshape", a)
+    order = _check_order("mjnp.reshape", order, "CFA")
+    new_shape = _resolve_shape("mjnp.reshape", a.size, a.shape, shape)
+    if order == "F":
+        a = lax.transpose(a, tuple(reversed(range(a.ndim))))
+        out = lax.reshape(a, new_shape[::-1])
+        return lax.transpose(out, tuple(reversed(range(len(new_shape)))))
+    return lax.reshape(a, new_shape)
+
+
+def ravel(a: ArrayLike, order: str = "C") -> Array:
+    """A 1-D array of the elements of `a`, as `numpy.ravel` (orders 'C', 'F', 'A', 'K')."""
+    a = asarray_strong("ravel", a)
+    return reshape(a, (a.size,), order=_check_order("mjnp.ravel", order, "CFAK"))
+
+
+def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
+    """Permute the axes of `a` (reverse them by default), as `numpy.transpose`."""
+    a = asarray_strong("transpose", a)
+    if axes is None:
+        return lax.transpose(a, tuple(reversed(range(a.ndim))))
+    axes_tuple = tuple(axes) if isinstance(axes, tuple | list) else (axes,)
+    if len(axes_tuple) != a.ndim:
+        raise ValueError(
+            f"mjnp.transpose: axes don't match array: got axes {axes!r} for an array of shape "
+            f"{a.shape}"
+        )
+    perm = tuple(normalize_axis("mjnp.transpose", ax, a.ndim) for ax in axes_tuple)
+    if len(set(perm)) != len(perm):
+        raise ValueError(f"mjnp.transpose: repeated axis in transpose, got axes {axes!r}")
+    return lax.transpose(a, perm)
+
+
+def permute_dims(a: ArrayLike, /, axes: Sequence[int] | None = None) -> Array:
+    """The Array API name of `transpose`."""
+    return transpose(a, axes)
+
+
+def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
+    """Interchange two axes, as `numpy.swapaxes`."""
+    a = asarray_strong("swapaxes", a)
+    i = normalize_axis("mjnp.swapaxes", axis1, a.ndim)
+    j = normalize_axis("mjnp.swapaxes", axis2, a.ndim)
+    perm = list(range(a.ndim))
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, tuple(perm))
+
+
+def moveaxis(a: ArrayLike, source: Axis, destination: Axis) -> Array:
+    """Move axes to new positions, the others keeping their order, as `numpy.moveaxis`."""
+    a = asarray_strong("moveaxis", a)
+    src = normalize_axes("mjnp.moveaxis", source, a.ndim, "source")
+    dst = normalize_axes("mjnp.moveaxis", destination, a.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError(
+            "mjnp.moveaxis: `source` and `destination` arguments must have the same number of "
+            f"elements, got {source!r} and {destination!r}"
+        )
+    perm = [i for i in range(a.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        perm.insert(d, s)
+    return lax.transpose(a, tuple(perm))
+
+
+def expand_dims(a: ArrayLike, axis: Axis) -> Array:
+    """Insert size-1 axes at positions `axis` of the result, as `numpy.expand_dims`."""
+    a = asarray_strong("expand_dims", a)
+    out_ndim = a.ndim + (len(axis) if isinstance(axis, tuple | list) else 1)
+    axes = normalize_axes("mjnp.expand_dims", axis, out_ndim)
+    return lax.expand_dims(a, axes)
+
+
+def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
+    """Remove size-1 axes (all of them, or those in `axis`), as `numpy.squeeze`."""
+    a = asarray_strong("squeeze", a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(a.shape) if d == 1)
+    else:
+        axes = normalize_axes("mjnp.squeeze", axis, a.ndim)
+        for ax in axes:
+            if a.shape[ax] != 1:
+                raise ValueError(
+                    "mjnp.squeeze: cannot select an axis to squeeze out which has size not "
+                    f"equal to one: axis {ax} of shape {a.shape}"
+                )
+    if not axes:
+        return a
+    return lax.squeeze(a, tuple(sorted(axes)))
+
+
+def broadcast_to(array: ArrayLike, shape: ShapeLike, subok: bool = False) -> Array:
+    """Broadcast `array` to `shape` by NumPy's rules, as `numpy.broadcast_to`."""
+    array = asarray_strong("broadcast_to", array)
+    shape = _shape_arg("mjnp.broadcast_to", shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(
+            f"mjnp.broadcast_to: all elements of broadcast shape must be non-negative, got {shape}"
+        )
+    in_shape = array.shape
+    offset = len(shape) - len(in_shape)
+    if offset < 0 or any(d not in (1, shape[offset + i]) for i, d in enumerate(in_shape)):
+        raise ValueError(
+            f"mjnp.broadcast_to: cannot broadcast an array of shape {in_shape} to the requested "
+            f"shape {shape}"
+        )
+    return lax.broadcast_to(array, shape)
+
+
+def atleast_1d(*arys: ArrayLike) -> Array | tuple[Array, ...]:
+    """Arrays with at least one dimension, as `numpy.atleast_1d` (0-d becomes shape (1,)).
+
+    One argument gives one array, several give a tuple.
+    """
+    outs = tuple(_atleast_1d(asarray_strong("atleast_1d", x)) for x in arys)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _atleast_1d(x: Array) -> Array:
+    return lax.reshape(x, (1,)) if x.ndim == 0 else x
+
+
+# --- dtype and copies -----------------------------------------------------------------------
+
+
+def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = True, device: Any = None) -> Array:
+    """Cast `x` to `dtype` (unsafe casting), as `numpy.astype`.
+
+    `copy` is accepted for signature compatibility: arrays are immutable values, so the result
+    may be `x` itself when no cast is needed.
+
+    NB: casting a float outside the target integer range (NaN, or a negative float to an
+    unsigned type) is undefined in NumPy, which warns and gives a platform-dependent value;
+    here it saturates, as XLA does.
+    """
+    x = asarray_strong("astype", x)
+    if device is not None:
+        raise ValueError(f"mjnp.astype: only device=None is supported, got {device!r}")
+    return lax.convert_element_type(x, canonicalize_dtype(dtype, "mjnp.astype"))
+
+
+def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
+    """An array with the value of `a`, as `numpy.copy`.
+
+    NB: arrays are immutable, so the "copy" may share storage with `a`; nothing can observe it.
+    """
+    _check_order("mjnp.copy", order, "CFAK")
+    return asarray_strong("copy", a)

@@ -1,0 +1,275 @@
+"""Turning mjnp arguments into arrays of one dtype, by NumPy 2's rules (NEP 50).
+
+Every mjnp function starts here: `asarray_arg` accepts what NumPy accepts as an array (mjnp
+Arrays, tracers, NumPy arrays and scalars, Python scalars, nested lists and tuples) and
+`promote_args` brings several such arguments to their common dtype. Python scalars are *weak*:
+they take the dtype of the arrays they meet (`uint8_array + 3` stays uint8) and must fit it
+(`uint8_array + 300` raises OverflowError, as in NumPy). The promotion rule itself lives in
+`mjcore.dtypes.result_type`; this module applies it to values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes, lax
+from mjcore.array import Array
+from mjcore.core import Tracer, get_aval
+from mjcore.dispatch import device_put, scalar_array
+
+ArrayLike = Any
+
+_BOOL = np.dtype(bool)
+_INT8 = np.dtype("int8")
+_FLOAT16 = np.dtype("float16")
+_FLOAT32 = np.dtype("float32")
+_FLOAT64 = np.dtype("float64")
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+# The smallest float dtype each integer (or bool) dtype casts to safely: the loop NumPy picks for
+# a ufunc that only has floating loops (`np.sin(int8_array)` is float16).
+_SMALLEST_SAFE_FLOAT: dict[np.dtype, np.dtype] = {
+    np.dtype(name): dt
+    for names, dt in (
+        (("bool", "int8", "uint8"), _FLOAT16),
+        (("int16", "uint16"), _FLOAT32),
+        (("int32", "uint32", "int64", "uint64"), _FLOAT64),
+    )
+    for name in names
+}
+
+
+def is_arraylike(x: Any) -> bool:
+    """Whether mjnp accepts `x` as an array: the types `asarray_arg` converts.
+
+    Strings, bytes, None and arbitrary objects are not array-like, even though NumPy would wrap
+    some of them in object or string arrays.
+    """
+    return (
+        isinstance(x, Array | Tracer | np.ndarray | np.generic | list | tuple)
+        or isinstance(x, _PYTHON_SCALARS)
+        or (hasattr(x, "__array__") and not isinstance(x, str | bytes))
+    )
+
+
+def check_arraylike(fname: str, *args: Any) -> None:
+    """Raise a TypeError naming `fname` if some argument is not array-like.
+
+    Raises:
+        TypeError: e.g. `mjnp.add: argument 1 of type str is not an array: 'a'`.
+    """
+    for i, x in enumerate(args):
+        if not is_arraylike(x):
+            raise _not_arraylike(fname, i, x)
+
+
+def _not_arraylike(fname: str, i: int, x: Any) -> TypeError:
+    return TypeError(
+        f"mjnp.{fname}: argument {i} of type {type(x).__name__} is not an array: {x!r:.80}; "
+        "expected an mjnp or NumPy array, a Python or NumPy scalar or a (nested) list of those"
+    )
+
+
+def asarray_arg(fname: str, x: ArrayLike) -> Any:
+    """`x` as an mjnp Array or tracer, without changing its dtype.
+
+    Arrays and tracers are returned as they are. Python scalars become weak 0-d arrays of their
+    default dtype (bool, int64, float64, complex128); everything else converts as in
+    `numpy.asarray`, and must have a supported dtype.
+
+    Raises:
+        TypeError: for values that are not arrays (strings, None, objects) and unsupported
+            dtypes (object, str, datetime, longdouble).
+        OverflowError: for a Python int outside int64.
+        ValueError: for ragged nested sequences.
+    """
+    if isinstance(x, Array | Tracer):
+        return x
+    if type(x) in _PYTHON_SCALARS:
+        dtype = dtypes.python_scalar_dtype(x)
+        if type(x) is int:
+            dtypes.check_python_int_range(x, dtype, f"mjnp.{fname}")
+        return scalar_array(x, dtype, weak_type=True)
+    check_arraylike(fname, x)
+    if isinstance(x, list | tuple) and _contains_traced(x):
+        return _stack_nested(fname, x)
+    return _from_numpy(fname, x)
+
+
+def _from_numpy(fname: str, x: Any) -> Array:
+    """A device Array of the value NumPy makes of `x` (a strong dtype, as in `np.asarray`)."""
+    try:
+        value = np.asarray(x)
+    except OverflowError as err:
+        raise OverflowError(f"mjnp.{fname}: {err}") from err
+    except ValueError as err:
+        raise ValueError(f"mjnp.{fname}: cannot make an array of {x!r:.80}: {err}") from err
+    if value.dtype == object and isinstance(x, list | tuple) and _has_big_int(x):
+        raise OverflowError(f"mjnp.{fname}: Python integer out of bounds for int64 in {x!r:.80}")
+    dtypes.canonicalize_dtype(value.dtype, f"mjnp.{fname}")  # TypeError for unsupported dtypes
+    return device_put(value)
+
+
+def _has_big_int(seq: list | tuple) -> bool:
+    return any(
+        _has_big_int(v) if isinstance(v, list | tuple) else type(v) is int and v.bit_length() > 63
+        for v in seq
+    )
+
+
+def _contains_traced(seq: list | tuple) -> bool:
+    return any(
+        isinstance(v, Tracer) or (isinstance(v, list | tuple) and _contains_traced(v)) for v in seq
+    )
+
+
+def _stack_nested(fname: str, seq: list | tuple) -> Any:
+    """A nested sequence holding tracers, stacked with `lax.concatenate`.
+
+    Python scalars in the sequence count as strong arrays of their default dtype, as in NumPy's
+    array coercion (`np.array([np.float32(1), 2.0])` is float64).
+    """
+    nested = _map_nested(fname, seq)
+    shape = _nested_shape(fname, nested)
+    leaves = _flatten_nested(nested)
+    if not leaves:
+        return _from_numpy(fname, seq)
+    dtype, _ = dtypes.result_type(*leaves, fname=f"mjnp.{fname}")
+    flat = lax.concatenate(
+        [lax.expand_dims(lax.convert_element_type(v, dtype), (0,)) for v in leaves], 0
+    )
+    return lax.reshape(flat, shape)
+
+
+def _map_nested(fname: str, seq: Any) -> Any:
+    """The nested sequence as nested lists of arrays (Python scalars as strong arrays)."""
+    if isinstance(seq, list | tuple):
+        return [_map_nested(fname, v) for v in seq]
+    return _from_numpy(fname, seq) if type(seq) in _PYTHON_SCALARS else asarray_arg(fname, seq)
+
+
+def _flatten_nested(nested: Any) -> list[Any]:
+    if isinstance(nested, list):
+        return [leaf for v in nested for leaf in _flatten_nested(v)]
+    return [nested]
+
+
+def _nested_shape(fname: str, nested: Any) -> tuple[int, ...]:
+    """The shape of nested lists of arrays (ValueError if ragged)."""
+    if not isinstance(nested, list):
+        return tuple(nested.shape)
+    shapes = {_nested_shape(fname, v) for v in nested}
+    if len(shapes) > 1:
+        raise ValueError(
+            f"mjnp.{fname}: setting an array element with a sequence; the nested sequence has an "
+            f"inhomogeneous shape (parts of shapes {sorted(shapes)})"
+        )
+    return (len(nested), *(shapes.pop() if shapes else ()))
+
+
+# --- promotion ------------------------------------------------------------------------------
+
+
+def _arrays_and_dtype(fname: str, args: tuple[Any, ...]) -> tuple[list[Any], np.dtype, bool]:
+    """Arguments as arrays (Python scalars kept as they are) and their NumPy 2 result type."""
+    vals = []
+    for i, x in enumerate(args):
+        if type(x) in _PYTHON_SCALARS or isinstance(x, Array | Tracer):
+            vals.append(x)
+        elif is_arraylike(x):
+            vals.append(asarray_arg(fname, x))
+        else:
+            raise _not_arraylike(fname, i, x)
+    dtype, weak = dtypes.result_type(*vals, fname=f"mjnp.{fname}")
+    # Python scalars alone give a strong result, as NumPy's `np.add(1, 2)` is a strong int64;
+    # only weak arrays (from transformations of Python scalars) keep the weak type, as in JAX.
+    weak = weak and any(type(x) not in _PYTHON_SCALARS for x in vals)
+    return vals, dtype, weak
+
+
+def _convert_all(fname: str, vals: list[Any], dtype: np.dtype, weak: bool) -> list[Any]:
+    out = []
+    for x in vals:
+        if type(x) in _PYTHON_SCALARS:
+            if type(x) is int:
+                dtypes.check_python_int_range(x, dtype, f"mjnp.{fname}")
+            out.append(scalar_array(x, dtype, weak))
+        elif x.dtype != dtype:
+            out.append(lax.convert_element_type(x, dtype, weak_type=weak))
+        else:
+            out.append(x)
+    return out
+
+
+def promote_args(fname: str, *args: ArrayLike) -> list[Any]:
+    """`args` as arrays of their common dtype under NumPy 2 promotion (NEP 50).
+
+    Python scalars are weak: they contribute only their kind and become arrays of the result
+    dtype. The results are weak (weak-typed arrays, promoting like Python scalars) only when
+    every argument is weak and at least one is a weak array, as made by transforming a
+    function at Python scalars; Python scalars alone give strong arrays, as in NumPy.
+
+    Raises:
+        TypeError: for arguments that are not arrays.
+        OverflowError: for a Python int that does not fit the integer result dtype, e.g.
+            `promote_args("add", uint8_array, 300)`, as NumPy raises.
+    """
+    vals, dtype, weak = _arrays_and_dtype(fname, args)
+    return _convert_all(fname, vals, dtype, weak)
+
+
+def promote_args_inexact(fname: str, *args: ArrayLike) -> list[Any]:
+    """`promote_args`, then bool and integer results go to float64.
+
+    This is NumPy's `true_divide` rule (int8 / int8 is float64) and the rule of `mean`;
+    float16 / int8 stays float16.
+    """
+    vals, dtype, weak = _arrays_and_dtype(fname, args)
+    if dtype.kind in "biu":
+        dtype = _FLOAT64
+    return _convert_all(fname, vals, dtype, weak)
+
+
+def float_loop_dtype(fname: str, *args: ArrayLike) -> tuple[np.dtype, bool]:
+    """The result dtype of a NumPy ufunc that has only floating (and complex) loops.
+
+    NumPy picks the first loop every input casts to safely, so bool, int8 and uint8 go to
+    float16, int16 and uint16 to float32 and wider integers to float64: `np.sin(int8_array)` is
+    float16 and `np.arctan2(int8_array, uint8_array)` is float16 (not float32 via int16). A
+    Python int takes the integer dtype it promotes to (`np.arctan2(bool_array, 1)` is float64).
+    """
+    vals, dtype, weak = _arrays_and_dtype(fname, args)
+    return _float_loop_dtype(tuple(vals), dtype), weak
+
+
+def _float_loop_dtype(args: tuple[Any, ...], dtype: np.dtype) -> np.dtype:
+    if dtype.kind not in "biu":
+        return dtype
+    floats = [
+        _SMALLEST_SAFE_FLOAT[dtype]
+        if type(x) in _PYTHON_SCALARS or getattr(x, "weak_type", False)
+        else _SMALLEST_SAFE_FLOAT[np.dtype(get_aval(x).dtype)]
+        for x in args
+    ]
+    return dtypes.result_type(*floats)[0]
+
+
+def promote_args_float(fname: str, *args: ArrayLike) -> list[Any]:
+    """`args` converted to `float_loop_dtype(fname, *args)` (for sin, sqrt, arctan2, ...)."""
+    vals, dtype, weak = _arrays_and_dtype(fname, args)
+    return _convert_all(fname, vals, _float_loop_dtype(tuple(vals), dtype), weak)
+
+
+def promote_args_numeric(fname: str, *args: ArrayLike) -> list[Any]:
+    """`promote_args`, then a bool result goes to int8.
+
+    For NumPy ufuncs with integer but no boolean loops (power, floor_divide, remainder, square,
+    left_shift, ...): `bool_array ** bool_array` is int8.
+    """
+    vals, dtype, weak = _arrays_and_dtype(fname, args)
+    if dtype == _BOOL:
+        dtype = _INT8
+    return _convert_all(fname, vals, dtype, weak)

@@ -1,0 +1,396 @@
+"""Reductions (NumPy's sums, products, extrema and logic reductions): sum, prod, mean, max, min,
+argmax, argmin, all, any."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mjcore import dtypes, lax
+from mjcore.dtypes import DTypeLike
+from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis
+from mjnp._promotion import asarray_arg
+
+ArrayLike = Any
+Array = Any
+Axis = int | tuple[int, ...] | None
+
+_BOOL = np.dtype(bool)
+_INT64 = np.dtype("int64")
+_UINT64 = np.dtype("uint64")
+_FLOAT16 = np.dtype("float16")
+_FLOAT32 = np.dtype("float32")
+_FLOAT64 = np.dtype("float64")
+
+
+# --- shared steps ---------------------------------------------------------------------------
+
+
+def _check_out(fname: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(
+            f"mjnp.{fname}: out= is not supported because mjnp arrays are immutable; use the "
+            "return value instead"
+        )
+
+
+def _reduced_axes(fname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(sorted(normalize_axes(f"mjnp.{fname}", axis, ndim)))
+
+
+def _where_mask(fname: str, where: ArrayLike, shape: tuple[int, ...]) -> Array | None:
+    """`where` as a bool array of `shape`, or None when it selects everything."""
+    if where is True:
+        return None
+    mask = asarray_arg(fname, where)
+    if mask.dtype != _BOOL:
+        raise TypeError(
+            f"mjnp.{fname}: where= must be a boolean array, got dtype {mask.dtype.name}; "
+            "compare it with a value to make a mask"
+        )
+    try:
+        fits = np.broadcast_shapes(mask.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"mjnp.{fname}: where= of shape {mask.shape} cannot be broadcast to the array "
+            f"shape {shape}"
+        )
+    return lax.broadcast_to(mask, shape)
+
+
+def _scalar_like(fname: str, value: ArrayLike, dtype: np.dtype, argname: str) -> Array:
+    """A 0-d array of `dtype` holding `value` (a Python scalar or a 0-d array)."""
+    if dtypes.is_python_scalar(value):
+        dtypes.coerce_python_scalar(value, dtype, f"mjnp.{fname}")  # NumPy's range checks
+        return lax.full((), value, dtype)
+    arr = asarray_arg(fname, value)
+    if arr.ndim != 0:
+        raise ValueError(f"mjnp.{fname}: {argname} must be a scalar, got shape {arr.shape}")
+    return lax.convert_element_type(arr, dtype)
+
+
+def _finish(x: Array, axes: tuple[int, ...], keepdims: bool) -> Array:
+    return lax.expand_dims(x, axes) if keepdims else x
+
+
+def _reduce(
+    reducer: Callable[[Array, tuple[int, ...]], Array], x: Array, axes: tuple[int, ...]
+) -> Array:
+    return reducer(x, axes) if axes else x
+
+
+def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    # NumPy accumulates small integers in the default platform integer (int64 here) and
+    # unsigned ones in uint64.
+    if dtype.kind in "bi":
+        return _INT64
+    if dtype.kind == "u":
+        return _UINT64
+    return dtype
+
+
+class _Monoid(NamedTuple):
+    """How sum and prod reduce: the lax reduction (and its bool form, for dtype=bool, where
+    NumPy adds with `or` and multiplies with `and`), the identity and the binary op."""
+
+    reduce: Callable[[Array, tuple[int, ...]], Array]
+    reduce_bool: Callable[[Array, tuple[int, ...]], Array]
+    identity: int
+    combine: Callable[[Array, Array], Array]
+
+
+_SUM = _Monoid(lax.reduce_sum, lax.reduce_or, 0, lax.add)
+_PROD = _Monoid(lax.reduce_prod, lax.reduce_and, 1, lax.mul)
+
+
+def _accumulate(
+    fname: str,
+    monoid: _Monoid,
+    x: Array,
+    axes: tuple[int, ...],
+    out_dtype: np.dtype,
+    initial: ArrayLike | None,
+    mask: Array | None,
+) -> Array:
+    """Cast, mask, reduce, then fold in `initial`; the result has the reduced axes removed."""
+    # NB: float16 is accumulated in float32 and rounded once at the end; NumPy's float16 loops
+    # also accumulate in float32 internally.
+    acc_dtype = _FLOAT32 if out_dtype == _FLOAT16 else out_dtype
+    x = lax.convert_element_type(x, acc_dtype)
+    if mask is not None:
+        x = lax.select_n(mask, lax.full(x.shape, monoid.identity, acc_dtype), x)
+    out = _reduce(monoid.reduce_bool if acc_dtype == _BOOL else monoid.reduce, x, axes)
+    if initial is not None:
+        out = monoid.combine(out, _scalar_like(fname, initial, acc_dtype, "initial"))
+    return lax.convert_element_type(out, out_dtype)
+
+
+def _sum_or_prod(
+    fname: str,
+    monoid: _Monoid,
+    a: ArrayLike,
+    axis: Axis,
+    dtype: DTypeLike | None,
+    out: Any,
+    keepdims: bool,
+    initial: ArrayLike | None,
+    where: ArrayLike,
+) -> Array:
+    _check_out(fname, out)
+    x = asarray_arg(fname, a)
+    axes = _reduced_axes(fname, axis, x.ndim)
+    mask = _where_mask(fname, where, x.shape)
+    if dtype is None:
+        out_dtype = _sum_dtype(x.dtype)
+    else:
+        out_dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+    return _finish(_accumulate(fname, monoid, x, axes, out_dtype, initial, mask), axes, keepdims)
+
+
+# --- sum, prod, mean ------------------------------------------------------------------------
+
+
+def sum(  # noqa: A001  (NumPy's name)
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """Sum of elements over `axis`, as `numpy.sum`.
+
+    bool and signed integers sum to int64, unsigned to uint64 unless `dtype` is given.
+    """
+    return _sum_or_prod("sum", _SUM, a, axis, dtype, out, keepdims, initial, where)
+
+
+def prod(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """Product of elements over `axis`, as `numpy.prod` (result dtypes as for `sum`)."""
+    return _sum_or_prod("prod", _PROD, a, axis, dtype, out, keepdims, initial, where)
+
+
+def mean(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+) -> Array:
+    """Arithmetic mean over `axis`, as `numpy.mean`.
+
+    bool and integer inputs give float64; float16 is accumulated in float32. A mean over no
+    elements is NaN (NumPy also warns).
+    """
+    _check_out("mean", out)
+    x = asarray_arg("mean", a)
+    axes = _reduced_axes("mean", axis, x.ndim)
+    mask = _where_mask("mean", where, x.shape)
+    if dtype is None:
+        out_dtype = _FLOAT64 if x.dtype.kind in "biu" else x.dtype
+    else:
+        out_dtype = dtypes.canonicalize_dtype(dtype, "mjnp.mean")
+    acc_dtype = _FLOAT32 if out_dtype == _FLOAT16 else out_dtype
+    # An integer mean (only with an explicit integer dtype) divides in float64, as in NumPy.
+    div_dtype = acc_dtype if acc_dtype.kind in "fc" else _FLOAT64
+    total = lax.convert_element_type(
+        _accumulate("mean", _SUM, x, axes, acc_dtype, None, mask), div_dtype
+    )
+    if mask is None:
+        count = lax.full((), int(np.prod([x.shape[ax] for ax in axes])), div_dtype)
+    else:
+        count = _reduce(lax.reduce_sum, lax.convert_element_type(mask, _INT64), axes)
+        count = lax.convert_element_type(count, div_dtype)
+    result = lax.convert_element_type(lax.div(total, count), out_dtype)
+    return _finish(result, axes, keepdims)
+
+
+# --- max, min -------------------------------------------------------------------------------
+
+
+class _Extremum(NamedTuple):
+    """How max and min reduce: NumPy's ufunc name (for errors), the lax reduction, its bool
+    form (`or` for max, `and` for min) and the binary op that folds in `initial`."""
+
+    ufunc_name: str
+    reduce: Callable[[Array, tuple[int, ...]], Array]
+    reduce_bool: Callable[[Array, tuple[int, ...]], Array]
+    combine: Callable[[Array, Array], Array]
+
+
+_MAX = _Extremum("maximum", lax.reduce_max, lax.reduce_or, lax.max)
+_MIN = _Extremum("minimum", lax.reduce_min, lax.reduce_and, lax.min)
+
+
+def _extremum(
+    fname: str,
+    op: _Extremum,
+    a: ArrayLike,
+    axis: Axis,
+    out: Any,
+    keepdims: bool,
+    initial: ArrayLike | None,
+    where: ArrayLike,
+) -> Array:
+    _check_out(fname, out)
+    x = asarray_strong(fname, a)
+    axes = _reduced_axes(fname, axis, x.ndim)
+    mask = _where_mask(fname, where, x.shape)
+    if initial is None:
+        if mask is not None:
+            raise ValueError(
+                f"mjnp.{fname}: reduction operation '{op.ufunc_name}' does not have an "
+                "identity, so to use a where mask one has to specify 'initial'"
+            )
+        if 0 in (x.shape[ax] for ax in axes):
+            raise ValueError(
+                f"mjnp.{fname}: zero-size array to reduction operation {op.ufunc_name} which "
+                f"has no identity (array of shape {x.shape}, axis={axis!r}); pass initial= to "
+                "define the result of an empty reduction"
+            )
+        init = None
+    else:
+        init = _scalar_like(fname, initial, x.dtype, "initial")
+    if mask is not None:
+        x = lax.select_n(mask, lax.broadcast_to(init, x.shape), x)
+    result = _reduce(op.reduce_bool if x.dtype == _BOOL else op.reduce, x, axes)
+    if init is not None:
+        result = op.combine(result, init)
+    return _finish(result, axes, keepdims)
+
+
+def max(  # noqa: A001  (NumPy's name)
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """Maximum over `axis`, as `numpy.max` (NaNs propagate)."""
+    return _extremum("max", _MAX, a, axis, out, keepdims, initial, where)
+
+
+def min(  # noqa: A001  (NumPy's name)
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """Minimum over `axis`, as `numpy.min` (NaNs propagate)."""
+    return _extremum("min", _MIN, a, axis, out, keepdims, initial, where)
+
+
+amax = max
+amin = min
+
+
+# --- argmax, argmin -------------------------------------------------------------------------
+
+
+def _arg_extremum(
+    fname: str,
+    lax_arg: Callable[..., Array],
+    a: ArrayLike,
+    axis: int | None,
+    out: Any,
+    keepdims: bool,
+) -> Array:
+    _check_out(fname, out)
+    x = asarray_arg(fname, a)
+    ndim_in = x.ndim
+    if axis is None:
+        x, ax = lax.reshape(x, (x.size,)), 0
+    else:
+        ax = normalize_axis(f"mjnp.{fname}", axis, x.ndim)
+    if x.shape[ax] == 0:
+        raise ValueError(
+            f"mjnp.{fname}: attempt to get {fname} of an empty sequence (array of shape "
+            f"{x.shape}, axis={axis!r})"
+        )
+    result = lax_arg(x, ax, _INT64)
+    if keepdims:
+        result = lax.expand_dims(result, tuple(range(ndim_in)) if axis is None else (ax,))
+    return result
+
+
+def argmax(a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False):
+    """Index of the maximum along `axis` (of the flattened array if None), as `numpy.argmax`.
+
+    The first occurrence wins; the result is int64.
+    """
+    return _arg_extremum("argmax", lax.argmax, a, axis, out, keepdims)
+
+
+def argmin(a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False):
+    """Index of the minimum along `axis` (of the flattened array if None), as `numpy.argmin`.
+
+    The first occurrence wins; the result is int64.
+    """
+    return _arg_extremum("argmin", lax.argmin, a, axis, out, keepdims)
+
+
+# --- all, any -------------------------------------------------------------------------------
+
+
+def _logical(
+    fname: str,
+    reducer: Callable[[Array, tuple[int, ...]], Array],
+    identity: bool,
+    a: ArrayLike,
+    axis: Axis,
+    out: Any,
+    keepdims: bool,
+    where: ArrayLike,
+) -> Array:
+    _check_out(fname, out)
+    x = asarray_arg(fname, a)
+    axes = _reduced_axes(fname, axis, x.ndim)
+    mask = _where_mask(fname, where, x.shape)
+    x = lax.convert_element_type(x, _BOOL)
+    if mask is not None:
+        x = lax.select_n(mask, lax.full(x.shape, identity, _BOOL), x)
+    return _finish(_reduce(reducer, x, axes), axes, keepdims)
+
+
+def all(  # noqa: A001  (NumPy's name)
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+) -> Array:
+    """Whether all elements along `axis` are true (nonzero), as `numpy.all`."""
+    return _logical("all", lax.reduce_and, True, a, axis, out, keepdims, where)
+
+
+def any(  # noqa: A001  (NumPy's name)
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+) -> Array:
+    """Whether any element along `axis` is true (nonzero), as `numpy.any`."""
+    return _logical("any", lax.reduce_or, False, a, axis, out, keepdims, where)

@@ -1,0 +1,131 @@
+"""Hypothesis strategies and the NumPy-differential check shared by the mjnp chapter tests."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from tests.primitive_case import sample, tolerance
+
+ALL_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+REAL_DTYPES = tuple(d for d in ALL_DTYPES if not d.startswith("complex"))
+NUMERIC_DTYPES = tuple(d for d in ALL_DTYPES if d != "bool")
+FLOAT_DTYPES = ("float32", "float64")
+
+# Small budgets: each new shape compiles a few XLA programs.
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
+
+
+def _exact_halves(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype):
+    """Multiples of 1/2 in [-4, 4]: sums and means of them are exact in every float dtype, so
+    mjnp and NumPy agree whatever order they add in."""
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind == "u":
+        return rng.integers(0, 9, size=shape)
+    if dtype.kind == "i":
+        return rng.integers(-4, 5, size=shape)
+    real = rng.integers(-8, 9, size=shape) / 2
+    if dtype.kind == "c":
+        return real + 1j * rng.integers(-8, 9, size=shape) / 2
+    return real
+
+
+def shapes(min_dims: int = 0, max_dims: int = 4, max_side: int = 4) -> st.SearchStrategy:
+    """Array shapes including 0-d and empty ones."""
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side)
+
+
+@st.composite
+def arrays(
+    draw: st.DrawFn,
+    dtypes: tuple[str, ...] = ALL_DTYPES,
+    shape: Any = None,
+    domain: Any = _exact_halves,
+) -> np.ndarray:
+    """A NumPy array of a drawn dtype and shape (`shape` is a tuple or a strategy), with values
+    from a seeded generator: much faster than drawing elements one by one."""
+    dtype = np.dtype(draw(st.sampled_from(dtypes)))
+    if shape is None:
+        shape = shapes()
+    if isinstance(shape, st.SearchStrategy):
+        shape = draw(shape)
+    seed = draw(st.integers(0, 2**32 - 1))
+    return sample(np.random.default_rng(seed), shape, dtype, domain)
+
+
+@st.composite
+def axis_args(draw: st.DrawFn, ndim: int, allow_tuple: bool = True) -> Any:
+    """None, an int (possibly negative) or a tuple of distinct axes, all valid for `ndim`."""
+    choices = ["none"] + (["int"] if ndim else []) + (["tuple"] if allow_tuple else [])
+    kind = draw(st.sampled_from(choices))
+    if kind == "none":
+        return None
+    if kind == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    perm = draw(st.permutations(range(ndim)))
+    k = draw(st.integers(0, ndim))
+    return tuple(a - ndim if draw(st.booleans()) else a for a in perm[:k])
+
+
+def cast_is_undefined(x: np.ndarray, dtype: Any) -> bool:
+    """Whether casting `x` to `dtype` is undefined behaviour in NumPy (a float out of the
+    integer range, such as a negative float to an unsigned type). NumPy warns and its result
+    depends on the platform; mjnp saturates as XLA does, so tests skip such casts."""
+    dtype = np.dtype(dtype)
+    if x.dtype.kind not in "fc" or dtype.kind not in "iu":
+        return False
+    real = np.real(x).astype(np.float64)
+    info = np.iinfo(dtype)
+    return bool(np.any(~np.isfinite(real) | (real <= info.min - 1) | (real >= info.max + 1)))
+
+
+def assert_matches(actual: Any, expected: Any) -> None:
+    """Same dtype and shape as NumPy's result, values within the per-dtype tolerance."""
+    expected = np.asarray(expected)
+    actual_np = np.asarray(actual)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if expected.dtype.kind in "fc":
+        np.testing.assert_allclose(actual_np, expected, **tolerance(expected.dtype))
+    else:
+        np.testing.assert_array_equal(actual_np, expected)
+
+
+def check_against_numpy(
+    mj_fun: Callable[..., Any], np_fun: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
+    """Run both; if NumPy raises, mjnp must raise the same exception type, else results match."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            expected = np_fun(*args, **kwargs)
+        except Exception as err:  # any NumPy error is the expectation
+            with pytest.raises(type(err)):
+                mj_fun(*args, **kwargs)
+            return None
+    actual = mj_fun(*args, **kwargs)
+    assert_matches(actual, expected)
+    return actual
