@@ -32,6 +32,12 @@ def flatten_fun(
         args = tree_unflatten(in_tree, flat_args)
         out = fun(*args)
         flat_out, out_tree = tree_flatten(out)
+        for x in flat_out:
+            if not core.is_array_like(x):
+                raise TypeError(
+                    f"{_fun_name(fun)} must return arrays or Python scalars (or pytrees of "
+                    f"them), but it returned a {type(x).__name__}: {x!r:.80}"
+                )
         out_tree_store.append(out_tree)
         return flat_out
 

@@ -507,7 +507,9 @@ select_n_p.def_transpose(_select_n_transpose)
 
 
 def _add_any_transpose(ct, x, y):
-    return [unbroadcast(ct, x.aval), unbroadcast(ct, y.aval)]
+    from mjcore.ad import is_undefined_primal
+
+    return [unbroadcast(ct, v.aval) if is_undefined_primal(v) else None for v in (x, y)]
 
 
 add_any_p.def_transpose(_add_any_transpose)
