@@ -140,9 +140,7 @@ def is_undefined_primal(x: Any) -> bool:
     return type(x) is UndefinedPrimal
 
 
-def linearize_flat(
-    fun: Any, primals_in: list[Any]
-) -> tuple[list[Any], Any, list[Any]]:
+def linearize_flat(fun: Any, primals_in: list[Any]) -> tuple[list[Any], Any, list[Any]]:
     """Primal outputs, plus the linear jaxpr of the tangent map and its residual consts."""
     from mjcore.partial_eval import PartialVal, partial_eval_flat
 
@@ -220,9 +218,7 @@ def backward_pass(jaxpr: Any, consts: list[Any], args: list[Any], cts_out: list[
         if rule is None:
             from mjcore.errors import MissingRuleError
 
-            raise MissingRuleError(
-                eqn.primitive.name, "transpose", "Reverse-mode differentiation"
-            )
+            raise MissingRuleError(eqn.primitive.name, "transpose", "Reverse-mode differentiation")
         ins = [read_primal(x) for x in eqn.inputs]
         if eqn.primitive.multiple_results:
             cts = [

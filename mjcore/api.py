@@ -339,9 +339,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
                     f"{get_aval(p).shape}"
                 )
         cts_in = f_vjp_flat(*cts_flat)
-        cts_in = [
-            full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in
-        ]
+        cts_in = [full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in]
         return tree_unflatten(in_tree, cts_in)
 
     out = tree_unflatten(tree, primals_out)
@@ -403,8 +401,7 @@ def value_and_grad(
             out, f_vjp = vjp(f_partial, *diff_args)
         if not core.is_array_like(out):
             raise TypeError(
-                f"grad({name}): the function must return a scalar array, got "
-                f"{type(out).__name__}"
+                f"grad({name}): the function must return a scalar array, got {type(out).__name__}"
             )
         aval = get_aval(out)
         if aval.shape != ():
@@ -489,10 +486,12 @@ def jacfwd(
         def pushfwd(*t_leaves: Any) -> Any:
             tangents = tree_unflatten(dyn_tree, t_leaves)
             if has_aux:
+
                 def main(*d):
                     out, aux = f_partial(*d)
                     aux_cell.append(aux)
                     return out
+
                 return jvp(main, dyn, tangents)[1]
             return jvp(f_partial, dyn, tangents)[1]
 

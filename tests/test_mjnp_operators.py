@@ -124,7 +124,8 @@ def test_matmul_and_divmod_and_round():
 
 def test_pow_half_is_sqrt_like_numpy():
     x = np.array([-0.0, 4.0, -np.inf, np.inf], np.float32)
-    assert_matches(mjnp.asarray(x) ** 0.5, x**0.5)
+    with np.errstate(invalid="ignore"):
+        assert_matches(mjnp.asarray(x) ** 0.5, x**0.5)
     assert_matches(mjnp.asarray(x) ** 2, x**2)
     with pytest.raises(ValueError, match="negative integer powers"):
         mjnp.asarray([1, 2]) ** -1
@@ -161,7 +162,7 @@ def test_comparisons_with_non_arrays():
 
 
 def test_errors_from_operators():
-    with pytest.raises(ValueError, match=r"\(2,\) \(3,\)"):
+    with pytest.raises(ValueError, match=r"mjnp.add: .* shapes \(2,\) \(3,\)"):
         mjnp.ones(2) + mjnp.ones(3)
     with pytest.raises(OverflowError, match="300 out of bounds for uint8"):
         mjnp.asarray([1, 2], np.uint8) + 300

@@ -322,8 +322,18 @@ def test_vmap_of_vmap(case: PrimCase):
 
 
 LINEAR_PRIMITIVES = [
-    "add", "sub", "neg", "mul", "div", "convert_element_type", "broadcast_in_dim", "reshape",
-    "expand_dims", "transpose", "select_n", "add_any",
+    "add",
+    "sub",
+    "neg",
+    "mul",
+    "div",
+    "convert_element_type",
+    "broadcast_in_dim",
+    "reshape",
+    "expand_dims",
+    "transpose",
+    "select_n",
+    "add_any",
 ]
 
 

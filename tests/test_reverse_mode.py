@@ -21,9 +21,7 @@ def _rand(*shape, seed=0):
 
 
 def _close(a, b, rtol=1e-12):
-    for x, y in zip(
-        mjcore.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True
-    ):
+    for x, y in zip(mjcore.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
         onp.testing.assert_allclose(onp.asarray(x), onp.asarray(y), rtol=rtol, atol=1e-12)
 
 
@@ -136,7 +134,9 @@ def test_jacobians_against_jax(jac):
 
     x = _rand(4)
     if jac == "hessian":
-        _close(mjcore.hessian(lambda v: np.sum(f(v)))(x), jax.hessian(lambda v: jnp.sum(f_jax(v)))(x))
+        _close(
+            mjcore.hessian(lambda v: np.sum(f(v)))(x), jax.hessian(lambda v: jnp.sum(f_jax(v)))(x)
+        )
     else:
         _close(getattr(mjcore, jac)(f)(x), getattr(jax, jac)(f_jax)(x))
 

@@ -57,6 +57,11 @@ def flatten_args(fname: str, what: str, tree: Any) -> tuple[list[Any], PyTreeDef
     return leaves, treedef
 
 
+def split3(xs: Sequence[Any], n1: int, n2: int) -> tuple[list[Any], list[Any], list[Any]]:
+    """`xs` cut into its first `n1` items, the next `n2`, and the rest (consts, carry, xs)."""
+    return list(xs[:n1]), list(xs[n1 : n1 + n2]), list(xs[n1 + n2 :])
+
+
 def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
     """Turn constvars into leading invars, so constants are passed as operands."""
     j = closed.jaxpr
@@ -238,10 +243,6 @@ def batch_jaxpr(
 
     batched = trace_to_jaxpr(fun, in_avals, "vmap")
     return batched, list(out_batched)
-
-
-def batched_aval(aval: ShapedArray, axis_size: int, batched: bool) -> ShapedArray:
-    return aval.update(shape=(axis_size, *aval.shape)) if batched else aval
 
 
 def axis_size_of(vals: Sequence[Any], dims: Sequence[int | None]) -> int:

@@ -39,7 +39,9 @@ cond_p = Primitive("cond", multiple_results=True)
 def_compiled_impl(cond_p)
 
 
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any):
+def cond(
+    pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any
+) -> Any:
     """Apply `true_fun` or `false_fun` to `operands`, staged so the choice happens at run time.
 
     Meaning, for a scalar `pred`::

@@ -23,6 +23,7 @@ from mjcore.control_flow.common import (
     leaf_paths,
     permute_jaxpr,
     promote_weak_carry,
+    split3,
     trace_fun,
     typematch,
 )
@@ -157,10 +158,6 @@ def _scan_length(xs: Any, xs_flat: list[Any], length: Any) -> int:
     return sizes[0]
 
 
-def _split3(xs: Sequence[Any], n1: int, n2: int) -> tuple[list[Any], list[Any], list[Any]]:
-    return list(xs[:n1]), list(xs[n1 : n1 + n2]), list(xs[n1 + n2 :])
-
-
 def _stacked(aval: ShapedArray, length: int) -> ShapedArray:
     return aval.update(shape=(length, *aval.shape))
 
@@ -173,7 +170,7 @@ def _unstacked(aval: ShapedArray) -> ShapedArray:
 def _scan_abstract_eval(
     *avals: ShapedArray, jaxpr, length, reverse, num_consts, num_carry, linear
 ) -> list[ShapedArray]:
-    consts, init, xs = _split3(avals, num_consts, num_carry)
+    consts, init, xs = split3(avals, num_consts, num_carry)
     if any(x.ndim == 0 or x.shape[0] != length for x in xs):
         raise TypeError(f"scan: every xs operand needs a leading axis of size {length}")
     expected = [*consts, *init, *map(_unstacked, xs)]
@@ -201,7 +198,7 @@ def _scan_lowering(
     ctx: LoweringContext, *args: Any, jaxpr, length, reverse, num_consts, num_carry, linear
 ):
     b = ctx.builder
-    consts, init, xs = _split3(args, num_consts, num_carry)
+    consts, init, xs = split3(args, num_consts, num_carry)
     carry_avals = [a.strip_weak_type() for a in ctx.avals_out[:num_carry]]
     ys_avals = [a.strip_weak_type() for a in ctx.avals_out[num_carry:]]
     if length == 0:
@@ -276,8 +273,8 @@ def _scan_jvp(
     linear,
 ):
     nc, nk = num_consts, num_carry
-    consts, init, xs = _split3(primals, nc, nk)
-    consts_dot, init_dot, xs_dot = _split3(tangents, nc, nk)
+    consts, init, xs = split3(primals, nc, nk)
+    consts_dot, init_dot, xs_dot = split3(tangents, nc, nk)
     const_nz = [type(t) is not Zero for t in consts_dot]
     xs_nz = [type(t) is not Zero for t in xs_dot]
     carry_nz = [type(t) is not Zero for t in init_dot]
@@ -314,7 +311,7 @@ def _scan_jvp(
         *range(nk + ny + nkd, nk + ny + nkd + nyd),
     ]
     body = ClosedJaxpr(permute_jaxpr(body.jaxpr, in_order, out_order), [])
-    c_lin, k_lin, x_lin = _split3(list(linear), nc, nk)
+    c_lin, k_lin, x_lin = split3(list(linear), nc, nk)
     new_linear = [False] * n0 + c_lin + [True] * ncd + k_lin + [True] * nkd + x_lin + [True] * nxd
     outs = scan_p.bind(
         *jvp_consts,
@@ -373,8 +370,8 @@ def _scan_batching(
 ):
     nc, nk = num_consts, num_carry
     axis_size = axis_size_of(vals, dims)
-    consts, init, xs = _split3(vals, nc, nk)
-    c_dims, k_dims, x_dims = _split3(dims, nc, nk)
+    consts, init, xs = split3(vals, nc, nk)
+    c_dims, k_dims, x_dims = split3(dims, nc, nk)
     # The body sees batch axis 0 everywhere: axis 1 of the stacked xs and ys.
     consts = [
         c if d is NOT_MAPPED else move_bdim(c, d, 0) for c, d in zip(consts, c_dims, strict=True)
@@ -437,7 +434,7 @@ class _ScanSplit(NamedTuple):
 def _split_scan(unks_in: Sequence[bool], params: dict[str, Any]) -> _ScanSplit:
     jaxpr, length = params["jaxpr"], params["length"]
     nc, nk = params["num_consts"], params["num_carry"]
-    const_uk, carry_uk, xs_uk = _split3(list(unks_in), nc, nk)
+    const_uk, carry_uk, xs_uk = split3(list(unks_in), nc, nk)
     while True:  # fixed point: which carries are unknown
         out_uk = partial_eval_jaxpr(jaxpr.jaxpr, const_uk + carry_uk + xs_uk).out_unknowns
         new_uk = [a or b for a, b in zip(carry_uk, out_uk[:nk], strict=True)]
@@ -471,7 +468,7 @@ def _split_scan(unks_in: Sequence[bool], params: dict[str, Any]) -> _ScanSplit:
     known_body = Jaxpr([], jk.invars, jk.eqns, [*jk.outs, *(jk.invars[s] for s in carry_res)])
     n_known_out = pe.out_unknowns.count(False)
     stacked_avals = [_stacked(x.aval, length) for x in known_body.outs[n_known_out:]]
-    c_lin, k_lin, x_lin = _split3(list(params["linear"]), nc, nk)
+    c_lin, k_lin, x_lin = split3(list(params["linear"]), nc, nk)
     known_params = dict(
         jaxpr=ClosedJaxpr(known_body, []),
         length=length,
@@ -606,7 +603,7 @@ def _scan_transpose(
     cts: list[Any], *args: Any, jaxpr, length, reverse, num_consts, num_carry, linear
 ):
     nc, nk = num_consts, num_carry
-    consts, init, xs = _split3(args, nc, nk)
+    consts, init, xs = split3(args, nc, nk)
     const_lin = [type(c) is UndefinedPrimal for c in consts]
     xs_lin = [type(x) is UndefinedPrimal for x in xs]
     # Carries of a linear scan are linear; one that is defined here (e.g. an instantiated zero
@@ -635,7 +632,7 @@ def _scan_transpose(
             *(UndefinedPrimal(next(lx)) if lin else next(rx) for lin in xs_lin),
         ]
         cts_in = backward_pass(jaxpr.jaxpr, [], primals, [*ct_carry, *ct_y])
-        ct_c, ct_k, ct_x = _split3(cts_in, n_lc, nk)
+        ct_c, ct_k, ct_x = split3(cts_in, n_lc, nk)
         return [
             *(add_any(acc, c) for acc, c in zip(ct_c_acc, ct_c, strict=True)),
             *map(instantiate, ct_k),

@@ -22,6 +22,7 @@ from mjcore.control_flow.common import (
     hoist_consts,
     permute_jaxpr,
     promote_weak_carry,
+    split3,
     stage_whole_equation,
     trace_fun,
     typematch,
@@ -40,7 +41,9 @@ while_p = Primitive("while", multiple_results=True)
 def_compiled_impl(while_p)
 
 
-def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any):
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
     """Repeat `body_fun` while `cond_fun` holds, staged as one loop.
 
     Meaning::
@@ -104,49 +107,34 @@ def _trace_body(
         init_flat, changed = promote_weak_carry(init_flat, avals, closed.out_avals)
         if changed:
             closed, out_tree, avals = trace(init_flat)
-    check_carry("while_loop", in_tree, avals, out_tree, closed.out_avals)
+    check_tree_and_types(
+        "while_loop",
+        "the input carry",
+        in_tree,
+        avals,
+        "the carry output",
+        out_tree,
+        closed.out_avals,
+        "Revise body_fun so that the carry output has the structure, shapes and dtypes of "
+        "init_val.",
+    )
     return closed, init_flat
 
 
-def check_carry(
-    fname: str,
-    in_tree: PyTreeDef,
-    in_avals: Sequence[ShapedArray],
-    out_tree: PyTreeDef,
-    out_avals: Sequence[ShapedArray],
-) -> None:
-    check_tree_and_types(
-        fname,
-        "the input carry",
-        in_tree,
-        in_avals,
-        "the carry output",
-        out_tree,
-        out_avals,
-        "Revise the body function so that the carry output has the structure, shapes and "
-        "dtypes of the input carry.",
-    )
-
-
-def _split3(xs: Sequence[Any], n1: int, n2: int) -> tuple[list[Any], list[Any], list[Any]]:
-    return list(xs[:n1]), list(xs[n1 : n1 + n2]), list(xs[n1 + n2 :])
+def _check_inputs(jaxpr: ClosedJaxpr, avals: Sequence[ShapedArray], what: str) -> None:
+    if len(jaxpr.in_avals) != len(avals) or not all(map(typematch, jaxpr.in_avals, avals)):
+        raise TypeError(f"while: operands do not match the inputs of {what}")
 
 
 @while_p.def_abstract_eval
 def _while_abstract_eval(
     *avals: ShapedArray, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
 ) -> list[ShapedArray]:
-    cc, bc, init = _split3(avals, cond_nconsts, body_nconsts)
-    if not all(map(typematch, cond_jaxpr.in_avals, [*cc, *init])) or len(
-        cond_jaxpr.in_avals
-    ) != len(cc) + len(init):
-        raise TypeError("while: operands do not match cond_jaxpr's inputs")
+    cc, bc, init = split3(avals, cond_nconsts, body_nconsts)
+    _check_inputs(cond_jaxpr, [*cc, *init], "cond_jaxpr")
+    _check_inputs(body_jaxpr, [*bc, *init], "body_jaxpr")
     if len(cond_jaxpr.out_avals) != 1 or not typematch(cond_jaxpr.out_avals[0], _PRED_AVAL):
         raise TypeError("while: cond_jaxpr must return one boolean scalar")
-    if not all(map(typematch, body_jaxpr.in_avals, [*bc, *init])) or len(
-        body_jaxpr.in_avals
-    ) != len(bc) + len(init):
-        raise TypeError("while: operands do not match body_jaxpr's inputs")
     outs = body_jaxpr.out_avals
     if len(outs) != len(init) or not all(map(typematch, outs, init)):
         raise TypeError("while: body_jaxpr must return the carry type")
@@ -160,7 +148,7 @@ def _while_lowering(
     ctx: LoweringContext, *args: Any, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
 ):
     b = ctx.builder
-    cc, bc, init = _split3(args, cond_nconsts, body_nconsts)
+    cc, bc, init = split3(args, cond_nconsts, body_nconsts)
     carry_avals = [a.strip_weak_type() for a in ctx.avals_out]
 
     # Regions read the constants from the enclosing function instead of carrying them.
@@ -177,8 +165,8 @@ def _while_lowering(
 def _while_jvp(
     primals: list[Any], tangents: list[Any], *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
 ):
-    cc, bc, init = _split3(primals, cond_nconsts, body_nconsts)
-    _, bc_dot, init_dot = _split3(tangents, cond_nconsts, body_nconsts)
+    cc, bc, init = split3(primals, cond_nconsts, body_nconsts)
+    _, bc_dot, init_dot = split3(tangents, cond_nconsts, body_nconsts)
     bc_nz = [type(t) is not Zero for t in bc_dot]
     # Fixed point: a carry has a nonzero tangent if its initial value does, or if the body
     # gives it one from a nonzero input.
@@ -236,7 +224,7 @@ def _while_batching(
 ):
     axis_size = axis_size_of(vals, dims)
     vals = [v if d is NOT_MAPPED else move_bdim(v, d, 0) for v, d in zip(vals, dims, strict=True)]
-    cc_b, bc_b, carry_b = _split3([d is not NOT_MAPPED for d in dims], cond_nconsts, body_nconsts)
+    cc_b, bc_b, carry_b = split3([d is not NOT_MAPPED for d in dims], cond_nconsts, body_nconsts)
     # Fixed point on which carries are batched; a batched predicate batches them all.
     while True:
         _, out_b = batch_jaxpr(body_jaxpr, axis_size, bc_b + carry_b, False)
@@ -247,7 +235,7 @@ def _while_batching(
                 break
             new_b = [True] * len(carry_b)
         carry_b = new_b
-    cc, bc, init = _split3(vals, cond_nconsts, body_nconsts)
+    cc, bc, init = split3(vals, cond_nconsts, body_nconsts)
     init = [
         moveaxis_to(x, NOT_MAPPED, 0, axis_size) if b and d is NOT_MAPPED else x
         for x, b, d in zip(init, carry_b, dims[cond_nconsts + body_nconsts :], strict=True)
@@ -277,7 +265,7 @@ def _while_batching(
         return [reduce_or(pred, (0,))]
 
     def new_body(*args: Any) -> list[Any]:
-        cc_, bc_, carry = _split3(args, nc, nb)
+        cc_, bc_, carry = split3(args, nc, nb)
         (pred,) = eval_closed(cond_b)(*cc_, *carry)
         new = eval_closed(body_b)(*bc_, *carry)
         return [
@@ -323,7 +311,7 @@ def _split_while(unks_in: Sequence[bool], params: dict[str, Any]) -> _WhileSplit
     """
     cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
     nc, nb = params["cond_nconsts"], params["body_nconsts"]
-    cc_uk, bc_uk, carry_uk = _split3(list(unks_in), nc, nb)
+    cc_uk, bc_uk, carry_uk = split3(list(unks_in), nc, nb)
     if any(cc_uk):
         return None
     while True:

@@ -466,9 +466,7 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     operand_shape = x.aval.shape
     new_dims = [d for d in range(len(shape)) if d not in broadcast_dimensions]
     expanded = [
-        d
-        for i, d in enumerate(broadcast_dimensions)
-        if operand_shape[i] == 1 and shape[d] != 1
+        d for i, d in enumerate(broadcast_dimensions) if operand_shape[i] == 1 and shape[d] != 1
     ]
     summed = reduce_sum(ct, tuple(sorted(new_dims + expanded))) if new_dims or expanded else ct
     return [reshape(summed, operand_shape)]
