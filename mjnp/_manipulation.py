@@ -11,6 +11,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as _np
 from numpy.exceptions import AxisError
 
 from mjcore import lax
@@ -265,3 +266,23 @@ def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     """
     _check_order("mjnp.copy", order, "CFAK")
     return asarray_strong("copy", a)
+
+
+def ndim(a: ArrayLike) -> int:
+    """Number of dimensions, as `numpy.ndim` (works on tracers too)."""
+    nd = getattr(a, "ndim", None)
+    return nd if isinstance(nd, int) else _np.ndim(a)
+
+
+def shape(a: ArrayLike) -> tuple[int, ...]:
+    """The shape, as `numpy.shape` (works on tracers too)."""
+    s = getattr(a, "shape", None)
+    return tuple(s) if isinstance(s, tuple) else _np.shape(a)
+
+
+def size(a: ArrayLike, axis: int | None = None) -> int:
+    """Number of elements (along `axis`), as `numpy.size`."""
+    s = shape(a)
+    if axis is None:
+        return math.prod(s)
+    return s[normalize_axis("size", axis, len(s))]

@@ -17,7 +17,10 @@ from mjcore.test_util import check_grads, check_vjp
 from tests.cases import arithmetic
 from tests.primitive_case import PrimCase, tolerance
 
-FAMILY_MODULES = ["arithmetic", "math", "structural", "reductions"]
+FAMILY_MODULES = [
+    "arithmetic", "math", "structural", "reductions", "indexing", "sorting", "linalg", "fft",
+    "bitcast",
+]
 
 
 def _load_cases() -> list[PrimCase]:
