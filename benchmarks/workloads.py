@@ -197,12 +197,13 @@ _MATMUL_N = 1024
 
 def _matmul(fw: frameworks.Framework) -> Callable[[], Any]:
     x, y = fw.put(_data((_MATMUL_N, _MATMUL_N), 0)), fw.put(_data((_MATMUL_N, _MATMUL_N), 1))
-    if fw.name == "numpy":
+    if fw.jit is None:
         return lambda: x @ y
-    return lambda: (x @ y).block_until_ready()
+    f = fw.jit(lambda a, b: a @ b)
+    return lambda: f(x, y).block_until_ready()
 
 
-_MLP_LAYERS = (64, 256, 256, 10)
+_MLP_LAYERS = (784, 512, 512, 10)
 _MLP_BATCH = 128
 
 
@@ -247,6 +248,12 @@ def _mlp_train_step(fw: frameworks.Framework) -> Callable[[], Any]:
     return lambda: fw.block(step(params, x, onehot))
 
 
+def _mlp_compile(fw: frameworks.Framework) -> Callable[[], Any]:
+    """Trace + compile + first run of a fresh jitted MLP step (no cache can hit)."""
+    params, x, onehot = _mlp_data(fw)
+    return lambda: fw.block(_mlp_step(fw)(params, x, onehot))
+
+
 def _per_example_loss(xp: Any, w: Any, x: Any, y: Any) -> Any:
     return xp.sum((xp.tanh(x @ w) - y) ** 2)
 
@@ -255,7 +262,7 @@ def _vmap_grad(fw: frameworks.Framework) -> Callable[[], Any]:
     assert fw.jit is not None and fw.vmap is not None and fw.grad is not None
     grads = fw.grad(functools.partial(_per_example_loss, fw.xp))
     f = fw.jit(fw.vmap(grads, in_axes=(None, 0, 0)))
-    w, x, y = fw.put(_data((64, 16), 0)), fw.put(_data((128, 64), 1)), fw.put(_data((128, 16), 2))
+    w, x, y = fw.put(_data(100, 0)), fw.put(_data((1024, 100), 1)), fw.put(_data(1024, 2))
     return lambda: f(w, x, y).block_until_ready()
 
 
@@ -306,6 +313,21 @@ def _scan(fw: frameworks.Framework) -> Callable[[], Any]:
     scan = fw.scan
     f = fw.jit(lambda w, h0, xs: scan(functools.partial(_rnn_cell, xp, w), h0, xs))
     return lambda: fw.block(f(w, h0, xs))
+
+
+def _scan_grad(fw: frameworks.Framework) -> Callable[[], Any]:
+    """Gradient of the RNN's final state w.r.t. its weights, through `scan`."""
+    w = fw.put(_data((64, 64), 0) / np.float32(8.0))
+    h0, xs = fw.put(np.zeros((8, 64), np.float32)), fw.put(_data((_LOOP_STEPS, 8, 64), 1))
+    xp, scan = fw.xp, fw.scan
+    assert fw.jit is not None and fw.grad is not None and scan is not None
+
+    def loss(w: Any) -> Any:
+        h, _ = scan(functools.partial(_rnn_cell, xp, w), h0, xs)
+        return xp.sum(h)
+
+    f = fw.jit(fw.grad(loss))
+    return lambda: f(w).block_until_ready()
 
 
 def _eager_grad_loss(xp: Any, w: Any, x: Any) -> Any:
@@ -418,11 +440,20 @@ def _registry() -> list[Workload]:
             eager=("numpy",),
             throughput=(chain_bytes, "GB/s"),
         ),
-        Workload(
+        _compiled(
             "matmul_1024",
-            f"eager `x @ y`, float32[{_MATMUL_N},{_MATMUL_N}]",
-            tuple(_framework_contender(n, (), _matmul) for n in ("mjnp", "jax", "numpy")),
+            f"`x @ y` under jit, float32[{_MATMUL_N},{_MATMUL_N}] (NumPy: eager)",
+            _matmul,
+            ("jit",),
+            eager=("numpy",),
             throughput=(2 * _MATMUL_N**3 / 1e9, "GFLOP/s"),
+        ),
+        _compiled(
+            "mlp_compile",
+            f"trace + compile + first step of a fresh jitted MLP step "
+            f"({'-'.join(map(str, _MLP_LAYERS))}, batch {_MLP_BATCH})",
+            _mlp_compile,
+            ("jit", "value_and_grad"),
         ),
         _compiled(
             "mlp_train_step",
@@ -433,7 +464,8 @@ def _registry() -> list[Workload]:
         ),
         _compiled(
             "vmap_grad",
-            "per-example gradients `jit(vmap(grad(loss), (None, 0, 0)))`, batch 128",
+            "per-example gradients `jit(vmap(grad(loss), (None, 0, 0)))`, linear model, "
+            "batch 1024, 100 features",
             _vmap_grad,
             ("jit", "vmap", "grad"),
         ),
@@ -452,6 +484,12 @@ def _registry() -> list[Workload]:
             _scan,
             ("jit", "scan"),
             eager=("numpy",),
+        ),
+        _compiled(
+            "scan_grad_1000",
+            f"`jit(grad)` through a {_LOOP_STEPS}-step `scan` of a tanh RNN cell, h float32[8,64]",
+            _scan_grad,
+            ("jit", "grad", "scan"),
         ),
         Workload(
             "eager_grad",

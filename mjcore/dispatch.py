@@ -44,10 +44,21 @@ def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
     return buf
 
 
+_scalar_arrays: dict[Any, Array] = {}
+
+
 def scalar_array(value: Any, dtype: np.dtype, weak_type: bool = False) -> Array:
-    """A 0-d Array holding a Python scalar as `dtype` (device buffer cached)."""
-    aval = ShapedArray((), dtype, weak_type)
-    return Array(_scalar_buffer(value, aval), aval)
+    """A 0-d Array holding a Python scalar as `dtype` (cached: Arrays are immutable)."""
+    # The sign keeps -0.0 apart from 0.0, which compare (and hash) equal.
+    sign = math.copysign(1.0, value.real) if isinstance(value, float | complex) else 0
+    key = (type(value), value, sign, dtype, weak_type)
+    out = _scalar_arrays.get(key)
+    if out is None:
+        if len(_scalar_arrays) >= _SCALAR_CACHE_SIZE:
+            _scalar_arrays.clear()
+        aval = ShapedArray((), dtype, weak_type)
+        out = _scalar_arrays[key] = Array(_scalar_buffer(value, aval), aval)
+    return out
 
 
 def to_buffer(x: Any) -> tuple[Any, ShapedArray]:

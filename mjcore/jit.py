@@ -69,7 +69,10 @@ class _Executable:
 
     def __call__(self, bufs: list[Any]) -> list[Array]:
         outs = self.program.run(bufs)
-        return [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
+        avals = self.out_avals
+        if len(outs) == 1:
+            return [Array(outs[0], avals[0])]
+        return [Array(b, a) for b, a in zip(outs, avals, strict=True)]
 
 
 _compiled: weakref.WeakKeyDictionary[ClosedJaxpr, _Executable] = weakref.WeakKeyDictionary()
@@ -208,7 +211,7 @@ pjit_p.def_batching(_pjit_batching)
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "consts", "out_tree", "name", "_exe")
+    __slots__ = ("closed", "consts", "out_tree", "name", "_exe", "eager_ok", "const_bufs")
 
     def __init__(self, closed: ClosedJaxpr, consts: list[Any], out_tree: PyTreeDef, name: str):
         self.closed = closed  # const-free: consts are its leading arguments
@@ -216,6 +219,10 @@ class _CacheEntry:
         self.out_tree = out_tree
         self.name = name
         self._exe: _Executable | None = None
+        # Precomputed for the eager fast path: consts closed over from an outer transformation
+        # (tracers) force the call through `bind`.
+        self.eager_ok = not any(isinstance(c, core.Tracer) for c in consts)
+        self.const_bufs = [c._buf for c in consts] if self.eager_ok else []
 
 
 class Lowered:
@@ -302,8 +309,15 @@ class JittedFunction:
 
     # -- tracing and caching -----------------------------------------------------------------
     def _entry_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
-        flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        if kwargs or self._static_argnums:
+            dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+            flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+            key_tree: Any = (in_tree, statics)
+        else:
+            # Common case: positional array arguments only; (args, {}) flattens to the same
+            # leaves in the same order, so only the key differs.
+            dyn_args, dyn_kwargs, statics = args, {}, ()
+            flat, key_tree = tree_flatten(args)
         avals = []
         for x in flat:
             if type(x) is Array:
@@ -317,19 +331,21 @@ class JittedFunction:
                         f"{type(x).__name__}; mark it static with static_argnums/"
                         "static_argnames if it is a configuration value"
                     ) from err
-        key = (in_tree, tuple(avals), statics)
-        entry = self._cache.get(key)
+        key = (key_tree, tuple(avals))
+        cache = self._cache
+        entry = cache.get(key)
         if entry is None:
             with self._lock:
-                entry = self._cache.get(key)
+                entry = cache.get(key)
                 if entry is None:
+                    in_tree = tree_flatten((dyn_args, dyn_kwargs))[1]
                     entry = self._trace(flat, in_tree, avals, statics, dyn_args, dyn_kwargs)
-                    if not any(isinstance(c, core.Tracer) for c in entry.consts):
-                        self._cache[key] = entry
-                        if len(self._cache) > self._cache_size:
-                            self._cache.popitem(last=False)
+                    if entry.eager_ok:
+                        cache[key] = entry
+                        if len(cache) > self._cache_size:
+                            cache.popitem(last=False)
         else:
-            self._cache.move_to_end(key)
+            cache.move_to_end(key)
         return entry, flat
 
     def _trace(self, flat, in_tree, avals, statics, dyn_args, dyn_kwargs) -> _CacheEntry:
@@ -369,16 +385,12 @@ class JittedFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         entry, flat = self._entry_for(args, kwargs)
         state = core._state
-        if (
-            state.dynamic_trace is None
-            and len(state.trace_stack) == 1
-            and not any(isinstance(c, core.Tracer) for c in entry.consts)
-        ):
+        if entry.eager_ok and state.dynamic_trace is None and len(state.trace_stack) == 1:
             # Eager fast path: straight to the executable, no bind.
-            exe = self._executable(entry)
-            bufs = [c._buf for c in entry.consts]
-            for x in flat:
-                bufs.append(x._buf if type(x) is Array else to_buffer(x)[0])
+            exe = entry._exe or self._executable(entry)
+            bufs = [x._buf if type(x) is Array else to_buffer(x)[0] for x in flat]
+            if entry.const_bufs:
+                bufs = entry.const_bufs + bufs
             outs = exe(bufs)
         else:
             outs = pjit_p.bind(*entry.consts, *flat, jaxpr=entry.closed, name=entry.name)

@@ -59,12 +59,22 @@ def _zeros_like(x: Array) -> Array:
     return lax.full(x.shape, 0, x.dtype)
 
 
+def _pair(
+    fname: str, promote: Callable[..., list[Array]], x1: ArrayLike, x2: ArrayLike
+) -> tuple[Array, Array]:
+    """Two operands promoted together, checked to broadcast (so errors name `fname`)."""
+    x1, x2 = promote(fname, x1, x2)
+    if x1.shape != x2.shape and x1.shape and x2.shape:  # 0-d operands always broadcast
+        _broadcast_shapes(fname, x1.shape, x2.shape)
+    return x1, x2
+
+
 # --- arithmetic -----------------------------------------------------------------------------
 
 
 def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 + x2`, as `numpy.add` (logical or for bool)."""
-    x1, x2 = promote_args("add", x1, x2)
+    x1, x2 = _pair("add", promote_args, x1, x2)
     return lax.add(x1, x2)
 
 
@@ -74,7 +84,7 @@ def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     Raises:
         TypeError: for two bools, as NumPy does.
     """
-    x1, x2 = promote_args("subtract", x1, x2)
+    x1, x2 = _pair("subtract", promote_args, x1, x2)
     if x1.dtype == _BOOL:
         raise TypeError(
             "mjnp.subtract: boolean subtract, the `-` operator, is not supported; use the "
@@ -85,13 +95,13 @@ def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def multiply(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 * x2`, as `numpy.multiply` (logical and for bool)."""
-    x1, x2 = promote_args("multiply", x1, x2)
+    x1, x2 = _pair("multiply", promote_args, x1, x2)
     return lax.mul(x1, x2)
 
 
 def divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise true division, as `numpy.divide`: integers and bools divide as float64."""
-    x1, x2 = promote_args_inexact("divide", x1, x2)
+    x1, x2 = _pair("divide", promote_args_inexact, x1, x2)
     return lax.div(x1, x2)
 
 
@@ -147,7 +157,7 @@ def _float_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
 
 
 def _divmod(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
-    x1, x2 = promote_args_numeric(fname, x1, x2)
+    x1, x2 = _pair(fname, promote_args_numeric, x1, x2)
     _check_kinds(fname, "iuf", x1)
     if x1.dtype.kind == "f":
         return _float_divmod(x1, x2)
@@ -183,7 +193,7 @@ def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
     Integer remainder by zero gives 0, as in NumPy.
     """
-    x1, x2 = promote_args_numeric("fmod", x1, x2)
+    x1, x2 = _pair("fmod", promote_args_numeric, x1, x2)
     _check_kinds("fmod", "iuf", x1)
     if x1.dtype.kind == "f":
         return lax.rem(x1, x2)
@@ -218,7 +228,7 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         if base.dtype.kind != "c" or -100 < x2 < 100:
             return lax.integer_pow(base, x2)
         return lax.pow(base, exponent)
-    x1, x2 = promote_args_numeric("power", x1, x2)
+    x1, x2 = _pair("power", promote_args_numeric, x1, x2)
     if x1.dtype.kind in "iu":
         _check_nonnegative_exponent("power", x2)
     return lax.pow(x1, x2)
@@ -229,7 +239,7 @@ pow = power  # noqa: A001  (the Array API name)
 
 def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 ** x2` computed in float64 (complex128 for complex input), as NumPy."""
-    x1, x2 = promote_args_inexact("float_power", x1, x2)
+    x1, x2 = _pair("float_power", promote_args_inexact, x1, x2)
     dtype = np.dtype("complex128" if x1.dtype.kind == "c" else "float64")
     return lax.pow(lax.convert_element_type(x1, dtype), lax.convert_element_type(x2, dtype))
 
@@ -309,7 +319,7 @@ def _isnan_inexact(x: Array) -> Array:
 
 def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum, propagating NaN, as `numpy.maximum` (complex: lexicographic)."""
-    x1, x2 = promote_args("maximum", x1, x2)
+    x1, x2 = _pair("maximum", promote_args, x1, x2)
     if x1.dtype.kind == "c":
         pick_x1 = lax.bitwise_or(_complex_greater(x1, x2, True), _isnan_inexact(x1))
         return _select(pick_x1, x2, x1)
@@ -318,7 +328,7 @@ def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum, propagating NaN, as `numpy.minimum` (complex: lexicographic)."""
-    x1, x2 = promote_args("minimum", x1, x2)
+    x1, x2 = _pair("minimum", promote_args, x1, x2)
     if x1.dtype.kind == "c":
         pick_x1 = lax.bitwise_or(_complex_greater(x2, x1, True), _isnan_inexact(x1))
         return _select(pick_x1, x2, x1)
@@ -327,13 +337,13 @@ def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def fmax(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum ignoring NaN (NaN only if both are), as `numpy.fmax`."""
-    x1, x2 = promote_args("fmax", x1, x2)
+    x1, x2 = _pair("fmax", promote_args, x1, x2)
     return _ignore_nan(x1, x2, maximum(x1, x2))
 
 
 def fmin(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum ignoring NaN (NaN only if both are), as `numpy.fmin`."""
-    x1, x2 = promote_args("fmin", x1, x2)
+    x1, x2 = _pair("fmin", promote_args, x1, x2)
     return _ignore_nan(x1, x2, minimum(x1, x2))
 
 
@@ -528,7 +538,7 @@ radians, degrees = deg2rad, rad2deg
 
 def arctan2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise quadrant-aware `arctan(x1 / x2)`, as `numpy.arctan2`."""
-    x1, x2 = promote_args_float("arctan2", x1, x2)
+    x1, x2 = _pair("arctan2", promote_args_float, x1, x2)
     _check_kinds("arctan2", "f", x1)
     return lax.atan2(x1, x2)
 
@@ -538,7 +548,7 @@ atan2 = arctan2
 
 def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `sqrt(x1**2 + x2**2)` without undue overflow, as `numpy.hypot`."""
-    x1, x2 = promote_args_float("hypot", x1, x2)
+    x1, x2 = _pair("hypot", promote_args_float, x1, x2)
     _check_kinds("hypot", "f", x1)
     a, b = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a, b), lax.min(a, b)
@@ -603,7 +613,7 @@ def _comparison(
         fixed = _compare_out_of_range(name, x1, x2)
         if fixed is not None:
             return fixed
-        x1, x2 = promote_args(name, x1, x2)
+        x1, x2 = _pair(name, promote_args, x1, x2)
         if x1.dtype.kind == "c" and flip is not None:
             a, b = (x2, x1) if flip else (x1, x2)
             return _complex_greater(a, b, not strict)
@@ -633,22 +643,27 @@ def _truth(fname: str, x: ArrayLike) -> Array:
     return x if x.dtype == _BOOL else lax.ne(x, _const(0, x))
 
 
+def _truth_pair(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
+    check_arraylike(fname, x1, x2)
+    x1, x2 = _truth(fname, x1), _truth(fname, x2)
+    if x1.shape != x2.shape:
+        _broadcast_shapes(fname, x1.shape, x2.shape)
+    return x1, x2
+
+
 def logical_and(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise truth of `x1 and x2`, as `numpy.logical_and`."""
-    check_arraylike("logical_and", x1, x2)
-    return lax.bitwise_and(_truth("logical_and", x1), _truth("logical_and", x2))
+    return lax.bitwise_and(*_truth_pair("logical_and", x1, x2))
 
 
 def logical_or(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise truth of `x1 or x2`, as `numpy.logical_or`."""
-    check_arraylike("logical_or", x1, x2)
-    return lax.bitwise_or(_truth("logical_or", x1), _truth("logical_or", x2))
+    return lax.bitwise_or(*_truth_pair("logical_or", x1, x2))
 
 
 def logical_xor(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise truth of `bool(x1) != bool(x2)`, as `numpy.logical_xor`."""
-    check_arraylike("logical_xor", x1, x2)
-    return lax.bitwise_xor(_truth("logical_xor", x1), _truth("logical_xor", x2))
+    return lax.bitwise_xor(*_truth_pair("logical_xor", x1, x2))
 
 
 def logical_not(x: ArrayLike, /) -> Array:
@@ -658,7 +673,7 @@ def logical_not(x: ArrayLike, /) -> Array:
 
 def _bitwise(name: str, lax_fun: Callable[[Array, Array], Array]):
     def bitwise(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-        x1, x2 = promote_args(name, x1, x2)
+        x1, x2 = _pair(name, promote_args, x1, x2)
         _check_kinds(name, "biu", x1)
         return lax_fun(x1, x2)
 
@@ -684,14 +699,14 @@ bitwise_not = bitwise_invert = invert
 
 def left_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 << x2`, as `numpy.left_shift` (shifts past the bit width give 0)."""
-    x1, x2 = promote_args_numeric("left_shift", x1, x2)
+    x1, x2 = _pair("left_shift", promote_args_numeric, x1, x2)
     _check_kinds("left_shift", "iu", x1)
     return lax.shift_left(x1, x2)
 
 
 def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 >> x2`, arithmetic for signed integers, as `numpy.right_shift`."""
-    x1, x2 = promote_args_numeric("right_shift", x1, x2)
+    x1, x2 = _pair("right_shift", promote_args_numeric, x1, x2)
     _check_kinds("right_shift", "iu", x1)
     if x1.dtype.kind == "i":
         return lax.shift_right_arithmetic(x1, x2)
@@ -741,15 +756,11 @@ def _isinf_real(x: Array) -> Array:
 
 
 def signbit(x: ArrayLike, /) -> Array:
-    """Elementwise test for a set sign bit (true for -0.0), as `numpy.signbit`.
-
-    NB: the sign bit of a NaN is not visible without a bit cast, so NaN always gives False.
-    """
+    """Elementwise test for a set sign bit (true for -0.0 and negative NaNs), as `numpy.signbit`."""
     (x,) = promote_args_float("signbit", x)
     _check_kinds("signbit", "f", x)
-    zero = _const(0, x)
-    negative_zero = lax.bitwise_and(lax.eq(x, zero), lax.lt(_reciprocal(x), zero))
-    return lax.bitwise_or(lax.lt(x, zero), negative_zero)
+    bits = lax.bitcast_convert_type(x, np.dtype(f"int{8 * x.dtype.itemsize}"))
+    return lax.lt(bits, lax.full((), 0, bits.dtype))
 
 
 # --- complex parts --------------------------------------------------------------------------

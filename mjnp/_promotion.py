@@ -16,7 +16,7 @@ import numpy as np
 
 from mjcore import dtypes, lax
 from mjcore.array import Array
-from mjcore.core import Tracer, get_aval
+from mjcore.core import Tracer
 from mjcore.dispatch import device_put, scalar_array
 
 ArrayLike = Any
@@ -190,6 +190,46 @@ def _arrays_and_dtype(fname: str, args: tuple[Any, ...]) -> tuple[list[Any], np.
     return vals, dtype, weak
 
 
+def _common_dtype(args: tuple[Any, ...]) -> np.dtype | None:
+    """The dtype shared by arrays of one dtype and weak type, else None (the eager fast path:
+    such arguments need no promotion at all)."""
+    first = args[0]
+    if type(first) is not Array and not isinstance(first, Tracer):
+        return None
+    aval = first.aval
+    dtype, weak = aval.dtype, aval.weak_type
+    for x in args[1:]:
+        if type(x) is not Array and not isinstance(x, Tracer):
+            return None
+        a = x.aval
+        if a.dtype != dtype or a.weak_type != weak:
+            return None
+    return dtype
+
+
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+_SCALAR_RANK = {bool: 0, int: 1, float: 2, complex: 3}
+
+
+def _array_and_scalar(fname: str, args: tuple[Any, ...]) -> list[Any] | None:
+    """Fast path for `array op python_scalar` when the array's dtype wins (NEP 50), else None."""
+    if len(args) != 2:
+        return None
+    a, b = args
+    swapped = False
+    if type(a) in _PYTHON_SCALARS:
+        a, b, swapped = b, a, True
+    if type(b) not in _PYTHON_SCALARS or (type(a) is not Array and not isinstance(a, Tracer)):
+        return None
+    aval = a.aval
+    if _SCALAR_RANK[type(b)] > _KIND_RANK[aval.dtype.kind]:
+        return None
+    if type(b) is int:
+        dtypes.check_python_int_range(b, aval.dtype, f"mjnp.{fname}")
+    c = scalar_array(b, aval.dtype, aval.weak_type)
+    return [c, a] if swapped else [a, c]
+
+
 def _convert_all(fname: str, vals: list[Any], dtype: np.dtype, weak: bool) -> list[Any]:
     out = []
     for x in vals:
@@ -217,6 +257,11 @@ def promote_args(fname: str, *args: ArrayLike) -> list[Any]:
         OverflowError: for a Python int that does not fit the integer result dtype, e.g.
             `promote_args("add", uint8_array, 300)`, as NumPy raises.
     """
+    if _common_dtype(args) is not None:
+        return list(args)
+    fast = _array_and_scalar(fname, args)
+    if fast is not None:
+        return fast
     vals, dtype, weak = _arrays_and_dtype(fname, args)
     return _convert_all(fname, vals, dtype, weak)
 
@@ -227,22 +272,13 @@ def promote_args_inexact(fname: str, *args: ArrayLike) -> list[Any]:
     This is NumPy's `true_divide` rule (int8 / int8 is float64) and the rule of `mean`;
     float16 / int8 stays float16.
     """
+    common = _common_dtype(args)
+    if common is not None and common.kind in "fc":
+        return list(args)
     vals, dtype, weak = _arrays_and_dtype(fname, args)
     if dtype.kind in "biu":
         dtype = _FLOAT64
     return _convert_all(fname, vals, dtype, weak)
-
-
-def float_loop_dtype(fname: str, *args: ArrayLike) -> tuple[np.dtype, bool]:
-    """The result dtype of a NumPy ufunc that has only floating (and complex) loops.
-
-    NumPy picks the first loop every input casts to safely, so bool, int8 and uint8 go to
-    float16, int16 and uint16 to float32 and wider integers to float64: `np.sin(int8_array)` is
-    float16 and `np.arctan2(int8_array, uint8_array)` is float16 (not float32 via int16). A
-    Python int takes the integer dtype it promotes to (`np.arctan2(bool_array, 1)` is float64).
-    """
-    vals, dtype, weak = _arrays_and_dtype(fname, args)
-    return _float_loop_dtype(tuple(vals), dtype), weak
 
 
 def _float_loop_dtype(args: tuple[Any, ...], dtype: np.dtype) -> np.dtype:
@@ -251,14 +287,23 @@ def _float_loop_dtype(args: tuple[Any, ...], dtype: np.dtype) -> np.dtype:
     floats = [
         _SMALLEST_SAFE_FLOAT[dtype]
         if type(x) in _PYTHON_SCALARS or getattr(x, "weak_type", False)
-        else _SMALLEST_SAFE_FLOAT[np.dtype(get_aval(x).dtype)]
+        else _SMALLEST_SAFE_FLOAT[x.dtype]
         for x in args
     ]
     return dtypes.result_type(*floats)[0]
 
 
 def promote_args_float(fname: str, *args: ArrayLike) -> list[Any]:
-    """`args` converted to `float_loop_dtype(fname, *args)` (for sin, sqrt, arctan2, ...)."""
+    """`args` in the result dtype of a NumPy ufunc with only floating (and complex) loops.
+
+    NumPy picks the first loop every input casts to safely, so bool, int8 and uint8 go to
+    float16, int16 and uint16 to float32 and wider integers to float64: `np.sin(int8_array)` is
+    float16 and `np.arctan2(int8_array, uint8_array)` is float16 (not float32 via int16). A
+    Python int takes the integer dtype it promotes to (`np.arctan2(bool_array, 1)` is float64).
+    """
+    common = _common_dtype(args)
+    if common is not None and common.kind in "fc":
+        return list(args)
     vals, dtype, weak = _arrays_and_dtype(fname, args)
     return _convert_all(fname, vals, _float_loop_dtype(tuple(vals), dtype), weak)
 
