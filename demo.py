@@ -50,6 +50,52 @@ def main() -> None:
     print("loss =", step(w * 2, xs, ys), "| traced", step.trace_count, "time(s)")
     print("jvp of the jitted loss along w:", mjcore.jvp(lambda w: step(w, xs, ys), (w,), (w,))[1])
 
+    section("Reverse mode: grad, value_and_grad, jit(grad), vmap(grad)")
+    print("grad(f)(3.)       =", mjcore.grad(f)(3.0))
+    print("grad(grad(f))(3.) =", mjcore.grad(mjcore.grad(f))(3.0))
+    train = mjcore.jit(mjcore.value_and_grad(loss))
+    for i in range(3):
+        value, g = train(w, xs, ys)
+        w = w - 0.5 * g
+        print(f"step {i}: loss {float(value):.6f}")
+    per_example = mjcore.vmap(mjcore.grad(loss), in_axes=(None, 0, 0))
+    print("per-example gradient shapes:", per_example(w, xs[:, None, :], ys[:, None, :]).shape)
+
+    section("Control flow under transformations")
+
+    def clipped_power(x):
+        return mjcore.cond(x > 1.0, lambda v: v**3, lambda v: v * 3.0, x)
+
+    print(
+        "cond under grad at 2.0 and 0.5:",
+        mjcore.grad(clipped_power)(2.0),
+        mjcore.grad(clipped_power)(0.5),
+    )
+
+    def rnn(h, x_t):
+        h = np.tanh(h * 0.9 + x_t)
+        return h, h
+
+    def final_state(xs):
+        return mjcore.scan(rnn, 0.0, xs)[0]
+
+    print("grad through a 5-step scan:", mjcore.grad(final_state)(np.linspace(0.0, 1.0, 5)))
+    total = mjcore.fori_loop(0, 10, lambda i, acc: acc + i, 0)
+    print("fori_loop sum of 0..9:", total)
+
+    section("Custom derivatives")
+
+    @mjcore.custom_jvp
+    def log1pexp(x):
+        return np.log1p(np.exp(x))
+
+    @log1pexp.defjvp
+    def _log1pexp_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return log1pexp(x), t / (1.0 + np.exp(-x))
+
+    print("grad of a numerically safe log1pexp at 800.:", mjcore.grad(log1pexp)(800.0))
+
 
 if __name__ == "__main__":
     main()
