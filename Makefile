@@ -30,8 +30,8 @@ bench-quick: $(VENV)/.bench-installed
 	$(PY) -m benchmarks.run --quick
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check mjcore mjnp tests benchmarks
-	$(VENV)/bin/ruff format --check mjcore mjnp tests benchmarks
+	$(VENV)/bin/ruff check mjcore mjnp tests benchmarks conformance
+	$(VENV)/bin/ruff format --check mjcore mjnp tests benchmarks conformance
 
 clean:
 	rm -rf $(VENV)

@@ -488,16 +488,14 @@ class Tracer:
         return np.asarray(concrete_or_error(self, ".tolist()")).tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        value = self.to_concrete_value()
-        if value is None:
-            raise TracerArrayConversionError(
-                f"The numpy.ndarray conversion method __array__() was called on a traced array "
-                f"{self.aval.str_short()} ({self._trace.main.description}). NumPy functions "
-                "cannot run on traced values: use the mjnp function of the same name "
-                "(`import mjnp as np`) or move the conversion out of the transformed function."
-            )
-        out = np.asarray(value)
-        return out if dtype is None else out.astype(dtype)
+        # NB: raises even when the value is concrete (a jvp primal): NumPy computing on the
+        # value would silently drop what the transformation tracks (a zero gradient).
+        raise TracerArrayConversionError(
+            f"The numpy.ndarray conversion method __array__() was called on a traced array "
+            f"{self.aval.str_short()} ({self._trace.main.description}). NumPy functions "
+            "cannot run on traced values: use the mjnp function of the same name "
+            "(`import mjnp as np`) or move the conversion out of the transformed function."
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}<{self.aval.str_short()}>"
@@ -557,3 +555,42 @@ def install_array_surface(surface: dict[str, Any]) -> None:
     for cls in array_classes:
         for name, impl in surface.items():
             setattr(cls, name, impl)
+
+
+# --- In-place syntax ------------------------------------------------------------------------
+
+
+def rebind(handle: Any, new: Any) -> None:
+    """Make the object `handle` hold the value `new`: how `x[idx] = v` updates `x` in place.
+
+    Values stay immutable; only the handle changes, so every transformation sees a functional
+    update. It works when `new` is of the same kind as `handle` (an Array, or a tracer of the
+    same type), which holds in eager code and for arrays computed inside a transformation.
+    Classes with more to update than their slots define `_rebind(new)`.
+
+    Raises:
+        TypeError: when `new` is a different kind of value, e.g. a constant `zeros(n)` filled
+            with values traced by `grad` or `vmap`; then write `x = x.at[idx].set(v)`.
+    """
+    if handle is new:
+        return
+    cls = type(handle)
+    if type(new) is not cls:
+        where = f" traced by {new._trace.main.description}" if isinstance(new, Tracer) else ""
+        raise TypeError(
+            f"In-place update `x[idx] = v`: x is a {_kind(handle)} but the updated value is a "
+            f"{_kind(new)}{where}, and an object cannot change its kind. mjnp arrays are "
+            "immutable values: write `x = x.at[idx].set(v)` instead."
+        )
+    custom = getattr(cls, "_rebind", None)
+    if custom is not None:
+        custom(handle, new)
+        return
+    for klass in cls.__mro__:
+        for name in klass.__dict__.get("__slots__", ()):
+            if name != "__weakref__":
+                setattr(handle, name, getattr(new, name))
+
+
+def _kind(x: Any) -> str:
+    return type(x).__name__ if isinstance(x, Tracer) else f"concrete {type(x).__name__}"

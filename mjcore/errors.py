@@ -59,3 +59,14 @@ class MissingRuleError(NotImplementedError):
 
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
+
+
+class NonConcreteBooleanIndexError(IndexError):
+    """A boolean mask with a traced value was used as an index (`x[mask]`, `nonzero(mask)`).
+
+    The result's shape depends on how many entries are True, which is unknown while tracing
+    under `jit` or `vmap` (it works eagerly and under `grad` of eager code).
+
+    Fix: keep the shape fixed with `mjnp.where(mask, x, 0)` (or `x * mask`), or compute the mask
+    outside the transformed function.
+    """

@@ -28,6 +28,18 @@ class JaxprTracer(Tracer):
     def aval(self) -> ShapedArray:
         return self._aval
 
+    def _rebind(self, new: JaxprTracer) -> None:
+        # `core.rebind`: this object now stands for the variable of `new` in new's builder.
+        trace = new._trace
+        assert isinstance(trace, JaxprTrace)
+        builder = trace.builder
+        for key, tracer in list(builder.const_tracers.items()):
+            if tracer is self:
+                del builder.const_tracers[key]
+        builder.tracer_to_var[id(self)] = builder.getvar(new)
+        builder.tracers.append(self)
+        self._trace, self._aval, self.debug_deps = trace, new._aval, new.debug_deps
+
 
 class JaxprBuilder:
     """Collects equations and constants while a function is traced."""
@@ -63,10 +75,13 @@ class JaxprBuilder:
         return var
 
     def build(
-        self, in_tracers: Sequence[JaxprTracer], out_tracers: Sequence[JaxprTracer]
+        self, invars: Sequence[Var], out_tracers: Sequence[JaxprTracer]
     ) -> tuple[Jaxpr, list[Any]]:
-        """The jaxpr (scalar constants inlined as literals, others hoisted) and its consts."""
-        invars = [self.getvar(t) for t in in_tracers]
+        """The jaxpr (scalar constants inlined as literals, others hoisted) and its consts.
+
+        `invars` are taken when tracing starts: an argument's tracer may be rebound later.
+        """
+        invars = list(invars)
         outvars: list[Any] = [self.getvar(t) for t in out_tracers]
         literals: dict[Var, Literal] = {}
         constvars, constvals = [], []
@@ -158,9 +173,10 @@ def trace_to_jaxpr(
         trace = JaxprTrace(main)
         names = debug_names or [None] * len(in_avals)
         tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, names, strict=True)]
+        invars = [builder.getvar(t) for t in tracers_in]
         outs = fun(*tracers_in)
         tracers_out = [core.full_raise(trace, out) for out in outs]
-        jaxpr, consts = builder.build(tracers_in, tracers_out)
+        jaxpr, consts = builder.build(invars, tracers_out)
     return ClosedJaxpr(jaxpr, consts)
 
 
@@ -224,6 +240,14 @@ class PartialEvalTracer(Tracer):
     @property
     def aval(self) -> ShapedArray:
         return self.pval.aval
+
+    def _rebind(self, new: PartialEvalTracer) -> None:
+        # Recipes refer to their output tracers weakly, by identity: a rebound handle would
+        # lose its equation. (Users see these tracers only inside partial evaluation.)
+        raise TypeError(
+            "In-place update `x[idx] = v` is not supported on partial-evaluation tracers; "
+            "write `x = x.at[idx].set(v)` instead."
+        )
 
     def full_lower(self) -> Any:
         if self.pval.is_known:

@@ -17,7 +17,17 @@ import numpy as np
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp import _elementwise as ew
-from mjnp import _indexing, _linalg, _manipulation, _reductions
+from mjnp import (
+    _indexing,
+    _joining,
+    _linalg,
+    _manipulation,
+    _protocols,
+    _reductions,
+    _sorting,
+    _statistics,
+)
+from mjnp import _indexing_functions as _ixf
 
 ArrayLike = Any
 Array = Any
@@ -106,6 +116,10 @@ def _copy_method(self: Array, order: str = "C") -> Array:
     return _manipulation.copy(self, order)
 
 
+def _compress_method(self: Array, condition: Any, axis: int | None = None, out: None = None):
+    return _ixf.compress(condition, self, axis, out)
+
+
 def _matrix_transpose(self: Array) -> Array:
     if self.ndim < 2:
         raise ValueError(f"matrix transpose with ndim < 2 is undefined (shape {self.shape})")
@@ -164,11 +178,26 @@ SURFACE: dict[str, Any] = {
     "__ge__": _binary(ew.greater_equal),
     # Indexing.
     "__getitem__": _indexing.getitem,
+    "__setitem__": _indexing.setitem,
+    "at": property(_indexing.at),
+    "take": _ixf.take,
+    "put": _ixf.put,
+    "choose": _ixf.choose,
+    "compress": _compress_method,
+    "diagonal": _ixf.diagonal,
+    "trace": _ixf.trace,
+    "nonzero": _ixf.nonzero,
+    "searchsorted": _ixf.searchsorted,
     # Properties.
     "T": property(_manipulation.transpose),
     "mT": property(_matrix_transpose),
     "real": property(ew.real),
     "imag": property(ew.imag),
+    # NumPy's dispatch protocols (mjnp/_protocols.py).
+    "__array_ufunc__": _protocols.array_ufunc,
+    "__array_function__": _protocols.array_function,
+    "__dlpack__": _protocols.dlpack,
+    "__dlpack_device__": _protocols.dlpack_device,
     # Methods.
     "__array_namespace__": _array_namespace,
     "astype": _astype_method,
@@ -193,4 +222,15 @@ SURFACE: dict[str, Any] = {
     "clip": ew.clip,
     "conj": ew.conjugate,
     "conjugate": ew.conjugate,
+    "repeat": _joining.repeat,
+    # NB: `sort` and `partition` return the result (arrays are immutable); NumPy's sort in place.
+    "sort": _sorting.sort,
+    "argsort": _sorting.argsort,
+    "partition": _sorting.partition,
+    "argpartition": _sorting.argpartition,
+    "cumsum": _statistics.cumsum,
+    "cumprod": _statistics.cumprod,
+    "var": _statistics.var,
+    "std": _statistics.std,
+    "ptp": _statistics.ptp,
 }

@@ -1,20 +1,35 @@
-"""Basic indexing (`x[idx]`): integers, slices, None/newaxis, Ellipsis and tuples of these.
+"""NumPy indexing: `x[idx]`, `x[idx] = v` and the functional `x.at[idx].set(v)` family.
 
-A static index becomes one `lax.slice`, one `lax.rev` for negative steps, one `lax.squeeze` for
-integer indices and one `lax.expand_dims` for new axes. A traced integer scalar becomes a
-`lax.dynamic_slice`. Advanced indexing (integer or boolean arrays) is not supported yet.
+Basic indices (integers, slices, None/newaxis, Ellipsis) become one `lax.slice`, one `lax.rev`
+for negative steps, one `lax.squeeze` and one `lax.expand_dims`; a traced integer scalar becomes
+a `lax.dynamic_slice`. Advanced indices (integer arrays and lists, boolean masks, bool scalars)
+become one `lax.gather`, with NumPy's placement of the broadcast index axes. Updates scatter
+into the flattened array at the positions that indexing an iota selects, so they share every
+rule of `getitem`.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from mjcore import lax
-from mjcore.core import Tracer, get_aval
-from mjcore.errors import TracerIntegerConversionError
+from mjcore.array import Array as _DeviceArray
+from mjcore.core import Tracer, get_aval, rebind
+from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
+from mjcore.lax import (
+    GatherDimensionNumbers,
+    ScatterDimensionNumbers,
+    gather,
+    scatter,
+    scatter_add,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+)
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -63,16 +78,8 @@ def _slice_bounds(s: slice, size: int) -> _AxisSlice:
     return _AxisSlice(low, start + 1, -step, True)
 
 
-def _advanced_index_error(idx: Any) -> IndexError:
-    return IndexError(
-        "mjnp indexing: advanced indexing with integer or boolean arrays (or lists, or a bool "
-        f"scalar) is not supported yet, got an index of type {type(idx).__name__} "
-        f"{idx!r:.50}; only basic indices (integers, slices, None and ...) are"
-    )
-
-
 def _classify(entry: Any) -> str:
-    """One of 'none', 'ellipsis', 'slice', 'int', 'dynamic'; raises for anything else."""
+    """One of 'none', 'ellipsis', 'slice', 'int', 'dynamic', 'advanced'; raises otherwise."""
     if entry is None:
         return "none"
     if entry is Ellipsis:
@@ -80,41 +87,52 @@ def _classify(entry: Any) -> str:
     if isinstance(entry, slice):
         return "slice"
     if isinstance(entry, bool | np.bool_):
-        raise _advanced_index_error(entry)
+        return "advanced"
     if isinstance(entry, int | np.integer):
         return "int"
     if isinstance(entry, list | tuple):
-        raise _advanced_index_error(entry)
+        return "advanced"
     if isinstance(entry, Tracer):
         aval = entry.aval
         if aval.ndim == 0 and aval.dtype.kind in "iu":
             return "dynamic"
         if aval.dtype.kind in "biu":
-            raise _advanced_index_error(entry)
+            return "advanced"
         raise IndexError(f"mjnp indexing: {_VALID_INDICES}; got a {aval.str_short()} tracer")
     if hasattr(entry, "dtype") and hasattr(entry, "shape"):
         kind = np.dtype(entry.dtype).kind
         if kind in "iu" and tuple(entry.shape) == ():
             return "int"  # a concrete 0-d integer array is a static index, as in NumPy
         if kind in "biu":
-            raise _advanced_index_error(entry)
+            return "advanced"
     raise IndexError(f"mjnp indexing: {_VALID_INDICES}; got {type(entry).__name__} {entry!r:.50}")
 
 
 def getitem(x: ArrayLike, idx: Any) -> Array:
-    """`x[idx]` for basic indices, with NumPy's semantics.
+    """`x[idx]` with NumPy's semantics, basic and advanced.
 
-    Static integer indices are bounds-checked (IndexError), also under transformations.
+    Static integer indices, and integer arrays whose values are known (eagerly, or under
+    `grad`/`jvp` of eager code), are bounds-checked (IndexError), also under transformations.
+    A boolean mask needs its value to fix the result's shape: it works eagerly and raises
+    `NonConcreteBooleanIndexError` under `jit`/`vmap`.
 
-    NB: a traced integer index is clamped into range like `lax.dynamic_slice` (after NumPy's
-    wrapping of negative indices), because its value is unknown when the error would be raised.
+    NB: a traced integer index or index array is clamped into range like `lax.dynamic_slice`
+    and `lax.gather` (after NumPy's wrapping of negative indices), because its value is unknown
+    when the error would be raised.
 
     Raises:
         IndexError: for an out-of-range static index, too many indices, more than one
-            ellipsis, an invalid index type, or an advanced (array) index.
+            ellipsis, an invalid index type, index arrays that do not broadcast together, or a
+            boolean mask whose shape does not match the axes it indexes.
     """
     x = asarray_arg("getitem", x)
     entries = idx if isinstance(idx, tuple) else (idx,)
+    if any(_classify(e) == "advanced" for e in entries):
+        return _advanced_getitem(x, entries)
+    return _basic_getitem(x, entries)
+
+
+def _basic_getitem(x: Array, entries: tuple[Any, ...]) -> Array:
     kinds = [_classify(e) for e in entries]
     n_ellipsis = kinds.count("ellipsis")
     if n_ellipsis > 1:
@@ -215,3 +233,318 @@ def _wrap_negative(i: Any, size: int) -> Any:
         i, dtype = lax.convert_element_type(i, _INT64), _INT64
     wrapped = lax.add(i, lax.full((), size, dtype))
     return lax.select_n(lax.lt(i, lax.full((), 0, dtype)), i, wrapped)
+
+
+# --- advanced indexing ----------------------------------------------------------------------
+
+
+def _concrete(x: Any) -> np.ndarray | None:
+    """The value of an index when it is known (not traced), else None."""
+    if isinstance(x, Tracer):
+        value = x.to_concrete_value()
+        return None if value is None else np.asarray(value)
+    return np.asarray(x)
+
+
+def _mask_indices(mask: Any) -> list[np.ndarray]:
+    """`nonzero(mask)` of a boolean mask whose value must be known."""
+    value = _concrete(mask)
+    if value is None:
+        raise NonConcreteBooleanIndexError(
+            f"mjnp indexing: a boolean mask {get_aval(mask).str_short()} with a traced value "
+            "cannot be used as an index under jit or vmap: the result's shape would depend on "
+            "the mask's values. Use mjnp.where(mask, x, fill) to keep the shape fixed."
+        )
+    return list(np.nonzero(value))
+
+
+def _index_array(entry: Any) -> Any:
+    """A list, array or tracer index as an array (or a tracer); NumPy's dtype for lists."""
+    if isinstance(entry, _DeviceArray | Tracer):
+        return entry
+    arr = np.asarray(entry)
+    if arr.size == 0 and arr.dtype.kind == "f":
+        arr = arr.astype(np.intp)  # `x[[]]` takes nothing, as in NumPy
+    if arr.dtype.kind not in "biu":
+        raise IndexError(f"mjnp indexing: {_VALID_INDICES}; got an array of dtype {arr.dtype}")
+    return arr
+
+
+class _Plan(NamedTuple):
+    """An index rewritten for one gather: `x` already sliced and with its new axes, and one
+    entry per axis of it: a slice(None) or an integer index array."""
+
+    x: Any
+    entries: list[Any]
+
+
+def _expand(x: Array, entries: tuple[Any, ...]) -> _Plan:
+    """Turn every index entry into whole slices and integer arrays over the axes of a new `x`:
+    None and bool scalars add an axis (indexed by `[0]` or `[]` for a bool), masks become their
+    `nonzero` arrays, ints become 0-d arrays, and slices are applied at once."""
+    items: list[tuple[str, Any]] = []
+    for entry in entries:
+        if entry is None or entry is Ellipsis or isinstance(entry, slice):
+            items.append(("basic", entry))
+        elif isinstance(entry, bool | np.bool_):
+            items.append(("newaxis", np.zeros(int(bool(entry)), np.intp)))
+        elif isinstance(entry, int | np.integer):
+            items.append(("array", np.asarray(int(entry))))
+        else:
+            arr = _index_array(entry)
+            aval = get_aval(arr)
+            if aval.dtype.kind == "b" and aval.ndim == 0:
+                (value,) = _mask_indices(lax.expand_dims(arr, (0,)))
+                items.append(("newaxis", value))
+            elif aval.dtype.kind == "b":
+                items.append(("mask", arr))
+            else:
+                items.append(("array", arr))
+    consumed = sum(
+        get_aval(v).ndim if k == "mask" else (k == "array" or isinstance(v, slice))
+        for k, v in items
+    )
+    if sum(v is Ellipsis for k, v in items) > 1:
+        raise IndexError("mjnp indexing: an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(
+            f"mjnp indexing: too many indices for array: array is {x.ndim}-dimensional, but "
+            f"{consumed} were indexed"
+        )
+    fill = [("basic", slice(None))] * (x.ndim - consumed)
+    pos = next((i for i, (_, v) in enumerate(items) if v is Ellipsis), len(items))
+    items = [*items[:pos], *fill, *items[pos + 1 :]]
+
+    new_axes: list[int] = []
+    out_entries: list[Any] = []
+    basic: list[Any] = []
+    axis = 0  # axis of the input x
+    for kind, value in items:
+        if kind == "newaxis" or value is None:
+            new_axes.append(len(out_entries))
+            out_entries.append(value if kind == "newaxis" else slice(None))
+            basic.append(None)
+        elif kind == "mask":
+            shape = get_aval(value).shape
+            for k, (n, m) in enumerate(zip(x.shape[axis : axis + len(shape)], shape, strict=True)):
+                if n != m:
+                    raise IndexError(
+                        f"mjnp indexing: boolean index did not match indexed array along axis "
+                        f"{axis + k}; size of axis is {n} but size of corresponding boolean "
+                        f"axis is {m}"
+                    )
+            for arr in _mask_indices(value):
+                out_entries.append(arr)
+                basic.append(slice(None))
+                axis += 1
+        else:
+            out_entries.append(value if kind == "array" else slice(None))
+            basic.append(value if kind == "basic" else slice(None))
+            axis += 1
+    # Apply the slices with the basic machinery, then add the new axes.
+    x = _basic_getitem(x, tuple(b for b in basic if b is not None))
+    if new_axes:
+        x = lax.expand_dims(x, tuple(new_axes))
+    return _Plan(x, out_entries)
+
+
+def _normalized_index(arr: Any, axis: int, size: int) -> Any:
+    """An integer index array bounds-checked when its value is known, negatives wrapped."""
+    aval = get_aval(arr)
+    if aval.dtype.kind not in "iu":
+        raise IndexError(f"mjnp indexing: {_VALID_INDICES}; got an array of dtype {aval.dtype}")
+    value = _concrete(arr)
+    if value is not None and value.size:
+        bad = value[(value < -size) | (value >= size)]
+        if bad.size:
+            raise IndexError(
+                f"mjnp indexing: index {bad.flat[0]} is out of bounds for axis {axis} with size "
+                f"{size}"
+            )
+    elif value is None and size == 0 and aval.size:
+        raise IndexError(f"mjnp indexing: index is out of bounds for axis {axis} with size 0")
+    if value is not None:
+        # Known indices are wrapped on the host: the gather gets one constant index array.
+        value = value.astype(_INT64)
+        return np.where(value < 0, value + size, value)
+    arr = asarray_arg("getitem", arr)
+    dtype = aval.dtype
+    if dtype.kind == "u":
+        return lax.convert_element_type(arr, _INT64)
+    arr = lax.convert_element_type(arr, _INT64)
+    zero = lax.full(aval.shape, 0, _INT64)
+    wrapped = lax.add(arr, lax.full(aval.shape, size, _INT64))
+    return lax.select_n(lax.lt(arr, zero), arr, wrapped)
+
+
+def _broadcast_indices(arrays: list[Any]) -> tuple[list[Any], tuple[int, ...]]:
+    shapes = [get_aval(a).shape for a in arrays]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError as err:
+        raise IndexError(
+            "mjnp indexing: shape mismatch: indexing arrays could not be broadcast together "
+            "with shapes " + " ".join(str(s) for s in shapes)
+        ) from err
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        return list(np.broadcast_arrays(*arrays)), shape
+    return [lax.broadcast_to(a, shape) for a in arrays], shape
+
+
+def _advanced_getitem(x: Array, entries: tuple[Any, ...]) -> Array:
+    plan = _expand(x, entries)
+    x = plan.x
+    shape = get_aval(x).shape
+    axes = [i for i, e in enumerate(plan.entries) if not isinstance(e, slice)]
+    arrays = [_normalized_index(plan.entries[a], a, shape[a]) for a in axes]
+    arrays, batch = _broadcast_indices(arrays)
+    rest = [d for d in range(len(shape)) if d not in axes]
+    contiguous = axes == list(range(axes[0], axes[0] + len(axes)))
+    if contiguous:
+        # NumPy: adjacent advanced indices put their axes where they stand.
+        lead = [d for d in rest if d < axes[0]]
+        out_shape = (*shape[: axes[0]], *batch, *shape[axes[-1] + 1 :])
+        offset_dims = [*range(len(lead)), *(i + len(batch) for i in range(len(lead), len(rest)))]
+    else:
+        # NumPy: advanced indices separated by a slice put their axes first.
+        out_shape = (*batch, *(shape[d] for d in rest))
+        offset_dims = [len(batch) + i for i in range(len(rest))]
+    dtype = get_aval(x).dtype
+    if math.prod(out_shape) == 0 or math.prod(shape) == 0:
+        return lax.full(out_shape, 0, dtype, get_aval(x).weak_type)
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        indices = np.stack(arrays, axis=-1)
+    else:
+        indices = lax.concatenate([lax.expand_dims(a, (len(batch),)) for a in arrays], len(batch))
+    dnums = GatherDimensionNumbers(tuple(offset_dims), tuple(axes), tuple(axes))
+    slice_sizes = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    return gather(x, indices, dnums, slice_sizes)
+
+
+# --- updates: x[idx] = v and x.at[idx] ------------------------------------------------------
+
+
+def _update(x: ArrayLike, idx: Any, values: ArrayLike, scatter_fun: Any, name: str) -> Array:
+    """`x` with `scatter_fun` applied at the elements `x[idx]` selects, `values` broadcast."""
+    x = asarray_arg(name, x)
+    aval = get_aval(x)
+    positions = getitem(lax.reshape(lax.iota(_INT64, aval.size), aval.shape), idx)
+    target = get_aval(positions).shape
+    values = asarray_arg(name, values)
+    values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
+    vshape = get_aval(values).shape
+    while len(vshape) > len(target) and vshape[0] == 1:
+        values = lax.reshape(values, vshape[1:])  # NumPy drops leading unit axes of the value
+        vshape = vshape[1:]
+    try:
+        if np.broadcast_shapes(vshape, target) != target:
+            raise ValueError
+    except ValueError as err:
+        raise ValueError(
+            f"mjnp.{name}: could not broadcast input array from shape {vshape} into shape {target}"
+        ) from err
+    count = math.prod(target)
+    if count == 0 or aval.size == 0:
+        return x
+    values = lax.reshape(lax.broadcast_to(values, target), (count,))
+    positions = lax.reshape(positions, (count, 1))
+    flat = lax.reshape(x, (aval.size,))
+    out = scatter_fun(flat, positions, values, _FLAT_SCATTER)
+    return lax.reshape(out, aval.shape)
+
+
+_FLAT_SCATTER = ScatterDimensionNumbers((), (0,), (0,))
+
+
+def setitem(x: Array, idx: Any, value: ArrayLike) -> None:
+    """`x[idx] = value`: rebinds the handle `x` to the updated array (see `.at[]`).
+
+    NB: mjnp arrays are immutable values; the assignment makes `x` (this Python object) hold
+    the new value, so other names bound to the old value are not changed, unlike NumPy views.
+    Duplicate indices keep one of the values, as in NumPy (the last, on CPU).
+    Under a transformation the handle must be a value of that transformation (e.g. an
+    argument or an array computed from one); filling a constant such as `zeros(n)` with traced
+    values raises TypeError there: write `out = out.at[i].set(v)` instead.
+    """
+    rebind(x, _update(x, idx, value, scatter, "setitem"))
+
+
+def _factors(x: ArrayLike, idx: Any, values: ArrayLike, name: str) -> Array:
+    """Ones shaped like `x` multiplied by `values` at `idx` (JAX's divide and power)."""
+    aval = get_aval(asarray_arg(name, x))
+    ones = lax.full(aval.shape, 1, aval.dtype, aval.weak_type)
+    return _update(ones, idx, values, scatter_mul, name)
+
+
+class _IndexUpdateRef:
+    """`x.at[idx]`: functional updates of the elements `x[idx]` selects (JAX's `.at`)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Any, index: Any):
+        self.array = array
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self) -> Array:
+        """`x[idx]`."""
+        return getitem(self.array, self.index)
+
+    def set(self, values: ArrayLike) -> Array:
+        """A copy of `x` with `x[idx] = values`."""
+        return _update(self.array, self.index, values, scatter, "at.set")
+
+    def add(self, values: ArrayLike) -> Array:
+        """A copy of `x` with `values` added at `idx`; duplicate indices accumulate."""
+        return _update(self.array, self.index, values, scatter_add, "at.add")
+
+    def subtract(self, values: ArrayLike) -> Array:
+        """A copy of `x` with `values` subtracted at `idx`; duplicate indices accumulate."""
+        values = asarray_arg("at.subtract", values)
+        return _update(self.array, self.index, lax.neg(values), scatter_add, "at.subtract")
+
+    def multiply(self, values: ArrayLike) -> Array:
+        """A copy of `x` multiplied by `values` at `idx`; duplicate indices accumulate.
+
+        NB: as in JAX, not differentiable with respect to `values`.
+        """
+        return _update(self.array, self.index, values, scatter_mul, "at.multiply")
+
+    def divide(self, values: ArrayLike) -> Array:
+        """`x` divided by `values` at `idx` (true division; duplicates accumulate)."""
+        from mjnp._elementwise import divide
+
+        return divide(self.array, _factors(self.array, self.index, values, "at.divide"))
+
+    def power(self, values: ArrayLike) -> Array:
+        """`x` raised to `values` at `idx` (duplicate exponents multiply, as in JAX)."""
+        from mjnp._elementwise import power
+
+        return power(self.array, _factors(self.array, self.index, values, "at.power"))
+
+    def min(self, values: ArrayLike) -> Array:
+        """A copy of `x` with `minimum(x[idx], values)` at `idx`."""
+        return _update(self.array, self.index, values, scatter_min, "at.min")
+
+    def max(self, values: ArrayLike) -> Array:
+        """A copy of `x` with `maximum(x[idx], values)` at `idx`."""
+        return _update(self.array, self.index, values, scatter_max, "at.max")
+
+
+class _IndexUpdateHelper:
+    """The `x.at` property: `x.at[idx]` gives the update methods."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any):
+        self.array = array
+
+    def __getitem__(self, index: Any) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+
+def at(x: Any) -> _IndexUpdateHelper:
+    """The `.at` property of arrays and tracers."""
+    return _IndexUpdateHelper(x)

@@ -8,7 +8,8 @@ import numpy as np
 
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
-from mjnp._promotion import promote_args
+from mjnp._manipulation import moveaxis, normalize_axis
+from mjnp._promotion import asarray_arg, promote_args
 
 ArrayLike = Any
 Array = Any
@@ -157,3 +158,356 @@ def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     a = lax.broadcast_in_dim(lax.reshape(a, (a.size,)), shape, (0,))
     b = lax.broadcast_in_dim(lax.reshape(b, (b.size,)), shape, (1,))
     return lax.mul(a, b)
+
+
+def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
+    """Sum products over the given axes, as `numpy.tensordot`: `axes=N` pairs the last N axes
+    of `a` with the first N of `b`; a pair of sequences names the axes explicitly."""
+    a, b = _promote("tensordot", a, b)
+    if isinstance(axes, int | np.integer):
+        n = int(axes)
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ValueError(
+                f"mjnp.tensordot: axes={n} is out of range for {a.shape} and {b.shape}"
+            )
+        a_axes, b_axes = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
+    else:
+        try:
+            a_axes, b_axes = axes
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"mjnp.tensordot: axes must be an int or a pair, got {axes!r}") from err
+        a_axes = (a_axes,) if isinstance(a_axes, int | np.integer) else tuple(a_axes)
+        b_axes = (b_axes,) if isinstance(b_axes, int | np.integer) else tuple(b_axes)
+        if len(a_axes) != len(b_axes):
+            raise ValueError("mjnp.tensordot: shape-mismatch for sum (axes of unequal length)")
+        a_axes = tuple(normalize_axis("mjnp.tensordot", ax, a.ndim) for ax in a_axes)
+        b_axes = tuple(normalize_axis("mjnp.tensordot", ax, b.ndim) for ax in b_axes)
+    for i, j in zip(a_axes, b_axes, strict=True):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(
+                f"mjnp.tensordot: shape-mismatch for sum: {a.shape} axis {i} and {b.shape} axis {j}"
+            )
+    return lax.dot_general(a, b, ((a_axes, b_axes), ((), ())))
+
+
+def _broadcast_pair(
+    fname: str, a: Array, b: Array, a_core: int, b_core: int
+) -> tuple[Array, Array]:
+    """Broadcast the leading (loop) axes of `a` and `b`, keeping `a_core`/`b_core` core axes."""
+    a_loop, b_loop = a.shape[: a.ndim - a_core], b.shape[: b.ndim - b_core]
+    try:
+        loop = np.broadcast_shapes(a_loop, b_loop)
+    except ValueError as err:
+        raise ValueError(
+            f"mjnp.{fname}: operands could not be broadcast together with shapes {a.shape} and "
+            f"{b.shape}"
+        ) from err
+    a = lax.broadcast_to(a, (*loop, *a.shape[a.ndim - a_core :]))
+    b = lax.broadcast_to(b, (*loop, *b.shape[b.ndim - b_core :]))
+    return a, b
+
+
+def _conj_if_complex(x: Array) -> Array:
+    return lax.conj(x) if dtypes.is_complex(x.dtype) else x
+
+
+def vecdot(
+    x1: ArrayLike,
+    x2: ArrayLike,
+    /,
+    out: None = None,
+    *,
+    axis: int = -1,
+    dtype: DTypeLike | None = None,
+) -> Array:
+    """Dot product of vectors along `axis`, conjugating `x1`, as `numpy.vecdot`."""
+    _check_out("vecdot", out)
+    a, b = _promote("vecdot", x1, x2, dtype)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("mjnp.vecdot: both inputs need at least one dimension")
+    a = moveaxis(a, normalize_axis("mjnp.vecdot", axis, a.ndim), -1)
+    b = moveaxis(b, normalize_axis("mjnp.vecdot", axis, b.ndim), -1)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"mjnp.vecdot: input operand 1 has a mismatch in its core dimension: {a.shape[-1]} "
+            f"!= {b.shape[-1]}"
+        )
+    a, b = _broadcast_pair("vecdot", a, b, 1, 1)
+    batch = tuple(range(a.ndim - 1))
+    return lax.dot_general(_conj_if_complex(a), b, (((a.ndim - 1,), (b.ndim - 1,)), (batch, batch)))
+
+
+def matvec(
+    x1: ArrayLike, x2: ArrayLike, /, out: None = None, *, dtype: DTypeLike | None = None
+) -> Array:
+    """Matrix-vector product over the last axes, broadcasting the rest, as `numpy.matvec`."""
+    _check_out("matvec", out)
+    a, b = _promote("matvec", x1, x2, dtype)
+    if a.ndim < 2 or b.ndim < 1 or a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"mjnp.matvec: mismatch in core dimensions: {a.shape} and {b.shape}")
+    a, b = _broadcast_pair("matvec", a, b, 2, 1)
+    batch = tuple(range(b.ndim - 1))
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), (batch, batch)))
+
+
+def vecmat(
+    x1: ArrayLike, x2: ArrayLike, /, out: None = None, *, dtype: DTypeLike | None = None
+) -> Array:
+    """Vector-matrix product (conjugating the vector), as `numpy.vecmat`."""
+    _check_out("vecmat", out)
+    a, b = _promote("vecmat", x1, x2, dtype)
+    if b.ndim < 2 or a.ndim < 1 or a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"mjnp.vecmat: mismatch in core dimensions: {a.shape} and {b.shape}")
+    a, b = _broadcast_pair("vecmat", a, b, 1, 2)
+    batch = tuple(range(a.ndim - 1))
+    return lax.dot_general(_conj_if_complex(a), b, (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch)))
+
+
+def kron(a: ArrayLike, b: ArrayLike) -> Array:
+    """Kronecker product, as `numpy.kron`."""
+    a, b = promote_args("kron", a, b)
+    nd = max(a.ndim, b.ndim)
+    a = lax.reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = lax.reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    shape = tuple(d for pair in zip(a.shape, b.shape, strict=True) for d in pair)
+    a_b = lax.broadcast_in_dim(a, shape, tuple(range(0, 2 * nd, 2)))
+    b_b = lax.broadcast_in_dim(b, shape, tuple(range(1, 2 * nd, 2)))
+    prod = lax.mul(a_b, b_b) if a.dtype.kind != "b" else lax.bitwise_and(a_b, b_b)
+    out = lax.reshape(prod, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
+    return lax.convert_element_type(out, out.dtype)
+
+
+def cross(
+    a: ArrayLike,
+    b: ArrayLike,
+    axisa: int = -1,
+    axisb: int = -1,
+    axisc: int = -1,
+    axis: int | None = None,
+) -> Array:
+    """Cross product of 2- or 3-component vectors, as `numpy.cross`."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = _promote("cross", a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError("mjnp.cross: incompatible dimensions for cross product (scalars)")
+    x = moveaxis(x, normalize_axis("mjnp.cross", axisa, x.ndim), -1)
+    y = moveaxis(y, normalize_axis("mjnp.cross", axisb, y.ndim), -1)
+    if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
+        raise ValueError(
+            "mjnp.cross: incompatible dimensions for cross product (dimension must be 2 or 3)"
+        )
+    loop = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+
+    def comp(v: Array, i: int) -> Array:
+        if i >= v.shape[-1]:
+            return lax.full(loop, 0, v.dtype)
+        c = lax.squeeze(lax.slice_in_dim(v, i, i + 1, v.ndim - 1), (v.ndim - 1,))
+        return lax.broadcast_to(c, loop)
+
+    x0, x1, x2 = (comp(x, i) for i in range(3))
+    y0, y1, y2 = (comp(y, i) for i in range(3))
+    z = lax.sub(lax.mul(x0, y1), lax.mul(x1, y0))
+    if x.shape[-1] == 2 and y.shape[-1] == 2:
+        return z
+    cx = lax.sub(lax.mul(x1, y2), lax.mul(x2, y1))
+    cy = lax.sub(lax.mul(x2, y0), lax.mul(x0, y2))
+    out = lax.concatenate([lax.expand_dims(c, (len(loop),)) for c in (cx, cy, z)], len(loop))
+    return moveaxis(out, -1, normalize_axis("mjnp.cross", axisc, out.ndim))
+
+
+# --- einsum ---------------------------------------------------------------------------------
+
+
+def _parse_einsum(
+    fname: str, subscripts: str, shapes: list[tuple[int, ...]]
+) -> tuple[list[list[str]], list[str]]:
+    """Input and output label lists, with each ellipsis expanded to private labels."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        lhs, out = subscripts.split("->")
+        explicit = True
+    else:
+        lhs, out, explicit = subscripts, "", False
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(
+            f"mjnp.{fname}: {len(terms)} operand subscripts for {len(shapes)} operands"
+        )
+    ell_ndim = 0
+    inputs = []
+    for term, shape in zip(terms, shapes, strict=True):
+        if "." in term and term.count("...") != 1 or term.replace("...", "").count("."):
+            raise ValueError(f"mjnp.{fname}: invalid ellipsis in subscripts {subscripts!r}")
+        named = term.replace("...", "")
+        if not all(c.isalpha() for c in named):
+            raise ValueError(f"mjnp.{fname}: invalid subscript characters in {subscripts!r}")
+        n_ell = len(shape) - len(named)
+        if ("..." in term and n_ell < 0) or ("..." not in term and n_ell != 0):
+            raise ValueError(
+                f"mjnp.{fname}: operand of shape {shape} does not match subscripts {term!r}"
+            )
+        ell_ndim = max(ell_ndim, n_ell)
+        ell = [chr(0x100 + ell_ndim - n_ell + i) for i in range(n_ell)] if "..." in term else []
+        labels: list[str] = []
+        for part_i, part in enumerate(term.split("...")):
+            if part_i == 1:
+                labels += ell
+            labels += list(part)
+        inputs.append(labels)
+    ell_labels = [chr(0x100 + i) for i in range(ell_ndim)]
+    if explicit:
+        if out.replace("...", "").count(".") or not all(
+            c.isalpha() for c in out.replace("...", "")
+        ):
+            raise ValueError(f"mjnp.{fname}: invalid output subscripts {out!r}")
+        output: list[str] = []
+        for part_i, part in enumerate(out.split("...")):
+            if part_i == 1:
+                output += ell_labels
+            output += list(part)
+        everywhere = {c for labels in inputs for c in labels}
+        for c in output:
+            if c not in everywhere:
+                raise ValueError(f"mjnp.{fname}: output subscript {c!r} does not appear in inputs")
+        if len(set(output)) != len(output):
+            raise ValueError(f"mjnp.{fname}: output subscripts repeat a label in {out!r}")
+    else:
+        counts: dict[str, int] = {}
+        for labels in inputs:
+            for c in labels:
+                counts[c] = counts.get(c, 0) + 1
+        output = ell_labels + sorted(c for c, k in counts.items() if k == 1 and c not in ell_labels)
+    return inputs, output
+
+
+def _einsum_diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
+    """Take diagonals over labels repeated within one operand."""
+    from mjnp import diagonal
+
+    while len(set(labels)) != len(labels):
+        c = next(c for c in labels if labels.count(c) > 1)
+        i = labels.index(c)
+        j = labels.index(c, i + 1)
+        x = diagonal(x, 0, i, j)
+        labels = [lab for k, lab in enumerate(labels) if k not in (i, j)] + [c]
+    return x, labels
+
+
+def _einsum_sum(x: Array, labels: list[str], keep: set[str]) -> tuple[Array, list[str]]:
+    axes = tuple(i for i, c in enumerate(labels) if c not in keep)
+    if not axes:
+        return x, labels
+    x = lax.reduce_or(x, axes) if x.dtype.kind == "b" else lax.reduce_sum(x, axes)
+    return x, [c for c in labels if c in keep]
+
+
+def _einsum_pair(
+    a: Array, la: list[str], b: Array, lb: list[str], keep: set[str]
+) -> tuple[Array, list[str]]:
+    shared = [c for c in la if c in lb]
+    batch = [c for c in shared if c in keep]
+    contract = [c for c in shared if c not in keep]
+    dims = (
+        (tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
+        (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)),
+    )
+    out = lax.dot_general(a, b, dims)
+    labels = batch + [c for c in la if c not in shared] + [c for c in lb if c not in shared]
+    return out, labels
+
+
+def einsum(
+    subscripts: str,
+    *operands: ArrayLike,
+    out: None = None,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    casting: str = "safe",
+    optimize: Any = False,
+) -> Array:
+    """Einstein summation, as `numpy.einsum` (string subscripts, with ellipses).
+
+    Operands are contracted pairwise with `lax.dot_general`, left to right, or in the order
+    NumPy's `einsum_path` chooses for `optimize` (True, "greedy", "optimal" or an explicit
+    path). Size-1 axes broadcast against their label's size.
+    """
+    _check_out("einsum", out)
+    if not isinstance(subscripts, str):
+        raise TypeError("mjnp.einsum: only the string form of subscripts is supported")
+    if not operands:
+        raise ValueError("mjnp.einsum: no operands given")
+    arrays = promote_args("einsum", *operands)
+    if dtype is not None:
+        dt = dtypes.canonicalize_dtype(dtype, "mjnp.einsum")
+        arrays = [lax.convert_element_type(x, dt) for x in arrays]
+    else:
+        arrays = [lax.convert_element_type(x, x.dtype) for x in arrays]
+    inputs, output = _parse_einsum("einsum", subscripts, [x.shape for x in arrays])
+    sizes: dict[str, int] = {}
+    for x, labels in zip(arrays, inputs, strict=True):
+        for c, d in zip(labels, x.shape, strict=True):
+            if sizes.get(c, 1) not in (1, d) and d != 1:
+                raise ValueError(
+                    f"mjnp.einsum: size of label {c!r} differs between operands "
+                    f"({sizes[c]} and {d})"
+                )
+            sizes[c] = max(sizes.get(c, 1), d) if d != 0 and sizes.get(c) != 0 else 0
+    ops = []
+    for x, labels in zip(arrays, inputs, strict=True):
+        x = lax.broadcast_to(x, tuple(sizes[c] for c in labels))
+        ops.append(_einsum_diagonals(x, labels))
+    path = _einsum_order(subscripts, arrays, optimize)
+
+    def needed(exclude: list[int]) -> set[str]:
+        keep = set(output)
+        for k, (_, labels) in enumerate(ops):
+            if k not in exclude:
+                keep.update(labels)
+        return keep
+
+    # Sum out labels private to one operand before any contraction.
+    ops = [_einsum_sum(x, labels, needed([k])) for k, (x, labels) in enumerate(ops)]
+    for step in path:
+        step = sorted(step)
+        group = [ops[k] for k in step]
+        keep = needed(step)
+        x, labels = group[0]
+        if len(group) == 1:
+            x, labels = _einsum_sum(x, labels, keep)
+        for g in range(1, len(group)):
+            y, ly = group[g]
+            rest = keep | {c for _, lz in group[g + 1 :] for c in lz}
+            x, labels = _einsum_pair(x, labels, y, ly, rest)
+        ops = [op for k, op in enumerate(ops) if k not in step] + [(x, labels)]
+    while len(ops) > 1:
+        (x, lx), (y, ly) = ops[0], ops[1]
+        ops = ops[2:]
+        ops = [_einsum_pair(x, lx, y, ly, needed([])), *ops]
+    x, labels = ops[0]
+    x, labels = _einsum_sum(x, labels, set(output))
+    return lax.transpose(x, tuple(labels.index(c) for c in output))
+
+
+def _einsum_order(subscripts: str, arrays: list[Array], optimize: Any) -> list[tuple[int, ...]]:
+    """The contraction path: NumPy's choice for `optimize`, else none (left to right)."""
+    if optimize is False or optimize is None or len(arrays) < 3:
+        return []
+    if isinstance(optimize, list | tuple) and optimize and optimize[0] == "einsum_path":
+        return [tuple(step) for step in optimize[1:]]
+    path, _ = einsum_path(subscripts, *arrays, optimize="greedy" if optimize is True else optimize)
+    return [tuple(step) for step in path[1:]]
+
+
+def einsum_path(
+    subscripts: str, *operands: ArrayLike, optimize: Any = "greedy"
+) -> tuple[list, str]:
+    """The contraction order and its cost report, as `numpy.einsum_path`.
+
+    Only shapes and dtypes matter, so this asks NumPy about empty stand-ins of the operands.
+    """
+    stand_ins = []
+    for x in operands:
+        x = asarray_arg("einsum_path", x)
+        stand_ins.append(np.broadcast_to(np.zeros((), x.dtype), x.shape))
+    return np.einsum_path(subscripts, *stand_ins, optimize=optimize)

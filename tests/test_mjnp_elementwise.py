@@ -189,7 +189,8 @@ def _assert_same_dtype_or_error(
         with pytest.raises(_builtin_base(type(err))):
             _traced_dtype(mj_fun, *args)
         return
-    assert _traced_dtype(mj_fun, *args) == expected
+    with np.errstate(over="ignore"):  # 1e300 becomes inf in float16, as in NumPy
+        assert _traced_dtype(mj_fun, *args) == expected
 
 
 def _builtin_base(error: type[Exception]) -> type[Exception]:
@@ -389,9 +390,10 @@ def test_unary_special_float_values(name):
     assert_matches(_jitted(name)(values), _numpy(name, values))
 
 
-def test_signbit_of_nan_is_not_visible():
-    # NB: documented difference: NumPy reads the sign bit of NaN, mjnp cannot without bitcasts.
-    assert not mjnp.signbit(np.array([-np.nan]))[0]
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_signbit_reads_the_bit_of_nans_and_zeros(dtype):
+    values = np.array([np.nan, -np.nan, 0.0, -0.0, -np.inf, 1.0], dtype)
+    assert_matches(_jitted("signbit")(values), np.signbit(values))
 
 
 _COMPLEX_SPECIAL = [complex(r, i) for r in (0.0, 1.0, -1.0, -2.5) for i in (0.0, 1.0, 2.5)]
@@ -436,8 +438,9 @@ def test_integer_extremes(name, dtype):
 def test_round_decimals(dtype, decimals):
     values = [0.125, 0.375, 1.5, 2.5, -2.5, 1234.5678, -0.05, 15.0, -250.0]
     x = np.array(values).astype(dtype)
-    assert_matches(mjnp.round(x, decimals), np.round(x, decimals))
-    assert_matches(mjnp.around(x, decimals=decimals), np.around(x, decimals=decimals))
+    with np.errstate(over="ignore"):  # float16 overflows when scaled, in NumPy and mjnp alike
+        assert_matches(mjnp.round(x, decimals), np.round(x, decimals))
+        assert_matches(mjnp.around(x, decimals=decimals), np.around(x, decimals=decimals))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int64", "float32"])

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mjcore
+import mjnp  # noqa: F401  (installs the array surface)
 from tests.mjnp_testing import SETTINGS, arrays, assert_matches, check_against_numpy, shapes
 
 
@@ -88,10 +89,11 @@ ERROR_CASES = [
     pytest.param((3,), 1.0, IndexError, "only integers, slices", id="float"),
     pytest.param((3,), "a", IndexError, "only integers, slices", id="str"),
     pytest.param((3,), slice(None, None, 0), ValueError, "step cannot be zero", id="step-0"),
-    pytest.param((3,), [0, 1], IndexError, "not supported yet", id="list"),
-    pytest.param((3,), np.array([0, 1]), IndexError, "not supported yet", id="int-array"),
-    pytest.param((3,), np.array([True, False, True]), IndexError, "not supported", id="mask"),
-    pytest.param((3,), True, IndexError, "not supported yet", id="bool-scalar"),
+    pytest.param((3,), [0, 3], IndexError, "index 3 is out of bounds", id="list-oob"),
+    pytest.param((3,), np.array([-4]), IndexError, "out of bounds", id="array-oob"),
+    pytest.param((3,), np.array([True, False]), IndexError, "boolean index did not", id="mask"),
+    pytest.param((3, 2), ([0, 1], [0, 1, 1]), IndexError, "shape mismatch", id="broadcast"),
+    pytest.param((3,), np.array([0.5]), IndexError, "only integers, slices", id="float-array"),
     pytest.param((3,), slice(0.5, 2), TypeError, "slice indices", id="float-slice"),
 ]
 

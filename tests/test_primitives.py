@@ -18,7 +18,14 @@ from tests.cases import arithmetic
 from tests.primitive_case import PrimCase, tolerance
 
 FAMILY_MODULES = [
-    "arithmetic", "math", "structural", "reductions", "indexing", "sorting", "linalg", "fft",
+    "arithmetic",
+    "math",
+    "structural",
+    "reductions",
+    "indexing",
+    "sorting",
+    "linalg",
+    "fft",
     "bitcast",
 ]
 
@@ -337,6 +344,8 @@ LINEAR_PRIMITIVES = [
     "transpose",
     "select_n",
     "add_any",
+    "gather",
+    "scatter_add",
 ]
 
 

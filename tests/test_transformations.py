@@ -201,3 +201,9 @@ def test_jax_eager_ops_agree_with_jnp_for_dtype_rules():
     assert out.dtype == jnp.float32
     _, t = jvp(lambda a: lax.mul(a, 2.0), (x,), (x,))
     assert t.dtype == onp.float32
+
+
+def test_numpy_never_computes_on_a_concrete_jvp_tracer():
+    # A silent host conversion would drop the tangent: a zero derivative with no error.
+    with pytest.raises(mjcore.TracerArrayConversionError, match="jvp"):
+        jvp(lambda x: onp.sin(onp.asarray(x)), (1.0,), (1.0,))

@@ -28,6 +28,7 @@ from mjcore.lax.base import (
     transpose,
     zeros_like,
 )
+from mjcore.lax.bitcast import bitcast_convert_type, nextafter
 from mjcore.lax.bitwise import (
     bitwise_and,
     bitwise_not,
@@ -93,6 +94,7 @@ __all__ = [
     "atan",
     "atan2",
     "atanh",
+    "bitcast_convert_type",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -135,6 +137,7 @@ __all__ = [
     "mul",
     "ne",
     "neg",
+    "nextafter",
     "pad",
     "population_count",
     "pow",
@@ -166,4 +169,56 @@ __all__ = [
     "tanh",
     "transpose",
     "zeros_like",
+]
+
+from mjcore.lax.fft import fft  # noqa: E402  (appended families)
+from mjcore.lax.linalg import (  # noqa: E402
+    cholesky,
+    eig,
+    eigh,
+    lu,
+    lu_pivots_to_permutation,
+    qr,
+    svd,
+    symmetrize,
+    triangular_solve,
+)
+
+__all__ += [
+    "cholesky",
+    "eig",
+    "eigh",
+    "fft",
+    "lu",
+    "lu_pivots_to_permutation",
+    "qr",
+    "svd",
+    "symmetrize",
+    "triangular_solve",
+]
+
+from mjcore.lax.sorting import cummax, cummin, cumprod, cumsum, sort  # noqa: E402  (appended family)
+
+__all__ += ["cummax", "cummin", "cumprod", "cumsum", "sort"]
+
+from mjcore.lax.gather import (  # noqa: E402  (appended family)
+    GatherDimensionNumbers,
+    ScatterDimensionNumbers,
+    gather,
+    scatter,
+    scatter_add,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+)
+
+__all__ += [
+    "GatherDimensionNumbers",
+    "ScatterDimensionNumbers",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "scatter_max",
+    "scatter_min",
+    "scatter_mul",
 ]

@@ -1,0 +1,86 @@
+"""Typed-FFI custom calls into the CPU LAPACK kernels that jaxlib ships.
+
+The only module that knows jaxlib's LAPACK target names, their registration and their
+attribute encoding. Lowering rules ask for `lapack_call(...)`; the targets are registered
+with XLA the first time one is emitted.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from mjcore.backend.hlo import FunctionBuilder, Value
+from mjcore.core import ShapedArray
+
+_lock = threading.Lock()
+_registered = False
+_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def _register_lapack() -> None:
+    """Register every LAPACK FFI handler from `jaxlib.cpu._lapack` with XLA's CPU registry."""
+    global _registered
+    if _registered:
+        return
+    with _lock:
+        if _registered:
+            return
+        from jaxlib import xla_client
+        from jaxlib.cpu import _lapack
+
+        _lapack.initialize()
+        for name, capsule in _lapack.registrations().items():
+            if name.endswith("_ffi"):
+                xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+        _registered = True
+
+
+def lapack_target(base: str, dtype: np.dtype) -> str:
+    """`lapack_dgetrf_ffi` for ("getrf", float64); `base` is the LAPACK routine sans prefix."""
+    name = np.dtype(dtype).name
+    if name not in _PREFIX:
+        raise TypeError(f"LAPACK {base}: unsupported dtype {name}; use float32/64 or complex64/128")
+    return f"lapack_{_PREFIX[name]}{base}_ffi"
+
+
+def char_attr(c: str) -> str:
+    """LAPACK's single-character options ('L', 'N', ...) as the ui8 attributes the kernels read."""
+    return f"{ord(c)} : ui8"
+
+
+def _layout(ndim: int, batch_ndim: int) -> str:
+    """Column-major in the two trailing axes of a matrix, row-major otherwise (vectors and
+    the per-matrix `info`), batch axes major: what the LAPACK kernels expect."""
+    order = list(range(ndim - 1, -1, -1))
+    if ndim - batch_ndim == 2:
+        order = [ndim - 2, ndim - 1, *range(ndim - 3, -1, -1)]
+    if not order:
+        return "dense<> : tensor<0xindex>"
+    return f"dense<[{', '.join(map(str, order))}]> : tensor<{ndim}xindex>"
+
+
+def lapack_call(
+    builder: FunctionBuilder,
+    target: str,
+    operands: Sequence[Value],
+    result_avals: Sequence[ShapedArray],
+    attrs: dict[str, str] | None = None,
+    *,
+    batch_ndim: int,
+) -> list[Value]:
+    """Emit one LAPACK FFI custom call over `batch_ndim` leading batch axes; matrices are
+    passed column-major."""
+    _register_lapack()
+    config = ", ".join(f"{k} = {v}" for k, v in sorted((attrs or {}).items()))
+    operand_layouts = ", ".join(_layout(v.aval.ndim, batch_ndim) for v in operands)
+    result_layouts = ", ".join(_layout(a.ndim, batch_ndim) for a in result_avals)
+    text = (
+        f'call_target_name = "{target}", api_version = 4 : i32, '
+        f"backend_config = {{{config}}}, "
+        f"operand_layouts = [{operand_layouts}], result_layouts = [{result_layouts}]"
+    )
+    outs = builder.op("stablehlo.custom_call", list(operands), list(result_avals), text)
+    return list(outs) if isinstance(outs, list) else [outs]

@@ -1,0 +1,386 @@
+"""Sorting and cumulative primitives: `sort` (multi-operand `stablehlo.sort` in NumPy's total
+order) and cumsum/cumprod/cummax/cummin (one `stablehlo.reduce_window` each)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes
+from mjcore.ad import Zero, is_undefined_primal, jvp_flat, linear_jvp
+from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
+from mjcore.backend.lowering import LoweringContext
+from mjcore.batching import NOT_MAPPED, move_bdim
+from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.lax import arithmetic
+from mjcore.lax.base import broadcast_to
+from mjcore.lax.families import scalar_constant
+from mjcore.lax.slicing import slice as slice_
+from mjcore.lax.structural import (
+    broadcasted_iota,
+    check_axes,
+    concatenate,
+    normalize_axes,
+    pad,
+    rev,
+)
+
+ArrayLike = Any
+Shape = tuple[int, ...]
+
+_PRED = ShapedArray((), np.dtype(bool))
+
+
+def _index_dtype(n: int) -> np.dtype:
+    return np.dtype(np.int32 if n < 2**31 else np.int64)
+
+
+# --- sort -----------------------------------------------------------------------------------
+
+sort_p = Primitive("sort", multiple_results=True)
+
+
+def sort(
+    operand: ArrayLike | Sequence[ArrayLike],
+    dimension: int = -1,
+    is_stable: bool = True,
+    num_keys: int = 1,
+) -> Any:
+    """Sort `operand` (an array, or a sequence of same-shaped arrays) along `dimension`.
+
+    The first `num_keys` operands are the keys, compared lexicographically in NumPy's total
+    order: NaNs last, -0.0 equal to 0.0, complex numbers by real then imaginary part. The other
+    operands are permuted alongside. Returns the same structure as `operand`.
+    """
+    single = not isinstance(operand, list | tuple)
+    operands = [operand] if single else list(operand)
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort: num_keys must be in [1, {len(operands)}], got {num_keys}")
+    (dimension,) = normalize_axes(operands[0], (dimension,))
+    outs = sort_p.bind(
+        *operands, dimension=dimension, is_stable=bool(is_stable), num_keys=int(num_keys)
+    )
+    return outs[0] if single else outs
+
+
+@sort_p.def_abstract_eval
+def _sort_abstract_eval(*operands: ShapedArray, dimension: int, is_stable: bool, num_keys: int):
+    shape = operands[0].shape
+    if any(x.shape != shape for x in operands):
+        raise TypeError(
+            "sort: operands must have one shape, got " + ", ".join(str(x.shape) for x in operands)
+        )
+    check_axes("sort", (dimension,), shape)
+    return list(operands)
+
+
+def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
+    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[x.aval.dtype.kind]
+    return b.op(
+        "stablehlo.compare",
+        [x, y],
+        _PRED,
+        f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+        f"compare_type = #stablehlo<comparison_type {ctype}>",
+    )
+
+
+def _total_less(b: FunctionBuilder, x: Value, y: Value) -> list[Value]:
+    """[x < y] in NumPy's total order, as a lexicographic list of (less, tie) pairs flattened:
+    one pair for real types, two (real, imaginary) for complex."""
+    if x.aval.dtype.kind == "c":
+        part = ShapedArray((), np.dtype(f"f{x.aval.dtype.itemsize // 2}"))
+        pairs = []
+        for op in ("stablehlo.real", "stablehlo.imag"):
+            pairs += _total_less(b, b.op(op, [x], part), b.op(op, [y], part))
+        return pairs
+    less = _compare(b, x, y, "LT")
+    if x.aval.dtype.kind == "f":
+        # NaN sorts after every number: x < y also when y is NaN and x is not.
+        x_num, y_nan = _compare(b, x, x, "EQ"), _compare(b, y, y, "NE")
+        less = b.op("stablehlo.or", [less, b.op("stablehlo.and", [x_num, y_nan], _PRED)], _PRED)
+        greater = _compare(b, y, x, "LT")
+        y_num, x_nan = _compare(b, y, y, "EQ"), _compare(b, x, x, "NE")
+        greater = b.op(
+            "stablehlo.or", [greater, b.op("stablehlo.and", [y_num, x_nan], _PRED)], _PRED
+        )
+    else:
+        greater = _compare(b, y, x, "LT")
+    tie = b.op("stablehlo.not", [b.op("stablehlo.or", [less, greater], _PRED)], _PRED)
+    return [less, tie]
+
+
+@sort_p.def_lowering
+def _sort_lowering(ctx: LoweringContext, *operands: Value, dimension, is_stable, num_keys):
+    b = ctx.builder
+    scalars = [ShapedArray((), x.aval.dtype) for x in operands]
+
+    def comparator(rb: FunctionBuilder, *args: Value) -> list[Value]:
+        pairs: list[Value] = []
+        for k in range(num_keys):
+            pairs += _total_less(rb, args[2 * k], args[2 * k + 1])
+        less = pairs[-2]
+        for i in range(len(pairs) - 4, -1, -2):
+            later = rb.op("stablehlo.and", [pairs[i + 1], less], _PRED)
+            less = rb.op("stablehlo.or", [pairs[i], later], _PRED)
+        return [less]
+
+    region = b.region([s for s in scalars for _ in range(2)], comparator)
+    return b.op(
+        "stablehlo.sort",
+        list(operands),
+        [a.strip_weak_type() for a in ctx.avals_out],
+        f"dimension = {dimension} : i64, is_stable = {'true' if is_stable else 'false'}",
+        regions=[region],
+    )
+
+
+def _permutation(keys: Sequence[Any], dimension: int, is_stable: bool) -> Any:
+    """The argsort of `keys` along `dimension` (in the same order `sort` uses)."""
+    shape = get_aval(keys[0]).shape
+    iota = broadcasted_iota(_index_dtype(shape[dimension]), shape, dimension)
+    outs = sort_p.bind(*keys, iota, dimension=dimension, is_stable=is_stable, num_keys=len(keys))
+    return outs[-1]
+
+
+def _permute_by_keys(keys: Any, values: Sequence[Any], dimension: int) -> list[Any]:
+    """`values` sorted by the distinct integer `keys` (a permutation along `dimension`)."""
+    outs = sort_p.bind(keys, *values, dimension=dimension, is_stable=True, num_keys=1)
+    return outs[1:]
+
+
+@sort_p.def_jvp
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    # The tangents follow the primal permutation `perm`: out[i] = t[perm[i]]. Sorting by the
+    # inverse permutation applies it without a gather, and that sort is linear in the tangents.
+    shape = get_aval(primals[0]).shape
+    iota = broadcasted_iota(_index_dtype(shape[dimension]), shape, dimension)
+    outs = sort_p.bind(
+        *primals[:num_keys],
+        *primals[num_keys:],
+        iota,
+        dimension=dimension,
+        is_stable=is_stable,
+        num_keys=num_keys,
+    )
+    primals_out, perm = outs[:-1], outs[-1]
+    (inverse,) = _permute_by_keys(perm, [iota], dimension)
+    return primals_out, _permute_by_keys(inverse, tangents, dimension)
+
+
+@sort_p.def_transpose
+def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
+    keys = operands[:num_keys]
+    if any(is_undefined_primal(k) for k in keys):
+        raise ValueError("sort is not linear in its keys, so it has no transpose in them")
+    perm = _permutation(keys, dimension, is_stable)
+    cts_in: list[Any] = [None] * num_keys
+    for x, ct in zip(operands[num_keys:], cts[num_keys:], strict=True):
+        if not is_undefined_primal(x):
+            cts_in.append(None)
+        elif type(ct) is Zero:
+            cts_in.append(Zero(x.aval))
+        else:
+            # Forward out[i] = x[perm[i]], so x_bar[perm[i]] = ct[i]: sort ct by perm.
+            cts_in.append(_permute_by_keys(perm, [ct], dimension)[0])
+    return cts_in
+
+
+@sort_p.def_batching
+def _sort_batching(vals, dims, *, dimension, is_stable, num_keys):
+    size = next(get_aval(x).shape[d] for x, d in zip(vals, dims, strict=True) if d is not None)
+    moved = []
+    for x, d in zip(vals, dims, strict=True):
+        if d is NOT_MAPPED:
+            aval = get_aval(x)
+            moved.append(broadcast_to(x, (size, *aval.shape)))
+        else:
+            moved.append(move_bdim(x, d, 0))
+    outs = sort_p.bind(*moved, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
+    return outs, [0] * len(outs)
+
+
+# --- cumulative reductions ------------------------------------------------------------------
+
+
+def _cumulative(
+    name: str,
+    kinds: str,
+    hlo_op: Callable[[np.dtype], str],
+    identity: Callable[[np.dtype], Any],
+) -> Primitive:
+    """A cumulative reduction with its abstract_eval, lowering and batching rules.
+
+    The lowering is a `reduce_window` whose window spans the whole axis, padded on one side,
+    so element i combines elements 0..i (or i..n-1 when `reverse`).
+    """
+    prim = Primitive(name)
+
+    def abstract_eval(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
+        check_axes(name, (axis,), x.shape)
+        return x
+
+    def lowering(ctx: LoweringContext, x: Value, *, axis: int, reverse: bool) -> Value:
+        b = ctx.builder
+        shape, dtype = x.aval.shape, x.aval.dtype
+        if 0 in shape:
+            return x
+        n = shape[axis]
+        window = [1] * len(shape)
+        window[axis] = n
+        padding = [[0, 0] for _ in shape]
+        padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
+        scalar = ShapedArray((), dtype)
+        op = hlo_op(dtype)
+        region = b.region([scalar, scalar], lambda rb, acc, y: [rb.op(op, [acc, y], scalar)])
+        rows = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+        return b.op(
+            "stablehlo.reduce_window",
+            [x, scalar_constant(b, identity(dtype), dtype)],
+            ctx.aval_out.strip_weak_type(),
+            f"window_dimensions = {i64_array(window)}, "
+            f"window_strides = {i64_array([1] * len(shape))}, "
+            f"padding = dense<[{rows}]> : tensor<{len(shape)}x2xi64>",
+            regions=[region],
+        )
+
+    def batching(vals, dims, *, axis, reverse):
+        (x,), (bdim,) = vals, dims
+        moved = axis + (axis >= bdim)
+        return prim.bind1(x, axis=moved, reverse=reverse), bdim
+
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_lowering(lowering)
+    prim.def_batching(batching)
+    return prim
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+
+
+def _highest(dtype: np.dtype) -> Any:
+    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+
+
+cumsum_p = _cumulative("cumsum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0)
+cumprod_p = _cumulative("cumprod", "iufc", lambda dt: "stablehlo.multiply", lambda dt: 1)
+cummax_p = _cumulative(
+    "cummax",
+    "biuf",
+    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
+    _lowest,
+)
+cummin_p = _cumulative(
+    "cummin",
+    "biuf",
+    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
+    _highest,
+)
+
+
+def _bind_cumulative(prim: Primitive, x: ArrayLike, axis: int, reverse: bool) -> Any:
+    (axis,) = normalize_axes(x, (axis,))
+    return prim.bind1(x, axis=axis, reverse=bool(reverse))
+
+
+def cumsum(x: ArrayLike, axis: int = 0, reverse: bool = False) -> Any:
+    """Running sum along `axis` (from the end when `reverse`)."""
+    return _bind_cumulative(cumsum_p, x, axis, reverse)
+
+
+def cumprod(x: ArrayLike, axis: int = 0, reverse: bool = False) -> Any:
+    """Running product along `axis` (from the end when `reverse`)."""
+    return _bind_cumulative(cumprod_p, x, axis, reverse)
+
+
+def cummax(x: ArrayLike, axis: int = 0, reverse: bool = False) -> Any:
+    """Running maximum along `axis` (from the end when `reverse`); NaN propagates."""
+    return _bind_cumulative(cummax_p, x, axis, reverse)
+
+
+def cummin(x: ArrayLike, axis: int = 0, reverse: bool = False) -> Any:
+    """Running minimum along `axis` (from the end when `reverse`); NaN propagates."""
+    return _bind_cumulative(cummin_p, x, axis, reverse)
+
+
+linear_jvp(cumsum_p)
+
+
+@cumsum_p.def_transpose
+def _cumsum_transpose(ct, x, *, axis, reverse):
+    return [cumsum_p.bind1(ct, axis=axis, reverse=not reverse)]
+
+
+def _strided(x: Any, start: int, stride: int, axis: int) -> Any:
+    shape = get_aval(x).shape
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], strides[axis] = start, stride
+    limits[axis] = max(start, shape[axis])
+    return slice_(x, starts, limits, strides)
+
+
+def _cut(x: Any, start: int, limit: int, axis: int) -> Any:
+    shape = get_aval(x).shape
+    starts, limits = [0] * len(shape), list(shape)
+    starts[axis], limits[axis] = start, limit
+    return slice_(x, starts, limits)
+
+
+def _interleave(a: Any, b: Any, axis: int) -> Any:
+    """[a0, b0, a1, b1, ...] along `axis`, where len(a) is len(b) or len(b) + 1."""
+    na, nb = get_aval(a).shape[axis], get_aval(b).shape[axis]
+    ndim = get_aval(a).ndim
+
+    def config(lo: int, hi: int) -> list[tuple[int, int, int]]:
+        return [(lo, hi, 1) if i == axis else (0, 0, 0) for i in range(ndim)]
+
+    a_wide = pad(a, 0, config(0, 1 if na == nb else 0))
+    b_wide = pad(b, 0, config(1, 0 if na == nb else 1))
+    return arithmetic.add(a_wide, b_wide)
+
+
+def _associative_scan(combine: Callable[[Any, Any], Any], x: Any, axis: int) -> Any:
+    """Inclusive scan of `combine` along `axis` in O(log n) depth (Blelloch's odd/even
+    recursion, as in `jax.lax.associative_scan`), composed of differentiable primitives."""
+    n = get_aval(x).shape[axis]
+    if n < 2:
+        return x
+    pairs = combine(_cut(_strided(x, 0, 2, axis), 0, n // 2, axis), _strided(x, 1, 2, axis))
+    odd = _associative_scan(combine, pairs, axis)
+    tail = _strided(x, 2, 2, axis)
+    head = _cut(odd, 0, get_aval(odd).shape[axis] - 1, axis) if n % 2 == 0 else odd
+    even = concatenate([_cut(x, 0, 1, axis), combine(head, tail)], axis)
+    return _interleave(even, odd, axis)
+
+
+def _scan_jvp(prim: Primitive, combine: Callable[[Any, Any], Any]) -> None:
+    """The jvp of the associative scan of `combine` (as JAX differentiates cumprod/cummax)."""
+
+    def jvp(primals, tangents, *, axis, reverse):
+        (x,), (x_dot,) = primals, tangents
+        out = prim.bind1(x, axis=axis, reverse=reverse)
+        if not dtypes.is_inexact(get_aval(x).dtype):
+            return out, None
+
+        def scan(y: Any) -> list[Any]:
+            y = rev(y, (axis,)) if reverse else y
+            z = _associative_scan(combine, y, axis)
+            return [rev(z, (axis,)) if reverse else z]
+
+        _, (out_dot,) = jvp_flat(scan, [x], [x_dot])
+        return out, out_dot
+
+    prim.def_jvp(jvp)
+
+
+_scan_jvp(cumprod_p, arithmetic.mul)
+_scan_jvp(cummax_p, arithmetic.max)
+_scan_jvp(cummin_p, arithmetic.min)
+
+
+__all__ = ["cummax", "cummin", "cumprod", "cumsum", "sort"]

@@ -1,0 +1,193 @@
+"""NumPy's dispatch protocols on `Array` and tracers: `__array_ufunc__`, `__array_function__`,
+`__dlpack__`/`__dlpack_device__`, and `from_dlpack`.
+
+`numpy.sin(x)` or `numpy.sum(x)` on an mjnp array (or on a value traced by `jit`, `grad` or
+`vmap`) runs the mjnp function of the same name, so NumPy code keeps working on device arrays
+and under transformations. A NumPy function or ufunc that mjnp lacks returns NotImplemented,
+which NumPy turns into a TypeError: mjnp never silently falls back to a host computation.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from mjcore.array import Array as _Array
+from mjcore.core import Tracer, rebind
+
+ArrayLike = Any
+Array = Any
+
+# `ufunc.reduce` and `ufunc.accumulate` as mjnp reductions and scans.
+_REDUCTIONS = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "fmax": "nanmax",
+    "fmin": "nanmin",
+    "logical_and": "all",
+    "logical_or": "any",
+}
+_ACCUMULATIONS = {"add": "cumsum", "multiply": "cumprod"}
+_UFUNC_KWARGS = frozenset({"out"})
+_REDUCE_KWARGS = frozenset({"out", "axis", "dtype", "keepdims", "initial", "where"})
+
+
+def _mjnp() -> Any:
+    return sys.modules["mjnp"]
+
+
+def _handled(value: Any) -> bool:
+    """Operand types the protocols accept: mjnp arrays, tracers, NumPy arrays and scalars."""
+    return isinstance(value, _Array | Tracer | np.ndarray | np.generic | int | float | complex)
+
+
+def _store(out: Any, result: Any) -> Any:
+    """Write `result` to the `out=` target: rebind an mjnp handle, or copy into an ndarray."""
+    mjnp = _mjnp()
+    if isinstance(out, _Array | Tracer):
+        if result.shape != out.shape:
+            raise ValueError(
+                f"mjnp: non-broadcastable output operand with shape {out.shape} doesn't match "
+                f"the broadcast shape {result.shape}"
+            )
+        rebind(out, mjnp.astype(result, out.dtype) if result.dtype != out.dtype else result)
+        return out
+    if isinstance(out, np.ndarray):
+        np.copyto(out, np.asarray(result), casting="same_kind")
+        return out
+    raise TypeError(f"mjnp: out= must be an array, got {type(out).__name__}")
+
+
+def _with_out(result: Any, out: tuple[Any, ...] | None) -> Any:
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        return tuple(_store(o, r) for o, r in zip(out, result, strict=True))
+    return _store(out[0], result)
+
+
+def array_ufunc(self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """`numpy.<ufunc>(..., mjnp array, ...)` as the mjnp function of the same name.
+
+    Supports the `__call__`, `reduce`, `accumulate` and `outer` methods and the `out=` keyword
+    (which rebinds mjnp outputs in place); anything else returns NotImplemented.
+    """
+    if not all(_handled(x) for x in inputs):
+        return NotImplemented
+    out = kwargs.get("out")
+    if out is not None and not isinstance(out, tuple):
+        out = (out,)
+    if out is not None and not all(isinstance(o, _Array | Tracer | np.ndarray) for o in out):
+        return NotImplemented
+    mjnp = _mjnp()
+    name = ufunc.__name__
+    if method == "__call__":
+        fun = getattr(mjnp, name, None)
+        if fun is None or set(kwargs) - _UFUNC_KWARGS:
+            return NotImplemented
+        return _with_out(fun(*inputs), out)
+    if method == "outer":
+        fun = getattr(mjnp, name, None)
+        if fun is None or set(kwargs) - _UFUNC_KWARGS or len(inputs) != 2:
+            return NotImplemented
+        a, b = (mjnp.asarray(x) for x in inputs)
+        a = mjnp.reshape(a, a.shape + (1,) * b.ndim)
+        return _with_out(fun(a, b), out)
+    if method == "reduce":
+        fun = getattr(mjnp, _REDUCTIONS.get(name, ""), None)
+        if fun is None or set(kwargs) - _REDUCE_KWARGS:
+            return NotImplemented
+        options = {k: v for k, v in kwargs.items() if k != "out"}
+        options.setdefault("axis", 0)
+        if name.startswith("logical_"):
+            options.pop("dtype", None)
+        if name in ("maximum", "minimum", "fmax", "fmin"):
+            options.pop("dtype", None)
+        return _with_out(fun(inputs[0], **options), out)
+    if method == "accumulate":
+        fun = getattr(mjnp, _ACCUMULATIONS.get(name, ""), None)
+        if fun is None or set(kwargs) - {"out", "axis", "dtype"}:
+            return NotImplemented
+        options = {k: v for k, v in kwargs.items() if k != "out"}
+        options.setdefault("axis", 0)
+        return _with_out(fun(inputs[0], **options), out)
+    return NotImplemented
+
+
+def _mjnp_function(func: Any) -> Any:
+    """The mjnp function standing for a NumPy function (same name, same submodule), or None."""
+    module = getattr(func, "__module__", "") or ""
+    namespace = _mjnp()
+    for sub in ("linalg", "fft"):
+        if module.startswith(f"numpy.{sub}"):
+            namespace = getattr(namespace, sub, None)
+            break
+    fun = getattr(namespace, getattr(func, "__name__", ""), None)
+    return fun if callable(fun) and not isinstance(fun, type) else None
+
+
+def array_function(
+    self: Array, func: Any, types: tuple[type, ...], args: tuple[Any, ...], kwargs: dict
+) -> Any:
+    """`numpy.<function>(..., mjnp array, ...)` as the mjnp function of the same name, or
+    NotImplemented (NumPy then raises TypeError) when mjnp has none."""
+    if not all(issubclass(t, _Array | Tracer | np.ndarray) for t in types):
+        return NotImplemented
+    fun = _mjnp_function(func)
+    if fun is None:
+        return NotImplemented
+    return fun(*args, **kwargs)
+
+
+# --- DLPack ---------------------------------------------------------------------------------
+
+_DLPACK_CPU = 1
+
+
+def dlpack(
+    self: Array,
+    *,
+    stream: Any = None,
+    max_version: tuple[int, int] | None = None,
+    dl_device: Any = None,
+    copy: bool | None = None,
+) -> Any:
+    """A DLPack capsule of the host copy of the array (CPU device).
+
+    NB: the capsule always shares the cached, read-only host copy, never the device buffer;
+    `copy=False` is accepted because that copy is immutable. Traced values raise.
+    """
+    if dl_device is not None and tuple(dl_device) != (_DLPACK_CPU, 0):
+        raise BufferError(f"mjnp: __dlpack__ can only export to the CPU, got device {dl_device}")
+    host = np.asarray(self)  # raises a tracer conversion error under transformations
+    kwargs: dict[str, Any] = {"stream": stream}
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    return host.__dlpack__(**kwargs)
+
+
+def dlpack_device(self: Array) -> tuple[int, int]:
+    """`(kDLCPU, 0)`: DLPack exports go through the host copy."""
+    return (_DLPACK_CPU, 0)
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """An mjnp array from any object with `__dlpack__`, as `numpy.from_dlpack` (the data is
+    copied to the device).
+
+    Raises:
+        ValueError: for `copy=False`, since moving data to the device always copies.
+    """
+    if copy is False:
+        raise ValueError("mjnp.from_dlpack: copy=False is impossible; data moves to the device")
+    if isinstance(x, _Array):
+        return x
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(
+            f"mjnp.from_dlpack: expected an object with __dlpack__, got {type(x).__name__}"
+        )
+    return _mjnp().asarray(np.from_dlpack(x))

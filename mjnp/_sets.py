@@ -1,0 +1,259 @@
+"""Set routines (NumPy's "set routines"): unique and its Array API forms, isin, intersect1d,
+union1d, setdiff1d, setxor1d.
+
+Their output shapes depend on the values, so they run eagerly and raise
+`NonConcreteBooleanIndexError` under `jit`/`vmap` (`isin` alone has a static shape and works
+everywhere). They have no derivative: differentiating them raises TypeError rather than
+returning a zero gradient.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mjcore import lax
+from mjcore.core import Tracer
+from mjcore.custom_derivatives import custom_jvp
+from mjcore.errors import NonConcreteBooleanIndexError
+from mjnp import _elementwise as ew
+from mjnp._manipulation import asarray_strong
+from mjnp._promotion import promote_args
+from mjnp._sorting import argsort
+
+ArrayLike = Any
+Array = Any
+
+_INT64 = np.dtype("int64")
+
+
+def _no_gradient_impl(fname: str, x: Array) -> Array:
+    return x
+
+
+_no_gradient = custom_jvp(_no_gradient_impl, nondiff_argnums=(0,))
+
+
+@_no_gradient.defjvp
+def _no_gradient_jvp(fname, primals, tangents):
+    raise TypeError(
+        f"mjnp.{fname} is not differentiable: its output shape changes with the input values. "
+        "Differentiate a fixed-shape formulation instead (e.g. mjnp.isin or comparisons)."
+    )
+
+
+def _flat(fname: str, x: ArrayLike) -> Array:
+    arr = _no_gradient(fname, asarray_strong(fname, x))
+    return lax.reshape(arr, (arr.size,))
+
+
+def _count(fname: str, mask: Array) -> int:
+    """The number of True entries of a mask whose value must be known."""
+    if isinstance(mask, Tracer):
+        value = mask.to_concrete_value()
+        if value is None:
+            raise NonConcreteBooleanIndexError(
+                f"mjnp.{fname}: the result's shape depends on the input values, so it cannot be "
+                "computed under jit or vmap; call it outside the transformation (mjnp.isin has a "
+                "fixed shape and works under jit)"
+            )
+    else:
+        value = mask
+    return int(np.count_nonzero(np.asarray(value)))
+
+
+def _compress(fname: str, mask: Array, *arrays: Array) -> list[Array]:
+    """The entries of 1-d `arrays` where `mask` holds, in order (a sort puts them first)."""
+    k = _count(fname, mask)
+    n = mask.shape[0]
+    iota = lax.iota(_INT64, n)
+    key = ew.where(mask, iota, ew.add(iota, n))
+    outs = lax.sort([key, *arrays], 0, num_keys=1)[1:]
+    return [lax.slice_in_dim(a, 0, k, 0) for a in outs]
+
+
+def _different(a: Array, b: Array, equal_nan: bool) -> Array:
+    neq = ew.not_equal(a, b)
+    if equal_nan and a.dtype.kind in "fc":
+        neq = ew.logical_and(neq, ew.logical_not(ew.logical_and(ew.isnan(a), ew.isnan(b))))
+    return neq
+
+
+class _Unique(NamedTuple):
+    values: Array
+    indices: Array
+    inverse: Array
+    counts: Array
+
+
+def _unique(fname: str, ar: ArrayLike, equal_nan: bool = True) -> _Unique:
+    x = _flat(fname, ar)
+    n = x.shape[0]
+    if n == 0:
+        empty = lax.full((0,), 0, _INT64)
+        return _Unique(x, empty, empty, empty)
+    perm = argsort(x, kind="stable")
+    s = lax.sort(x, 0)
+    starts = lax.concatenate(
+        [
+            lax.full((1,), True, np.dtype(bool)),
+            _different(lax.slice_in_dim(s, 1, n, 0), lax.slice_in_dim(s, 0, n - 1, 0), equal_nan),
+        ],
+        0,
+    )
+    iota = lax.iota(_INT64, n)
+    values, indices, positions = _compress(fname, starts, s, perm, iota)
+    # Element i of the sorted array belongs to unique value cumsum(starts)[i] - 1; sorting by
+    # `perm` puts those labels back in the original order.
+    labels = ew.subtract(lax.cumsum(lax.convert_element_type(starts, _INT64), 0), 1)
+    inverse = lax.sort([perm, labels], 0, num_keys=1)[1]
+    ends = lax.concatenate(
+        [lax.slice_in_dim(positions, 1, positions.shape[0], 0), lax.full((1,), n, _INT64)], 0
+    )
+    counts = ew.subtract(ends, positions)
+    return _Unique(values, indices, inverse, counts)
+
+
+def unique(
+    ar: ArrayLike,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int | None = None,
+    *,
+    equal_nan: bool = True,
+    sorted: bool = True,  # noqa: A002  (NumPy's name)
+) -> Any:
+    """The sorted unique elements of the flattened `ar`, as `numpy.unique`, with optionally
+    the first indices, the inverse (shaped like `ar`) and the counts.
+
+    NB: only `axis=None` is supported (NotImplementedError otherwise); the values are always
+    sorted.
+    """
+    if axis is not None:
+        raise NotImplementedError("mjnp.unique: only axis=None is supported")
+    shape = np.shape(ar) if not hasattr(ar, "shape") else ar.shape
+    u = _unique("unique", ar, equal_nan)
+    outs = [u.values]
+    if return_index:
+        outs.append(u.indices)
+    if return_inverse:
+        outs.append(lax.reshape(u.inverse, tuple(shape)))
+    if return_counts:
+        outs.append(u.counts)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+class UniqueAllResult(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Array
+    counts: Array
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+
+def unique_all(x: ArrayLike) -> UniqueAllResult:
+    """Unique values with first indices, inverse indices (shaped like `x`) and counts, as
+    `numpy.unique_all` (the values are sorted)."""
+    shape = np.shape(x) if not hasattr(x, "shape") else x.shape
+    u = _unique("unique_all", x, equal_nan=False)
+    return UniqueAllResult(u.values, u.indices, lax.reshape(u.inverse, tuple(shape)), u.counts)
+
+
+def unique_counts(x: ArrayLike) -> UniqueCountsResult:
+    """Unique values and their counts, as `numpy.unique_counts` (the values are sorted)."""
+    u = _unique("unique_counts", x, equal_nan=False)
+    return UniqueCountsResult(u.values, u.counts)
+
+
+def unique_inverse(x: ArrayLike) -> UniqueInverseResult:
+    """Unique values and inverse indices shaped like `x`, as `numpy.unique_inverse`."""
+    shape = np.shape(x) if not hasattr(x, "shape") else x.shape
+    u = _unique("unique_inverse", x, equal_nan=False)
+    return UniqueInverseResult(u.values, lax.reshape(u.inverse, tuple(shape)))
+
+
+def unique_values(x: ArrayLike) -> Array:
+    """The unique values, as `numpy.unique_values` (sorted here)."""
+    return _unique("unique_values", x, equal_nan=False).values
+
+
+def isin(
+    element: ArrayLike,
+    test_elements: ArrayLike,
+    assume_unique: bool = False,
+    invert: bool = False,
+    *,
+    kind: str | None = None,
+) -> Array:
+    """Whether each entry of `element` occurs in `test_elements`, as `numpy.isin` (shape of
+    `element`; NaN is in nothing). Works under jit: it compares all pairs."""
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"mjnp.isin: invalid kind {kind!r}; expected None, 'sort' or 'table'")
+    e, t = promote_args(
+        "isin", asarray_strong("isin", element), asarray_strong("isin", test_elements)
+    )
+    t = lax.reshape(t, (t.size,))
+    shape = (*e.shape, t.size)
+    pairs = lax.eq(
+        lax.broadcast_in_dim(e, shape, tuple(range(e.ndim))),
+        lax.broadcast_in_dim(t, shape, (e.ndim,)),
+    )
+    found = lax.reduce_or(pairs, (e.ndim,))
+    return ew.logical_not(found) if invert else found
+
+
+def _promoted_pair(fname: str, ar1: ArrayLike, ar2: ArrayLike) -> tuple[Array, Array]:
+    a, b = promote_args(fname, asarray_strong(fname, ar1), asarray_strong(fname, ar2))
+    return a, b
+
+
+def intersect1d(
+    ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, return_indices: bool = False
+) -> Any:
+    """The sorted unique values in both arrays, as `numpy.intersect1d` (optionally with the
+    indices of their first occurrences in each)."""
+    a, b = _promoted_pair("intersect1d", ar1, ar2)
+    u1, u2 = _unique("intersect1d", a), _unique("intersect1d", b)
+    values, indices1 = _compress("intersect1d", isin(u1.values, u2.values), u1.values, u1.indices)
+    if not return_indices:
+        return values
+    (indices2,) = _compress("intersect1d", isin(u2.values, u1.values), u2.indices)
+    return values, indices1, indices2
+
+
+def union1d(ar1: ArrayLike, ar2: ArrayLike) -> Array:
+    """The sorted unique values in either array, as `numpy.union1d`."""
+    a, b = _promoted_pair("union1d", ar1, ar2)
+    both = lax.concatenate([_flat("union1d", a), _flat("union1d", b)], 0)
+    return _unique("union1d", both).values
+
+
+def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Array:
+    """The unique values of `ar1` not in `ar2` (sorted unless `assume_unique`), as
+    `numpy.setdiff1d`."""
+    # NB: as NumPy, the result keeps the dtype of `ar1` (no promotion with `ar2`).
+    a, b = asarray_strong("setdiff1d", ar1), asarray_strong("setdiff1d", ar2)
+    values = _flat("setdiff1d", a) if assume_unique else _unique("setdiff1d", a).values
+    (out,) = _compress("setdiff1d", isin(values, b, invert=True), values)
+    return out
+
+
+def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Array:
+    """The sorted values in exactly one of the arrays, as `numpy.setxor1d`."""
+    a, b = _promoted_pair("setxor1d", ar1, ar2)
+    u1 = _flat("setxor1d", a) if assume_unique else _unique("setxor1d", a).values
+    u2 = _flat("setxor1d", b) if assume_unique else _unique("setxor1d", b).values
+    (only1,) = _compress("setxor1d", isin(u1, u2, invert=True), u1)
+    (only2,) = _compress("setxor1d", isin(u2, u1, invert=True), u2)
+    return lax.sort(lax.concatenate([only1, only2], 0), 0)

@@ -1,0 +1,182 @@
+"""Sorting (NumPy's "sorting" routines): sort, argsort, lexsort, partition, argpartition,
+sort_complex. All are one `lax.sort` in NumPy's total order: NaNs last, -0.0 equal to 0.0."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import lax
+from mjnp._manipulation import asarray_strong, normalize_axis
+
+ArrayLike = Any
+Array = Any
+
+_INT64 = np.dtype("int64")
+
+
+def _check_sort_args(fname: str, kind: str | None, order: Any, stable: bool | None = None) -> None:
+    # NumPy reads only the first letter of `kind`.
+    if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in "qmhs"):
+        raise ValueError(
+            f"mjnp.{fname}: sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})"
+        )
+    if kind is not None and stable is not None:
+        raise ValueError(
+            f"mjnp.{fname}: `kind` and keyword parameters can't be provided at the same time; "
+            "use only one of them"
+        )
+    if order is not None:
+        raise ValueError(
+            f"mjnp.{fname}: cannot specify order when the array has no fields (mjnp has no "
+            "structured dtypes)"
+        )
+
+
+def _sort_axis(fname: str, x: Array, axis: int | None) -> tuple[Array, int]:
+    """`x` flattened when `axis` is None, and the normalized axis."""
+    if axis is None:
+        return lax.reshape(x, (x.size,)), 0
+    return x, normalize_axis(f"mjnp.{fname}", axis, x.ndim)
+
+
+def _indices(x: Array, axis: int) -> Array:
+    return lax.broadcasted_iota(_INT64, x.shape, axis)
+
+
+def sort(
+    a: ArrayLike,
+    axis: int | None = -1,
+    kind: str | None = None,
+    order: None = None,
+    *,
+    stable: bool | None = None,
+) -> Array:
+    """A sorted copy of `a` along `axis` (flattened if None), as `numpy.sort`.
+
+    Every `kind` gives the same result (the values are totally ordered), so it is accepted and
+    ignored, as is `stable`.
+    """
+    x = asarray_strong("sort", a)
+    _check_sort_args("sort", kind, order, stable)
+    x, axis = _sort_axis("sort", x, axis)
+    return lax.sort(x, axis)
+
+
+def argsort(
+    a: ArrayLike,
+    axis: int | None = -1,
+    kind: str | None = None,
+    order: None = None,
+    *,
+    stable: bool | None = None,
+) -> Array:
+    """Indices (int64) that sort `a` along `axis` (flattened if None), as `numpy.argsort`.
+
+    NB: the sort is always stable: ties keep their original order whatever `kind` says, one of
+    the orders NumPy's unstable kinds may give.
+    """
+    x = asarray_strong("argsort", a)
+    _check_sort_args("argsort", kind, order, stable)
+    if x.ndim == 0:
+        # NumPy argsorts a 0-d array as one element, whatever the axis.
+        axis = None
+    x, axis = _sort_axis("argsort", x, axis)
+    return lax.sort([x, _indices(x, axis)], axis, num_keys=1)[1]
+
+
+def lexsort(keys: ArrayLike | Sequence[ArrayLike], axis: int = -1) -> Array:
+    """Indices (int64) that sort by several keys, the last key primary, as `numpy.lexsort`."""
+    if isinstance(keys, list | tuple):
+        arrays = [asarray_strong("lexsort", k) for k in keys]
+    else:
+        stacked = asarray_strong("lexsort", keys)
+        if stacked.ndim == 0:
+            raise TypeError("mjnp.lexsort: need a sequence of keys with len > 0, got a scalar")
+        arrays = [
+            lax.squeeze(lax.slice_in_dim(stacked, i, i + 1, 0), (0,)) for i in range(len(stacked))
+        ]
+    if not arrays:
+        raise TypeError("mjnp.lexsort: need a sequence of keys with len > 0")
+    shape = arrays[0].shape
+    if any(k.shape != shape for k in arrays):
+        raise ValueError(
+            "mjnp.lexsort: all keys need to be the same shape, got "
+            + ", ".join(str(k.shape) for k in arrays)
+        )
+    if not shape:
+        # NumPy sorts a 0-d key as one element.
+        return lax.full((), 0, _INT64)
+    axis = normalize_axis("mjnp.lexsort", axis, len(shape))
+    ordered = arrays[::-1]
+    return lax.sort([*ordered, _indices(ordered[0], axis)], axis, num_keys=len(ordered))[-1]
+
+
+def _check_kth(fname: str, kth: Any, n: int, size: int) -> None:
+    values = np.asarray(kth)
+    if values.ndim > 1:
+        raise ValueError(f"mjnp.{fname}: kth must be a scalar or a 1-d sequence, got {kth!r}")
+    if values.dtype.kind not in "iu":
+        raise TypeError(f"mjnp.{fname}: partition index kth must be an integer, got {kth!r}")
+    if size == 0:
+        return  # NumPy has nothing to check against
+    for k in values.reshape(-1).tolist():
+        if not -n <= operator.index(k) < n:
+            raise ValueError(f"mjnp.{fname}: kth(={k}) out of bounds ({n})")
+
+
+def partition(
+    a: ArrayLike,
+    kth: int | Sequence[int],
+    axis: int | None = -1,
+    kind: str = "introselect",
+    order: None = None,
+) -> Array:
+    """`a` rearranged so the elements at positions `kth` are where a sort would put them, with
+    smaller ones before and larger ones after, as `numpy.partition`.
+
+    NB: the result is fully sorted, one of the arrangements NumPy allows.
+    """
+    x = asarray_strong("partition", a)
+    if kind != "introselect":
+        raise ValueError(f"mjnp.partition: kind must be 'introselect', got {kind!r}")
+    _check_sort_args("partition", None, order)
+    x, axis = _sort_axis("partition", x, axis)
+    _check_kth("partition", kth, x.shape[axis], x.size)
+    return lax.sort(x, axis)
+
+
+def argpartition(
+    a: ArrayLike,
+    kth: int | Sequence[int],
+    axis: int | None = -1,
+    kind: str = "introselect",
+    order: None = None,
+) -> Array:
+    """Indices (int64) that partition `a` at `kth`, as `numpy.argpartition`.
+
+    NB: the indices fully sort `a` (stably), one of the arrangements NumPy allows.
+    """
+    x = asarray_strong("argpartition", a)
+    if kind != "introselect":
+        raise ValueError(f"mjnp.argpartition: kind must be 'introselect', got {kind!r}")
+    _check_sort_args("argpartition", None, order)
+    if x.ndim == 0:
+        axis = None  # as numpy.argpartition
+    x, axis = _sort_axis("argpartition", x, axis)
+    _check_kth("argpartition", kth, x.shape[axis], x.size)
+    return lax.sort([x, _indices(x, axis)], axis, num_keys=1)[1]
+
+
+def sort_complex(a: ArrayLike) -> Array:
+    """`a` sorted along its last axis by real then imaginary part, as a complex array, as
+    `numpy.sort_complex` (int8/int16/uint8/uint16 give complex64, other real types
+    complex128)."""
+    x = sort(a)
+    if x.dtype.kind == "c":
+        return x
+    target = "complex64" if x.dtype.char in "bhBH" else "complex128"
+    return lax.convert_element_type(x, np.dtype(target))

@@ -1,0 +1,949 @@
+"""Statistics (NumPy's "statistics" chapter and its NaN-ignoring twins): var, std, average,
+median, quantile, percentile, ptp, the nan* reductions, count_nonzero, cov and corrcoef; and
+the running sums and differences of the "mathematical functions" chapter: cumsum, cumprod,
+cumulative_sum, cumulative_prod, nancumsum, nancumprod, diff, ediff1d."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes, lax
+from mjcore.core import Tracer
+from mjcore.dtypes import DTypeLike
+from mjnp import _elementwise as ew
+from mjnp import _reductions as red
+from mjnp._linalg import matmul
+from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis
+from mjnp._promotion import asarray_arg, promote_args
+
+ArrayLike = Any
+Array = Any
+Axis = int | tuple[int, ...] | None
+
+_BOOL = np.dtype(bool)
+_INT64 = np.dtype("int64")
+_FLOAT64 = np.dtype("float64")
+
+
+def _is_concrete(x: Any) -> bool:
+    """Whether `x` has a value now (not a tracer), so value checks NumPy makes can run."""
+    return not isinstance(x, Tracer)
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
+
+
+def _count(x: Array, axes: tuple[int, ...], mask: Array | None, keepdims: bool) -> Any:
+    """The number of elements each reduction sees: a Python int, or an int64 array."""
+    if mask is None:
+        return math.prod(x.shape[ax] for ax in axes)
+    return red.sum(mask, axis=axes, dtype=_INT64, keepdims=keepdims)
+
+
+def _as_dtype_of(count: Any, like: Array) -> Any:
+    if isinstance(count, int):
+        return count
+    return lax.convert_element_type(count, like.dtype)
+
+
+# --- cumulative sums and products -----------------------------------------------------------
+
+
+def _cumulative(
+    fname: str, a: ArrayLike, axis: int | None, dtype: DTypeLike | None, product: bool
+) -> tuple[Array, int]:
+    x = asarray_strong(fname, a)
+    if axis is None:
+        x, axis = lax.reshape(x, (x.size,)), 0
+    else:
+        axis = normalize_axis(f"mjnp.{fname}", axis, x.ndim)
+    if dtype is None:
+        out_dtype = red._sum_dtype(x.dtype)
+    else:
+        out_dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+    x = lax.convert_element_type(x, out_dtype)
+    if out_dtype == _BOOL:
+        # NumPy adds booleans with `or` and multiplies them with `and`.
+        return (lax.cummin if product else lax.cummax)(x, axis), axis
+    return (lax.cumprod if product else lax.cumsum)(x, axis), axis
+
+
+def _check_out(fname: str, out: Any) -> None:
+    red._check_out(fname, out)
+
+
+def cumsum(
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+) -> Array:
+    """Running sum along `axis` (flattened if None), as `numpy.cumsum` (dtypes as for sum)."""
+    _check_out("cumsum", out)
+    return _cumulative("cumsum", a, axis, dtype, product=False)[0]
+
+
+def cumprod(
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+) -> Array:
+    """Running product along `axis` (flattened if None), as `numpy.cumprod`."""
+    _check_out("cumprod", out)
+    return _cumulative("cumprod", a, axis, dtype, product=True)[0]
+
+
+def _cumulative_array_api(
+    fname: str,
+    x: ArrayLike,
+    axis: int | None,
+    dtype: DTypeLike | None,
+    include_initial: bool,
+    product: bool,
+) -> Array:
+    arr = asarray_strong(fname, x)
+    if arr.ndim == 0:
+        arr = lax.reshape(arr, (1,))  # NumPy takes a 0-d input as 1-d
+    if axis is None:
+        if arr.ndim > 1:
+            raise ValueError(
+                f"mjnp.{fname}: axis must be given for an array of {arr.ndim} dimensions"
+            )
+        axis = 0
+    result, axis = _cumulative(fname, arr, axis, dtype, product)
+    if not include_initial:
+        return result
+    shape = list(result.shape)
+    shape[axis] = 1
+    initial = lax.full(tuple(shape), 1 if product else 0, result.dtype)
+    return lax.concatenate([initial, result], axis)
+
+
+def cumulative_sum(
+    x: ArrayLike,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    include_initial: bool = False,
+) -> Array:
+    """Running sum, as `numpy.cumulative_sum` (the Array API's; a leading 0 when
+    `include_initial`)."""
+    _check_out("cumulative_sum", out)
+    return _cumulative_array_api("cumulative_sum", x, axis, dtype, include_initial, False)
+
+
+def cumulative_prod(
+    x: ArrayLike,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    include_initial: bool = False,
+) -> Array:
+    """Running product, as `numpy.cumulative_prod` (a leading 1 when `include_initial`)."""
+    _check_out("cumulative_prod", out)
+    return _cumulative_array_api("cumulative_prod", x, axis, dtype, include_initial, True)
+
+
+def _replace_nan(fname: str, a: ArrayLike, value: int) -> Array:
+    x = asarray_strong(fname, a)
+    if x.dtype.kind not in "fc":
+        return x
+    return ew.where(ew.isnan(x), lax.full((), value, x.dtype), x)
+
+
+def nancumsum(
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+) -> Array:
+    """`cumsum` with NaNs counted as zero, as `numpy.nancumsum`."""
+    return cumsum(_replace_nan("nancumsum", a, 0), axis, dtype, out)
+
+
+def nancumprod(
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+) -> Array:
+    """`cumprod` with NaNs counted as one, as `numpy.nancumprod`."""
+    return cumprod(_replace_nan("nancumprod", a, 1), axis, dtype, out)
+
+
+# --- differences ----------------------------------------------------------------------------
+
+_NO_VALUE = np._NoValue  # NumPy's "argument not given" marker, so None stays a value
+
+
+def _edge(fname: str, value: ArrayLike, x: Array, axis: int) -> Array:
+    v = asarray_strong(fname, value)  # NumPy's asanyarray: a Python scalar is strong here
+    if v.ndim == 0:
+        shape = list(x.shape)
+        shape[axis] = 1
+        v = lax.broadcast_to(v, tuple(shape))
+    return v
+
+
+def diff(
+    a: ArrayLike,
+    n: int = 1,
+    axis: int = -1,
+    prepend: ArrayLike = _NO_VALUE,
+    append: ArrayLike = _NO_VALUE,
+) -> Array:
+    """The `n`-th discrete difference along `axis`, as `numpy.diff` (bool uses `!=`)."""
+    x = asarray_strong("diff", a)
+    n = int(n)
+    if n == 0:
+        return x
+    if n < 0:
+        raise ValueError(f"mjnp.diff: order must be non-negative but got {n}")
+    if x.ndim == 0:
+        raise ValueError("mjnp.diff: diff requires input that is at least one dimensional")
+    axis = normalize_axis("mjnp.diff", axis, x.ndim)
+    parts = [x]
+    if prepend is not _NO_VALUE:
+        parts.insert(0, _edge("diff", prepend, x, axis))
+    if append is not _NO_VALUE:
+        parts.append(_edge("diff", append, x, axis))
+    if len(parts) > 1:
+        parts = promote_args("diff", *parts)
+        for p in parts:
+            if p.ndim != x.ndim:
+                raise ValueError(
+                    f"mjnp.diff: prepend/append of shape {p.shape} must have {x.ndim} "
+                    "dimensions, like the array"
+                )
+        x = lax.concatenate(parts, axis)
+    for _ in range(n):
+        size = x.shape[axis]
+        if size == 0:
+            break
+        hi = lax.slice_in_dim(x, 1, size, axis)
+        lo = lax.slice_in_dim(x, 0, size - 1, axis)
+        x = ew.not_equal(hi, lo) if x.dtype == _BOOL else ew.subtract(hi, lo)
+    return x
+
+
+def ediff1d(
+    ary: ArrayLike, to_end: ArrayLike | None = None, to_begin: ArrayLike | None = None
+) -> Array:
+    """Differences of the flattened array, with optional values around, as `numpy.ediff1d`
+    (in the dtype of `ary`; `to_begin`/`to_end` must cast to it safely)."""
+    x = asarray_strong("ediff1d", ary)
+    x = lax.reshape(x, (x.size,))
+    parts = []
+    for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
+        if extra is None:
+            parts.append(None)
+            continue
+        e = asarray_strong("ediff1d", extra)
+        if not np.can_cast(e.dtype, x.dtype, casting="same_kind"):
+            raise TypeError(
+                f"mjnp.ediff1d: dtype of `{name}` must be compatible with input `ary` under the "
+                f"`same_kind` rule, got {e.dtype.name} for {x.dtype.name}"
+            )
+        parts.append(lax.convert_element_type(lax.reshape(e, (e.size,)), x.dtype))
+    if x.dtype == _BOOL:
+        raise TypeError(
+            "mjnp.ediff1d: boolean subtract is not supported; convert the input to an integer "
+            "type first"
+        )
+    n = x.size
+    body = ew.subtract(lax.slice_in_dim(x, 1, n, 0), lax.slice_in_dim(x, 0, n - 1, 0)) if n else x
+    pieces = [p for p in (parts[0], body, parts[1]) if p is not None]
+    return lax.concatenate(pieces, 0) if len(pieces) > 1 else body
+
+
+# --- variance and standard deviation --------------------------------------------------------
+
+
+def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
+    if correction is _NO_VALUE:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"mjnp.{fname}: ddof and correction can't be provided simultaneously")
+    return correction
+
+
+def _variance(
+    fname: str,
+    a: ArrayLike,
+    axis: Axis,
+    dtype: DTypeLike | None,
+    out: Any,
+    ddof: Any,
+    keepdims: bool,
+    where: ArrayLike,
+    mean: ArrayLike,
+    ignore_nan: bool,
+) -> Array:
+    """NumPy's `_var` (and `_nanvar` when `ignore_nan`): the mean in the computation dtype,
+    then the mean squared deviation divided by `count - ddof` (clamped at zero)."""
+    _check_out(fname, out)
+    x = asarray_strong(fname, a)
+    axes = red._reduced_axes(fname, axis, x.ndim)
+    mask = red._where_mask(fname, where, x.shape)
+    if ignore_nan and x.dtype.kind in "fc":
+        valid = ew.logical_not(ew.isnan(x))
+        mask = valid if mask is None else ew.logical_and(mask, valid)
+        x = ew.where(valid, x, lax.full((), 0, x.dtype))
+    where_arg = True if mask is None else mask
+    if dtype is not None:
+        dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+    sum_dtype = _FLOAT64 if dtype is None and x.dtype.kind in "biu" else dtype
+    if mean is _NO_VALUE:
+        total = red.sum(x, axis=axes, dtype=sum_dtype, keepdims=True, where=where_arg)
+        center = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, True), total))
+    else:
+        center = asarray_arg(fname, mean)
+    deviation = ew.subtract(x, center)
+    if deviation.dtype.kind == "c":
+        squares = ew.real(ew.multiply(deviation, ew.conjugate(deviation)))
+    else:
+        squares = ew.multiply(deviation, deviation)
+    if mask is not None:
+        squares = ew.where(mask, squares, lax.full((), 0, squares.dtype))
+    total = red.sum(squares, axis=axes, dtype=dtype, keepdims=keepdims, where=where_arg)
+    count = _count(x, axes, mask, keepdims)
+    if isinstance(count, int):
+        divisor: Any = max(count - ddof, 0)
+    else:
+        divisor = ew.maximum(ew.subtract(_as_dtype_of(count, total), ddof), 0)
+    return ew.true_divide(total, divisor)
+
+
+def var(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+    mean: ArrayLike = _NO_VALUE,
+    correction: float = _NO_VALUE,
+) -> Array:
+    """Variance over `axis`, as `numpy.var` (complex input gives a real result; bool and
+    integers compute in float64)."""
+    ddof = _ddof("var", ddof, correction)
+    return _variance("var", a, axis, dtype, out, ddof, keepdims, where, mean, False)
+
+
+def std(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+    mean: ArrayLike = _NO_VALUE,
+    correction: float = _NO_VALUE,
+) -> Array:
+    """Standard deviation over `axis`, as `numpy.std` (the square root of `var`)."""
+    ddof = _ddof("std", ddof, correction)
+    return ew.sqrt(_variance("std", a, axis, dtype, out, ddof, keepdims, where, mean, False))
+
+
+def nanvar(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+    mean: ArrayLike = _NO_VALUE,
+    correction: float = _NO_VALUE,
+) -> Array:
+    """`var` ignoring NaNs, as `numpy.nanvar` (an all-NaN slice gives NaN)."""
+    ddof = _ddof("nanvar", ddof, correction)
+    return _variance("nanvar", a, axis, dtype, out, ddof, keepdims, where, mean, True)
+
+
+def nanstd(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+    mean: ArrayLike = _NO_VALUE,
+    correction: float = _NO_VALUE,
+) -> Array:
+    """`std` ignoring NaNs, as `numpy.nanstd`."""
+    ddof = _ddof("nanstd", ddof, correction)
+    return ew.sqrt(_variance("nanstd", a, axis, dtype, out, ddof, keepdims, where, mean, True))
+
+
+# --- NaN-ignoring reductions ----------------------------------------------------------------
+
+
+def nansum(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """`sum` with NaNs counted as zero, as `numpy.nansum`."""
+    x = _replace_nan("nansum", a, 0)
+    return red.sum(x, axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """`prod` with NaNs counted as one, as `numpy.nanprod`."""
+    x = _replace_nan("nanprod", a, 1)
+    return red.prod(x, axis, dtype, out, keepdims, initial, where)
+
+
+def nanmean(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = True,
+) -> Array:
+    """`mean` of the non-NaN elements, as `numpy.nanmean` (an all-NaN slice gives NaN)."""
+    _check_out("nanmean", out)
+    x = asarray_strong("nanmean", a)
+    if x.dtype.kind not in "fc":
+        return red.mean(x, axis, dtype, out, keepdims, where=where)
+    axes = red._reduced_axes("nanmean", axis, x.ndim)
+    mask = red._where_mask("nanmean", where, x.shape)
+    valid = ew.logical_not(ew.isnan(x))
+    mask = valid if mask is None else ew.logical_and(mask, valid)
+    total = red.sum(x, axes, dtype, None, keepdims, where=mask)
+    return ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, keepdims), total))
+
+
+def _nan_extremum(
+    fname: str,
+    op: Any,
+    a: ArrayLike,
+    axis: Axis,
+    out: Any,
+    keepdims: bool,
+    initial: Any,
+    where: ArrayLike,
+    fill: float,
+) -> Array:
+    x = asarray_strong(fname, a)
+    if x.dtype.kind not in "fc":
+        return op(x, axis, out, keepdims, initial, where)
+    nan = ew.isnan(x)
+    filled = ew.where(nan, lax.full((), fill, x.dtype), x)
+    result = op(filled, axis, out, keepdims, initial, where)
+    all_nan = red.all(nan, axis, keepdims=keepdims, where=where)
+    if initial is not None:
+        return result
+    return ew.where(all_nan, lax.full((), np.nan, x.dtype), result)
+
+
+def nanmax(
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """`max` ignoring NaNs, as `numpy.nanmax` (an all-NaN slice gives NaN)."""
+    return _nan_extremum("nanmax", red.max, a, axis, out, keepdims, initial, where, -np.inf)
+
+
+def nanmin(
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+) -> Array:
+    """`min` ignoring NaNs, as `numpy.nanmin` (an all-NaN slice gives NaN)."""
+    return _nan_extremum("nanmin", red.min, a, axis, out, keepdims, initial, where, np.inf)
+
+
+def _nan_arg_extremum(
+    fname: str, op: Any, a: ArrayLike, axis: int | None, out: Any, keepdims: bool, fill: float
+) -> Array:
+    x = asarray_strong(fname, a)
+    if x.dtype.kind not in "fc":
+        return op(x, axis, out, keepdims=keepdims)
+    nan = ew.isnan(x)
+    result = op(ew.where(nan, lax.full((), fill, x.dtype), x), axis, out, keepdims=keepdims)
+    all_nan = red.all(nan, axis, keepdims=keepdims)
+    if _is_concrete(all_nan) and bool(np.any(np.asarray(all_nan))):
+        raise ValueError(f"mjnp.{fname}: All-NaN slice encountered")
+    return result
+
+
+def nanargmax(
+    a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False
+) -> Array:
+    """`argmax` ignoring NaNs, as `numpy.nanargmax`.
+
+    Raises:
+        ValueError: for an all-NaN slice (eagerly; under jit such a slice gives 0).
+    """
+    return _nan_arg_extremum("nanargmax", red.argmax, a, axis, out, keepdims, -np.inf)
+
+
+def nanargmin(
+    a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False
+) -> Array:
+    """`argmin` ignoring NaNs, as `numpy.nanargmin` (all-NaN slices as in `nanargmax`)."""
+    return _nan_arg_extremum("nanargmin", red.argmin, a, axis, out, keepdims, np.inf)
+
+
+def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
+    """Range (maximum minus minimum) over `axis`, as `numpy.ptp`."""
+    x = asarray_strong("ptp", a)
+    return ew.subtract(red.max(x, axis, out, keepdims), red.min(x, axis, out, keepdims))
+
+
+def count_nonzero(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
+    """The number of nonzero elements over `axis` (int64), as `numpy.count_nonzero`."""
+    x = asarray_strong("count_nonzero", a)
+    nonzero = lax.convert_element_type(x, _BOOL)
+    return red.sum(nonzero, axis, _INT64, keepdims=keepdims)
+
+
+# --- median and quantiles -------------------------------------------------------------------
+
+# Hyndman & Fan's continuous methods, by their (alpha, beta); "linear" is (1, 1).
+_CONTINUOUS = {
+    "linear": (1.0, 1.0),
+    "weibull": (0.0, 0.0),
+    "hazen": (0.5, 0.5),
+    "median_unbiased": (1 / 3, 1 / 3),
+    "normal_unbiased": (3 / 8, 3 / 8),
+    "interpolated_inverted_cdf": (0.0, 1.0),
+}
+_DISCRETE = ("lower", "higher", "nearest")
+_UNSUPPORTED = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation")
+
+
+def _move_to_last(fname: str, x: Array, axis: Axis) -> tuple[Array, tuple[int, ...]]:
+    """`x` with the reduced axes merged into one last axis, and those axes."""
+    axes = red._reduced_axes(fname, axis, x.ndim)
+    kept = tuple(i for i in range(x.ndim) if i not in axes)
+    moved = lax.transpose(x, (*kept, *axes)) if x.ndim else x
+    n = math.prod(x.shape[ax] for ax in axes)
+    return lax.reshape(moved, (*(x.shape[i] for i in kept), n)), axes
+
+
+def _keep_dims(result: Array, q_ndim: int, shape: tuple[int, ...], axes: tuple[int, ...]):
+    kept_shape = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return lax.reshape(result, (*result.shape[:q_ndim], *kept_shape))
+
+
+def _take_last(s: Array, index: Array, q_ndim: int) -> Array:
+    """`s[..., index]` for integer `index` of shape Q or Q + s.shape[:-1] (Q of `q_ndim`
+    axes), giving shape Q + s.shape[:-1]: a one-hot select and sum, so traced indices need no
+    gather."""
+    n = s.shape[-1]
+    out_shape = (*index.shape[:q_ndim], *s.shape[:-1])
+    full = (*out_shape, n)
+    index_dims = tuple(range(q_ndim)) if index.ndim == q_ndim else tuple(range(len(out_shape)))
+    picked = lax.eq(
+        lax.broadcasted_iota(index.dtype, full, len(full) - 1),
+        lax.broadcast_in_dim(index, full, index_dims),
+    )
+    values = lax.broadcast_in_dim(s, full, tuple(range(q_ndim, len(full))))
+    zeros = lax.full(full, 0, s.dtype)
+    return lax.reduce_sum(lax.select_n(picked, zeros, values), (len(full) - 1,))
+
+
+def _lerp(a: Array, b: Array, t: Array) -> Array:
+    """NumPy's `_lerp`: exact at both ends and monotone in t."""
+    diff_b_a = ew.subtract(b, a)
+    low = ew.add(a, ew.multiply(diff_b_a, t))
+    high = ew.subtract(b, ew.multiply(diff_b_a, ew.subtract(1, t)))
+    return ew.where(ew.greater_equal(t, 0.5), high, low)
+
+
+def _quantile(
+    fname: str,
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Axis,
+    out: Any,
+    method: str,
+    keepdims: bool,
+    weights: Any,
+    interpolation: Any,
+    ignore_nan: bool,
+    scale: int,
+) -> Array:
+    _check_out(fname, out)
+    if interpolation is not None:
+        raise TypeError(
+            f"mjnp.{fname}: the 'interpolation' argument was renamed 'method' in NumPy 1.22"
+        )
+    x = asarray_strong(fname, a)
+    if x.dtype.kind == "c":
+        raise TypeError(f"mjnp.{fname}: a must be an array of real numbers")
+    if method in _UNSUPPORTED or weights is not None:
+        raise NotImplementedError(
+            f"mjnp.{fname}: method {method!r} and weights= are not supported; the supported "
+            f"methods are {(*_CONTINUOUS, *_DISCRETE, 'midpoint')}"
+        )
+    if method not in _CONTINUOUS and method not in _DISCRETE and method != "midpoint":
+        raise ValueError(f"mjnp.{fname}: {method!r} is not a valid method")
+    weak_q = type(q) in (int, float)
+    qa = asarray_strong(fname, q)
+    if qa.dtype.kind not in "fiub":
+        raise TypeError(f"mjnp.{fname}: q must be real, got dtype {qa.dtype.name}")
+    if qa.dtype.kind != "f":
+        qa = lax.convert_element_type(qa, _FLOAT64)
+    if scale != 1:
+        qa = ew.true_divide(qa, lax.full((), scale, qa.dtype))
+    if _is_concrete(qa):
+        host_q = np.asarray(qa)
+        if not ((host_q >= 0) & (host_q <= 1)).all():
+            raise ValueError(
+                f"mjnp.{fname}: "
+                + (
+                    "Quantiles must be in the range [0, 1]"
+                    if scale == 1
+                    else "Percentiles must be in the range [0, 100]"
+                )
+            )
+    shape = x.shape
+    s, axes = _move_to_last(fname, x, axis)
+    n = s.shape[-1]
+    if n == 0 and not ignore_nan:
+        raise IndexError(f"mjnp.{fname}: cannot take a quantile over an empty axis (shape {shape})")
+    has_nan = None
+    if x.dtype.kind == "f":
+        nan = ew.isnan(s)
+        if ignore_nan:
+            count = lax.convert_element_type(red.sum(ew.logical_not(nan), -1), qa.dtype)
+        else:
+            has_nan = red.any(nan, -1)
+    s = lax.sort(s, s.ndim - 1) if n else s
+    if not ignore_nan or x.dtype.kind != "f":
+        count = lax.full((), n, qa.dtype)
+    # Shape Q + batch: each quantile against each slice's count.
+    qb = lax.broadcast_in_dim(qa, (*qa.shape, *s.shape[:-1]), tuple(range(qa.ndim)))
+    last = ew.subtract(count, 1)
+    if method in _DISCRETE or method == "midpoint":
+        virtual = ew.multiply(qb, last)
+        if method == "lower":
+            virtual = ew.floor(virtual)
+        elif method == "higher":
+            virtual = ew.ceil(virtual)
+        elif method == "nearest":
+            virtual = ew.rint(virtual)
+    else:
+        alpha, beta = _CONTINUOUS[method]
+        if method == "linear":
+            virtual = ew.multiply(qb, last)
+        else:
+            virtual = ew.subtract(
+                ew.add(ew.multiply(count, qb), ew.add(alpha, ew.multiply(qb, 1 - alpha - beta))),
+                1,
+            )
+    if n == 0:
+        result = lax.full((*qa.shape, *s.shape[:-1]), np.nan, x.dtype)
+    elif method in _DISCRETE:
+        index = ew.clip(lax.convert_element_type(virtual, _INT64), 0, n - 1)
+        result = _take_last(s, index, qa.ndim)
+    else:
+        floor = ew.floor(virtual)
+        upper = ew.clip(ew.add(floor, 1), 0, ew.maximum(last, 0))
+        lower = ew.clip(floor, 0, ew.maximum(last, 0))
+        gamma = ew.subtract(virtual, floor)
+        if method == "midpoint":
+            gamma = ew.where(ew.equal(ew.ceil(virtual), floor), 0.0, 0.5)
+            gamma = lax.convert_element_type(gamma, qa.dtype)
+            upper = ew.clip(ew.ceil(virtual), 0, ew.maximum(last, 0))
+        # Indices past the end clamp to the last value, before the start to the first.
+        beyond = ew.greater_equal(virtual, last)
+        lower = ew.where(beyond, ew.maximum(last, 0), lower)
+        upper = ew.where(beyond, ew.maximum(last, 0), upper)
+        lo_val = _take_last(s, lax.convert_element_type(lower, _INT64), qa.ndim)
+        hi_val = _take_last(s, lax.convert_element_type(upper, _INT64), qa.ndim)
+        if x.dtype == _BOOL:
+            raise TypeError(
+                f"mjnp.{fname}: method {method!r} subtracts booleans, which NumPy does not "
+                "support; use method='lower', 'higher' or 'nearest', or convert to int"
+            )
+        if weak_q:
+            out_dtype = x.dtype if x.dtype.kind == "f" else _FLOAT64
+        else:
+            out_dtype = np.result_type(x.dtype, qa.dtype)
+        lo_val = lax.convert_element_type(lo_val, out_dtype)
+        hi_val = lax.convert_element_type(hi_val, out_dtype)
+        result = _lerp(lo_val, hi_val, lax.convert_element_type(gamma, out_dtype))
+    if has_nan is not None:
+        result = ew.where(has_nan, lax.full((), np.nan, result.dtype), result)
+    if keepdims:
+        result = _keep_dims(result, qa.ndim, shape, axes)
+    return result
+
+
+def quantile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: None = None,
+    interpolation: None = None,
+) -> Array:
+    """The `q`-th quantiles over `axis`, as `numpy.quantile` (shape q.shape + reduced shape).
+
+    Methods: the continuous ones (linear, weibull, hazen, median_unbiased, normal_unbiased,
+    interpolated_inverted_cdf), lower, higher, nearest and midpoint. NB: the inverted-cdf
+    methods and `weights` are not supported (NotImplementedError).
+    """
+    return _quantile(
+        "quantile", a, q, axis, out, method, keepdims, weights, interpolation, False, 1
+    )
+
+
+def percentile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: None = None,
+    interpolation: None = None,
+) -> Array:
+    """`quantile` with `q` in percent, as `numpy.percentile`."""
+    return _quantile(
+        "percentile", a, q, axis, out, method, keepdims, weights, interpolation, False, 100
+    )
+
+
+def nanquantile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: None = None,
+    interpolation: None = None,
+) -> Array:
+    """`quantile` of the non-NaN elements, as `numpy.nanquantile` (all-NaN slices give NaN)."""
+    return _quantile(
+        "nanquantile", a, q, axis, out, method, keepdims, weights, interpolation, True, 1
+    )
+
+
+def nanpercentile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: None = None,
+    interpolation: None = None,
+) -> Array:
+    """`percentile` of the non-NaN elements, as `numpy.nanpercentile`."""
+    return _quantile(
+        "nanpercentile", a, q, axis, out, method, keepdims, weights, interpolation, True, 100
+    )
+
+
+def median(
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Array:
+    """Median over `axis`, as `numpy.median`: the mean of the middle one or two sorted values
+    (NaN if the slice holds a NaN or is empty)."""
+    _check_out("median", out)
+    x = asarray_strong("median", a)
+    shape = x.shape
+    s, axes = _move_to_last("median", x, axis)
+    n = s.shape[-1]
+    if n == 0:
+        result = red.mean(s, -1)
+    else:
+        s = lax.sort(s, s.ndim - 1)
+        middle = lax.slice_in_dim(s, (n - 1) // 2, n // 2 + 1, s.ndim - 1)
+        result = red.mean(middle, -1)
+        if x.dtype.kind in "fc":
+            last = lax.squeeze(lax.slice_in_dim(s, n - 1, n, s.ndim - 1), (s.ndim - 1,))
+            result = ew.where(ew.isnan(last), lax.full((), np.nan, result.dtype), result)
+    if keepdims:
+        result = _keep_dims(result, 0, shape, axes)
+    return result
+
+
+def nanmedian(
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Array:
+    """Median of the non-NaN elements, as `numpy.nanmedian` (all-NaN slices give NaN)."""
+    x = asarray_strong("nanmedian", a)
+    if x.dtype.kind != "f":
+        return median(x, axis, out, overwrite_input, keepdims)
+    _check_out("nanmedian", out)
+    if x.size == 0:
+        return nanmean(x, axis, keepdims=keepdims)
+    return _quantile("nanmedian", x, 0.5, axis, None, "midpoint", keepdims, None, None, True, 1)
+
+
+# --- weighted average, covariance, correlation ----------------------------------------------
+
+
+def average(
+    a: ArrayLike,
+    axis: Axis = None,
+    weights: ArrayLike | None = None,
+    returned: bool = False,
+    *,
+    keepdims: bool = False,
+) -> Any:
+    """Weighted average over `axis`, as `numpy.average` (with `returned`, also the sum of the
+    weights, broadcast to the result's shape).
+
+    Raises:
+        ZeroDivisionError: if the weights sum to zero (checked eagerly; under jit the result
+            is NaN or inf).
+    """
+    x = asarray_strong("average", a)
+    if weights is None:
+        avg = red.mean(x, axis, keepdims=keepdims)
+        scale = lax.full(avg.shape, x.size // max(avg.size, 1), avg.dtype)
+        return (avg, scale) if returned else avg
+    w = asarray_strong("average", weights)
+    result_dtype = np.result_type(x.dtype, w.dtype, *([_FLOAT64] if x.dtype.kind in "biu" else []))
+    axes = red._reduced_axes("average", axis, x.ndim)
+    if w.shape != x.shape:
+        if axis is None:
+            raise TypeError(
+                "mjnp.average: axis must be specified when shapes of a and weights differ, got "
+                f"{x.shape} and {w.shape}"
+            )
+        given = normalize_axes("mjnp.average", axis, x.ndim)
+        if w.shape != tuple(x.shape[ax] for ax in given):
+            raise ValueError(
+                f"mjnp.average: shape of weights {w.shape} must be consistent with the shape of "
+                f"a {x.shape} along axis {axis!r}"
+            )
+        w = lax.transpose(w, tuple(int(i) for i in np.argsort(given)))
+        w = lax.broadcast_in_dim(w, x.shape, tuple(sorted(given)))
+    scale = red.sum(w, axes, result_dtype, keepdims=keepdims)
+    if _is_concrete(scale) and bool(np.any(np.asarray(scale) == 0)):
+        raise ZeroDivisionError("mjnp.average: weights sum to zero, can't be normalized")
+    total = red.sum(ew.multiply(x, w), axes, result_dtype, keepdims=keepdims)
+    avg = ew.true_divide(total, scale)
+    if returned:
+        return avg, lax.broadcast_to(scale, avg.shape) if scale.shape != avg.shape else scale
+    return avg
+
+
+def cov(
+    m: ArrayLike,
+    y: ArrayLike | None = None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights: None = None,
+    aweights: None = None,
+    *,
+    dtype: DTypeLike | None = None,
+) -> Array:
+    """Covariance matrix of the rows (variables) of `m` (and `y`), as `numpy.cov`.
+
+    NB: `fweights` and `aweights` are not supported (NotImplementedError).
+    """
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("mjnp.cov: fweights and aweights are not supported")
+    x = asarray_strong("cov", m)
+    if x.ndim > 2:
+        raise ValueError(f"mjnp.cov: m has more than 2 dimensions (shape {x.shape})")
+    if dtype is None:
+        dtype = np.result_type(x.dtype, _FLOAT64)
+    parts = [x]
+    if y is not None:
+        yy = asarray_strong("cov", y)
+        if yy.ndim > 2:
+            raise ValueError(f"mjnp.cov: y has more than 2 dimensions (shape {yy.shape})")
+        parts.append(yy)
+        if dtype is None:
+            dtype = np.result_type(dtype, yy.dtype)
+    rows = []
+    for p in parts:
+        p = lax.convert_element_type(p, np.dtype(dtype))
+        p = lax.reshape(p, (1, p.size)) if p.ndim < 2 else p
+        if not rowvar and p.shape[0] != 1:
+            p = lax.transpose(p, (1, 0))
+        rows.append(p)
+    if rows[0].shape[0] == 0:
+        return lax.full((0, 0), 0, np.dtype(dtype))
+    if len(rows) > 1:
+        if rows[0].shape[1] != rows[1].shape[1]:
+            raise ValueError(
+                "mjnp.cov: all the input array dimensions except for the concatenation axis must "
+                f"match exactly, got {rows[0].shape} and {rows[1].shape}"
+            )
+        data = lax.concatenate(rows, 0)
+    else:
+        data = rows[0]
+    if ddof is None:
+        ddof = 0 if bias else 1
+    fact = max(data.shape[1] - ddof, 0)
+    centered = ew.subtract(data, red.mean(data, 1, keepdims=True))
+    c = matmul(centered, ew.conjugate(lax.transpose(centered, (1, 0))))
+    c = ew.true_divide(c, fact)
+    if c.shape == (1, 1):
+        return lax.reshape(c, ())
+    return c
+
+
+def corrcoef(
+    x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, *, dtype: DTypeLike | None = None
+) -> Array:
+    """Pearson correlation coefficients, as `numpy.corrcoef` (clipped to [-1, 1])."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return ew.true_divide(c, c)
+    n = c.shape[0]
+    eye = lax.eq(lax.broadcasted_iota(_INT64, (n, n), 0), lax.broadcasted_iota(_INT64, (n, n), 1))
+    d = red.sum(ew.where(eye, c, lax.full((), 0, c.dtype)), 1)
+    stddev = ew.sqrt(ew.real(d))
+    c = ew.true_divide(c, lax.reshape(stddev, (n, 1)))
+    c = ew.true_divide(c, lax.reshape(stddev, (1, n)))
+    if c.dtype.kind == "c":
+        return lax.complex(ew.clip(ew.real(c), -1, 1), ew.clip(ew.imag(c), -1, 1))
+    return ew.clip(c, -1, 1)

@@ -1,0 +1,991 @@
+"""More of NumPy's elementwise functions: sign and bit tricks (copysign, nextafter, spacing,
+frexp, ldexp, bitwise_count, packbits), number theory (gcd, lcm), stable log-sum-exp, special
+functions (sinc, i0, heaviside), type and value tests (isposinf, iscomplex, isclose, ...),
+`nan_to_num`, `unwrap` and the classic polynomial functions (`poly`, `polyval`, ...).
+
+Like `mjnp._elementwise`, every function is a composition of `mjcore.lax` ops (bit-level ones
+through `lax.bitcast_convert_type`), so all transformations apply. Results that NumPy gives as
+Python bools (`allclose`, `array_equal`, ...) are 0-d bool arrays here, so they trace.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import lax, while_loop
+from mjcore.array import Array as _Array
+from mjcore.core import Tracer
+from mjnp import _elementwise as ew
+from mjnp import _manipulation, _reductions
+from mjnp._promotion import asarray_arg, promote_args, promote_args_float
+
+ArrayLike = Any
+Array = Any
+
+_BOOL = np.dtype(bool)
+_UINT8 = np.dtype("uint8")
+_INT32 = np.dtype("int32")
+
+
+def _const(value: Any, like: Array) -> Array:
+    return lax.full((), value, like.dtype)
+
+
+def _where(pred: Array, on_true: Array, on_false: Array) -> Array:
+    """`select_n` with NumPy's argument order, broadcasting all three."""
+    shape = np.broadcast_shapes(pred.shape, on_true.shape, on_false.shape)
+    return lax.select_n(
+        lax.broadcast_to(pred, shape),
+        lax.broadcast_to(on_false, shape),
+        lax.broadcast_to(on_true, shape),
+    )
+
+
+def _float_args(fname: str, *xs: ArrayLike) -> list[Array]:
+    """Operands of a ufunc with only real floating loops (TypeError for complex)."""
+    out = promote_args_float(fname, *xs)
+    if out[0].dtype.kind != "f":
+        raise TypeError(
+            f"mjnp.{fname}: not supported for input dtype {out[0].dtype.name}; it needs real "
+            "(bool, integer or floating) input"
+        )
+    if len(out) == 2 and out[0].shape != out[1].shape:
+        ew._broadcast_shapes(fname, out[0].shape, out[1].shape)
+    return out
+
+
+def _int_bits(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"int{8 * dtype.itemsize}")
+
+
+def _mantissa_bits(dtype: np.dtype) -> int:
+    return int(np.finfo(dtype).nmant)
+
+
+def _exp2_int(k: Array, dtype: np.dtype) -> Array:
+    """Exactly 2**k in `dtype` for integer `k` within the normal exponent range."""
+    info = np.finfo(dtype)
+    ibits = _int_bits(dtype)
+    biased = lax.add(lax.convert_element_type(k, ibits), lax.full((), -int(info.minexp) + 1, ibits))
+    shifted = lax.shift_left(biased, lax.full((), _mantissa_bits(dtype), ibits))
+    return lax.bitcast_convert_type(shifted, dtype)
+
+
+# --- sign and bit tricks --------------------------------------------------------------------
+
+
+def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """`x1` with the sign bit of `x2`, as `numpy.copysign` (NaN signs included)."""
+    x1, x2 = _float_args("copysign", x1, x2)
+    flip = lax.ne(ew.signbit(x1), ew.signbit(x2))
+    return _where(flip, lax.neg(x1), x1)
+
+
+def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The next float after `x1` towards `x2`, as `numpy.nextafter`.
+
+    NB: its derivative is taken as that of `x1` (the result is within one ulp of it).
+    """
+    x1, x2 = _float_args("nextafter", x1, x2)
+    return lax.nextafter(x1, x2)
+
+
+def _exponent_field(x: Array) -> tuple[Array, Array]:
+    """The raw bits of `|x|` and their biased exponent field, as integers of `x`'s width."""
+    ibits = _int_bits(x.dtype)
+    nmant = _mantissa_bits(x.dtype)
+    bits = lax.bitcast_convert_type(lax.abs(x), ibits)
+    field = lax.shift_right_logical(bits, lax.full((), nmant, ibits))
+    return bits, field
+
+
+def spacing(x: ArrayLike, /) -> Array:
+    """Distance to the next float away from zero, as `numpy.spacing` (NaN for infinities).
+
+    Built from the exponent bits rather than `nextafter(x, inf) - x`, because XLA's CPU backend
+    flushes subnormal differences (`spacing(0.0)`) to zero.
+    """
+    (x,) = _float_args("spacing", x)
+    ibits, nmant = _int_bits(x.dtype), _mantissa_bits(x.dtype)
+    _, field = _exponent_field(x)
+    one = lax.full((), 1, ibits)
+    nm = lax.full((), nmant, ibits)
+    normal_ulp = lax.shift_left(lax.sub(field, nm), nm)
+    tiny_ulp = lax.shift_left(one, lax.max(lax.sub(field, one), lax.full((), 0, ibits)))
+    ulp = lax.bitcast_convert_type(_where(lax.gt(field, nm), normal_ulp, tiny_ulp), x.dtype)
+    ulp = _where(lax.eq(lax.abs(x), _const(np.finfo(x.dtype).max, x)), _const(np.inf, x), ulp)
+    if x.dtype == np.dtype("float16"):
+        out = ulp  # NumPy's half-precision spacing is never negative
+    else:
+        out = _where(lax.ge(x, _const(0, x)), ulp, lax.neg(ulp))
+    return _where(lax.is_finite(x), out, _const(np.nan, x))
+
+
+def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
+    """Mantissa in [0.5, 1) and int32 exponent with `x == m * 2**e`, as `numpy.frexp`.
+
+    Zeros, infinities and NaN give `(x, 0)`. Subnormal inputs are read from their bits (XLA's
+    CPU backend would flush them to zero in arithmetic), but a subnormal mantissa result is
+    impossible, so the values match NumPy.
+    """
+    (x,) = _float_args("frexp", x)
+    dtype, ibits = x.dtype, _int_bits(x.dtype)
+    nmant = _mantissa_bits(dtype)
+    info = np.finfo(dtype)
+    bits, field = _exponent_field(x)
+    # A subnormal is m * 2**(minexp - nmant) for its integer mantissa bits m: convert m exactly
+    # to a normal float and read the exponent field from that instead.
+    tiny = lax.eq(field, lax.full((), 0, ibits))
+    from_int = lax.convert_element_type(bits, dtype)
+    _, int_field = _exponent_field(from_int)
+    bias = -int(info.minexp) + 1
+    exponent = _where(
+        tiny,
+        lax.add(int_field, lax.full((), 2 - 2 * bias - nmant, ibits)),
+        lax.add(field, lax.full((), 1 - bias, ibits)),
+    )
+    source_bits = lax.bitcast_convert_type(_where(tiny, from_int, lax.abs(x)), ibits)
+    mant_mask = lax.full((), (1 << nmant) - 1, ibits)
+    half_field = lax.full((), (bias - 1) << nmant, ibits)
+    magnitude = lax.bitcast_convert_type(
+        lax.bitwise_or(lax.bitwise_and(source_bits, mant_mask), half_field), dtype
+    )
+    # Compare bits, not values: XLA's CPU backend treats subnormal operands as zero.
+    is_zero = lax.eq(bits, lax.full((), 0, ibits))
+    special = lax.bitwise_or(is_zero, lax.bitwise_not(lax.is_finite(x)))
+    exponent = _where(special, lax.full((), 0, ibits), exponent)
+    # m = x * 2**-e exactly for normal x; that product also carries the derivative 2**-e.
+    scaled = lax.mul(x, _exp2_int(lax.neg(_where(tiny, lax.full((), 0, ibits), exponent)), dtype))
+    mantissa = _where(tiny, copysign(magnitude, x), scaled)
+    mantissa = _where(special, x, mantissa)
+    return mantissa, lax.convert_element_type(exponent, _INT32)
+
+
+def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """`x1 * 2**x2` for integer `x2`, as `numpy.ldexp`, without intermediate overflow."""
+    (x1,) = _float_args("ldexp", x1)
+    x2 = asarray_arg("ldexp", x2)
+    if x2.dtype.kind not in "biu":
+        raise TypeError(f"mjnp.ldexp: the exponent needs an integer dtype, got {x2.dtype.name}")
+    ew._broadcast_shapes("ldexp", x1.shape, x2.shape)
+    dtype = x1.dtype
+    info = np.finfo(dtype)
+    # Each of three steps stays a normal power of two; three of them span the whole range from
+    # the largest float to the smallest subnormal.
+    limit = 3 * min(int(info.maxexp) - 1, -int(info.minexp))
+    k = lax.convert_element_type(x2, np.dtype("int64"))
+    k = lax.max(lax.min(k, lax.full((), limit, k.dtype)), lax.full((), -limit, k.dtype))
+    # Three exact power-of-two steps, each within the normal exponent range.
+    three = lax.full((), 3, k.dtype)
+    first = lax.div(k, three)
+    second = lax.div(lax.sub(k, first), lax.full((), 2, k.dtype))
+    third = lax.sub(lax.sub(k, first), second)
+    out = x1
+    for part in (first, second, third):
+        out = lax.mul(out, _exp2_int(part, dtype))
+    return out
+
+
+def modf(x: ArrayLike, /) -> tuple[Array, Array]:
+    """Fractional and integral parts, both with the sign of `x`, as `numpy.modf`."""
+    (x,) = _float_args("modf", x)
+    whole = ew.trunc(x)
+    frac = lax.sub(x, whole)
+    # inf - inf is NaN; NumPy's fractional part of an infinity is a signed zero.
+    frac = _where(ew.isinf(x), _const(0, x), frac)
+    return copysign(frac, x), whole
+
+
+def bitwise_count(x: ArrayLike, /) -> Array:
+    """Number of set bits of `abs(x)`, as uint8, as `numpy.bitwise_count`."""
+    x = asarray_arg("bitwise_count", x)
+    if x.dtype.kind not in "iub":
+        raise TypeError(
+            f"mjnp.bitwise_count: not supported for input dtype {x.dtype.name}; it needs "
+            "integer input"
+        )
+    if x.dtype == _BOOL:
+        x = lax.convert_element_type(x, _UINT8)
+    if x.dtype.kind == "i":
+        x = lax.abs(x)
+    return lax.convert_element_type(lax.population_count(x), _UINT8)
+
+
+def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The Heaviside step: 0 below zero, `x2` at zero, 1 above, NaN at NaN."""
+    x1, x2 = _float_args("heaviside", x1, x2)
+    zero = _const(0, x1)
+    step = _where(lax.lt(x1, zero), zero, _where(lax.gt(x1, zero), _const(1, x1), x2))
+    return _where(ew.isnan(x1), x1, step)
+
+
+# --- number theory --------------------------------------------------------------------------
+
+
+def _int_args(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
+    x1, x2 = promote_args(fname, x1, x2)
+    if x1.dtype.kind not in "iu":
+        raise TypeError(
+            f"mjnp.{fname}: not supported for input dtype {x1.dtype.name}; it needs integer input"
+        )
+    shape = ew._broadcast_shapes(fname, x1.shape, x2.shape)
+    return lax.broadcast_to(x1, shape), lax.broadcast_to(x2, shape)
+
+
+def _gcd(a: Array, b: Array) -> Array:
+    if a.dtype.kind == "i":
+        a, b = lax.abs(a), lax.abs(b)
+    zero, one = _const(0, a), _const(1, a)
+
+    def cond(carry):
+        return lax.reduce_or(lax.ne(carry[1], zero), tuple(range(carry[1].ndim)))
+
+    def body(carry):
+        x, y = carry
+        nonzero = lax.ne(y, zero)
+        r = lax.rem(x, _where(nonzero, y, one))
+        return _where(nonzero, y, x), _where(nonzero, r, zero)
+
+    out = while_loop(cond, body, (a, b))[0]
+    # abs(int min) wraps to itself; NumPy's gcd is still non-negative there.
+    return lax.abs(out) if out.dtype.kind == "i" else out
+
+
+def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Greatest common divisor of `|x1|` and `|x2|`, as `numpy.gcd` (Euclid's algorithm)."""
+    x1, x2 = _int_args("gcd", x1, x2)
+    return _gcd(x1, x2)
+
+
+def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Lowest common multiple of `|x1|` and `|x2|`, as `numpy.lcm` (0 if either is 0).
+
+    As in NumPy, `|x1| // gcd * |x2|` wraps around when it overflows the dtype.
+    """
+    x1, x2 = _int_args("lcm", x1, x2)
+    if x1.dtype.kind == "i":
+        x1, x2 = lax.abs(x1), lax.abs(x2)
+    g = _gcd(x1, x2)
+    zero = _const(0, g)
+    is_zero = lax.eq(g, zero)
+    out = lax.mul(lax.div(x1, _where(is_zero, _const(1, g), g)), x2)
+    return _where(is_zero, zero, out)
+
+
+# --- log-sum-exp ----------------------------------------------------------------------------
+
+
+def _logaddexp(fname: str, x1: ArrayLike, x2: ArrayLike, base2: bool) -> Array:
+    x1, x2 = _float_args(fname, x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    # NaN delta: equal infinities (their sum is the answer) or a NaN operand (NaN either way).
+    nan_delta = ew.isnan(delta)
+    safe = _where(nan_delta, _const(0, delta), lax.neg(lax.abs(delta)))
+    if base2:
+        tail = lax.div(lax.log1p(lax.exp2(safe)), _const(math.log(2), safe))
+    else:
+        tail = lax.log1p(lax.exp(safe))
+    return _where(nan_delta, lax.add(x1, x2), lax.add(amax, tail))
+
+
+def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """`log(exp(x1) + exp(x2))` without overflow, as `numpy.logaddexp`."""
+    return _logaddexp("logaddexp", x1, x2, base2=False)
+
+
+def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """`log2(2**x1 + 2**x2)` without overflow, as `numpy.logaddexp2`."""
+    return _logaddexp("logaddexp2", x1, x2, base2=True)
+
+
+# --- special functions ----------------------------------------------------------------------
+
+
+def sinc(x: ArrayLike) -> Array:
+    """`sin(pi x) / (pi x)`, 1 at 0, as `numpy.sinc`."""
+    x = asarray_arg("sinc", x)
+    if x.dtype.kind in "biu":
+        x = lax.convert_element_type(x, np.dtype("float64"))
+    is_zero = lax.eq(x, _const(0, x))
+    y = lax.mul(_where(is_zero, _const(1, x), x), _const(np.pi, x))
+    return _where(is_zero, _const(1, x), lax.div(lax.sin(y), y))
+
+
+# Chebyshev coefficients of NumPy's i0 (Cephes), for |x| <= 8 and |x| > 8.
+_I0A = (
+    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
+    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
+    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
+    -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
+    1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
+    -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
+    1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
+    -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
+    1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1,
+)  # fmt: skip
+_I0B = (
+    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
+    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
+    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
+    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
+    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
+    3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
+    2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
+    8.04490411014108831608e-1,
+)  # fmt: skip
+
+
+def _chbevl(x: Array, coefficients: Sequence[float]) -> Array:
+    b0 = _const(coefficients[0], x)
+    b1 = _const(0, x)
+    b2 = b1
+    for c in coefficients[1:]:
+        b2 = b1
+        b1 = b0
+        b0 = lax.add(lax.sub(lax.mul(x, b1), b2), _const(c, x))
+    return lax.mul(lax.sub(b0, b2), _const(0.5, x))
+
+
+def i0(x: ArrayLike) -> Array:
+    """Modified Bessel function of the first kind, order 0, as `numpy.i0` (same Chebyshev
+    expansion, so the same values).
+
+    Raises:
+        TypeError: for complex input, as NumPy.
+    """
+    x = asarray_arg("i0", x)
+    if x.dtype.kind == "c":
+        raise TypeError("mjnp.i0: i0 not supported for complex values")
+    if x.dtype.kind != "f":
+        x = lax.convert_element_type(x, np.dtype("float64"))
+    x = lax.abs(x)
+    small = lax.le(x, _const(8.0, x))
+    x_small = _where(small, x, _const(0, x))
+    x_large = _where(small, _const(8.0, x), x)
+    lo = lax.mul(
+        lax.exp(x), _chbevl(lax.sub(lax.div(x_small, _const(2.0, x)), _const(2.0, x)), _I0A)
+    )
+    hi = lax.div(
+        lax.mul(
+            lax.exp(x_large),
+            _chbevl(lax.sub(lax.div(_const(32.0, x), x_large), _const(2.0, x)), _I0B),
+        ),
+        lax.sqrt(x_large),
+    )
+    return _where(small, lo, hi)
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Array:
+    """The counterclockwise angle from the positive real axis, as `numpy.angle`."""
+    z = asarray_arg("angle", z)
+    if z.dtype.kind == "c":
+        a = ew.arctan2(ew.imag(z), ew.real(z))
+    else:
+        a = ew.arctan2(0, z)
+    if deg:
+        a = ew.multiply(a, 180 / np.pi)
+    return a
+
+
+# --- value and type tests -------------------------------------------------------------------
+
+
+def isposinf(x: ArrayLike, out: None = None) -> Array:
+    """Elementwise test for +inf, as `numpy.isposinf` (TypeError for complex).
+
+    NB: `out` is not supported; it must be None.
+    """
+    _check_out("isposinf", out)
+    return _signed_inf("isposinf", x, negative=False)
+
+
+def isneginf(x: ArrayLike, out: None = None) -> Array:
+    """Elementwise test for -inf, as `numpy.isneginf` (TypeError for complex; `out` must be
+    None)."""
+    _check_out("isneginf", out)
+    return _signed_inf("isneginf", x, negative=True)
+
+
+def _check_out(fname: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(
+            f"mjnp.{fname}: out= is not supported (arrays are immutable); use the return value"
+        )
+
+
+def _signed_inf(fname: str, x: ArrayLike, negative: bool) -> Array:
+    x = asarray_arg(fname, x)
+    if x.dtype.kind == "c":
+        raise TypeError(
+            f"mjnp.{fname}: this operation is not supported for complex values because it "
+            "would be ambiguous"
+        )
+    sign = ew.signbit(x)
+    return lax.bitwise_and(ew.isinf(x), sign if negative else lax.bitwise_not(sign))
+
+
+def iscomplex(x: ArrayLike) -> Array:
+    """Elementwise test for a nonzero imaginary part, as `numpy.iscomplex`."""
+    x = asarray_arg("iscomplex", x)
+    if x.dtype.kind != "c":
+        return lax.full(x.shape, False, _BOOL)
+    return lax.ne(lax.imag(x), lax.full((), 0, lax.imag(x).dtype))
+
+
+def isreal(x: ArrayLike) -> Array:
+    """Elementwise test for a zero imaginary part, as `numpy.isreal`."""
+    return lax.bitwise_not(iscomplex(x))
+
+
+def _dtype_of(x: Any) -> np.dtype:
+    if isinstance(x, _Array | Tracer):
+        return x.dtype
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return np.dtype(dtype)
+    return np.asarray(x).dtype
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether `x` has a complex dtype (its values are not inspected), as `numpy.iscomplexobj`."""
+    return _dtype_of(x).kind == "c"
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether `x` has a non-complex dtype, as `numpy.isrealobj`."""
+    return not iscomplexobj(x)
+
+
+def isscalar(element: Any) -> bool:
+    """As `numpy.isscalar`: True for Python and NumPy scalars, False for every array (mjnp
+    0-d arrays included)."""
+    return bool(np.isscalar(element))
+
+
+def iterable(y: Any) -> bool:
+    """As `numpy.iterable`: False for 0-d arrays and non-iterables."""
+    if isinstance(y, _Array | Tracer):
+        return y.ndim > 0
+    return bool(np.iterable(y))
+
+
+def isclose(
+    a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Array:
+    """`|a - b| <= atol + rtol * |b|` elementwise (equal infinities are close), as
+    `numpy.isclose`."""
+    x = asarray_arg("isclose", a)
+    y = asarray_arg("isclose", b)
+    if y.dtype.kind in "biu":
+        y = ew.multiply(y, 1.0) if y.dtype.kind != "b" else lax.convert_element_type(y, "float64")
+    diff_ok = ew.less_equal(
+        ew.absolute(ew.subtract(x, y)), ew.add(atol, ew.multiply(rtol, ew.absolute(y)))
+    )
+    result = ew.logical_or(ew.logical_and(diff_ok, ew.isfinite(y)), ew.equal(x, y))
+    if equal_nan:
+        result = ew.logical_or(result, ew.logical_and(ew.isnan(x), ew.isnan(y)))
+    return result
+
+
+def allclose(
+    a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Array:
+    """Whether every element is `isclose`, as `numpy.allclose`.
+
+    NB: a 0-d bool array rather than a Python bool, so it traces; `bool()` it for a bool.
+    """
+    return _reductions.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
+    """Same shape and elements, as `numpy.array_equal` (NB: a 0-d bool array)."""
+    a1 = asarray_arg("array_equal", a1)
+    a2 = asarray_arg("array_equal", a2)
+    if a1.shape != a2.shape:
+        return lax.full((), False, _BOOL)
+    eq = ew.equal(a1, a2)
+    if equal_nan and a1.dtype.kind in "fc" and a2.dtype.kind in "fc":
+        eq = ew.logical_or(eq, ew.logical_and(ew.isnan(a1), ew.isnan(a2)))
+    return _reductions.all(eq)
+
+
+def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """Same elements after broadcasting, as `numpy.array_equiv` (NB: a 0-d bool array)."""
+    a1 = asarray_arg("array_equiv", a1)
+    a2 = asarray_arg("array_equiv", a2)
+    try:
+        np.broadcast_shapes(a1.shape, a2.shape)
+    except ValueError:
+        return lax.full((), False, _BOOL)
+    return _reductions.all(ew.equal(a1, a2))
+
+
+def nan_to_num(
+    x: ArrayLike,
+    copy: bool = True,
+    nan: float = 0.0,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Array:
+    """NaN to `nan`, infinities to `posinf`/`neginf` (default the largest finite values), as
+    `numpy.nan_to_num`; integers and bools pass through."""
+    x = asarray_arg("nan_to_num", x)
+    if x.dtype.kind == "c":
+        re = nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf)
+        im = nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf)
+        return lax.complex(re, im)
+    if x.dtype.kind != "f":
+        return x
+    info = np.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    with np.errstate(over="ignore"):
+        big, small, nan_value = (np.asarray(v).astype(x.dtype).item() for v in (big, small, nan))
+    out = _where(ew.isnan(x), lax.full((), nan_value, x.dtype), x)
+    out = _where(isposinf(x), lax.full((), big, x.dtype), out)
+    return _where(isneginf(x), lax.full((), small, x.dtype), out)
+
+
+def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
+    """`a.real` if every imaginary part is within `tol` (in machine epsilons when > 1) of zero.
+
+    NB: the result dtype depends on the values, so this works eagerly only; it raises a
+    concretization error under `jit`.
+    """
+    a = asarray_arg("real_if_close", a)
+    if a.dtype.kind != "c":
+        return a
+    if tol > 1:
+        tol = float(np.finfo(a.dtype).eps) * tol
+    if bool(_reductions.all(ew.less(ew.absolute(lax.imag(a)), tol))):
+        return lax.real(a)
+    return a
+
+
+# --- packbits / unpackbits ------------------------------------------------------------------
+
+
+def _bits_axis(fname: str, a: Array, axis: int | None) -> tuple[Array, int]:
+    if axis is None or a.ndim == 0:
+        # NumPy treats a 0-d array as 1-d here, whatever the axis (as long as it is valid there).
+        if axis is not None:
+            from mjnp._manipulation import normalize_axis
+
+            normalize_axis(fname, axis, 1)
+        return lax.reshape(a, (a.size,)), 0
+    from mjnp._manipulation import normalize_axis
+
+    return a, normalize_axis(fname, axis, a.ndim)
+
+
+def _check_bitorder(fname: str, bitorder: str) -> bool:
+    if bitorder not in ("big", "little"):
+        raise ValueError(
+            f"mjnp.{fname}: 'order' must be either 'little' or 'big', got {bitorder!r}"
+        )
+    return bitorder == "big"
+
+
+def packbits(a: ArrayLike, /, axis: int | None = None, bitorder: str = "big") -> Array:
+    """Pack truthy elements into the bits of uint8 along `axis` (flattened when None), as
+    `numpy.packbits`; the axis is zero-padded to a multiple of 8."""
+    a = asarray_arg("packbits", a)
+    if a.dtype.kind not in "biu":
+        raise TypeError(
+            f"mjnp.packbits: Expected an input array of integer or boolean data type, got "
+            f"{a.dtype.name}"
+        )
+    big = _check_bitorder("packbits", bitorder)
+    a, axis = _bits_axis("packbits", a, axis)
+    bits = lax.convert_element_type(lax.ne(a, _const(0, a)), _UINT8)
+    bits = _manipulation.moveaxis(bits, axis, -1)
+    n = bits.shape[-1]
+    padded = -(-n // 8) * 8
+    if padded != n:
+        bits = lax.pad(
+            bits, lax.full((), 0, _UINT8), [(0, 0, 0)] * (bits.ndim - 1) + [(0, padded - n, 0)]
+        )
+    bits = lax.reshape(bits, (*bits.shape[:-1], padded // 8, 8))
+    shifts = np.arange(7, -1, -1) if big else np.arange(8)
+    weighted = lax.shift_left(bits, lax.convert_element_type(np.asarray(shifts, _UINT8), _UINT8))
+    packed = lax.reduce_or(weighted, (bits.ndim - 1,))
+    return _manipulation.moveaxis(packed, -1, axis)
+
+
+def unpackbits(
+    a: ArrayLike, /, axis: int | None = None, count: int | None = None, bitorder: str = "big"
+) -> Array:
+    """Unpack uint8 elements into bits (uint8 0/1) along `axis`, as `numpy.unpackbits`."""
+    a = asarray_arg("unpackbits", a)
+    if a.dtype != _UINT8:
+        raise TypeError(
+            f"mjnp.unpackbits: Expected an input array of unsigned byte data type, got "
+            f"{a.dtype.name}"
+        )
+    big = _check_bitorder("unpackbits", bitorder)
+    a, axis = _bits_axis("unpackbits", a, axis)
+    a = _manipulation.moveaxis(a, axis, -1)
+    shifts = np.arange(7, -1, -1) if big else np.arange(8)
+    expanded = lax.expand_dims(a, (a.ndim,))
+    bits = lax.bitwise_and(
+        lax.shift_right_logical(
+            expanded, lax.convert_element_type(np.asarray(shifts, _UINT8), _UINT8)
+        ),
+        lax.full((), 1, _UINT8),
+    )
+    bits = lax.reshape(bits, (*a.shape[:-1], a.shape[-1] * 8))
+    if count is not None:
+        count = int(count)
+        n = bits.shape[-1]
+        if count < -n:
+            raise ValueError("mjnp.unpackbits: -count larger than number of elements")
+        keep = count if count >= 0 else n + count
+        if keep <= n:
+            bits = lax.slice_in_dim(bits, 0, keep, axis=bits.ndim - 1)
+        else:
+            bits = lax.pad(
+                bits, lax.full((), 0, _UINT8), [(0, 0, 0)] * (bits.ndim - 1) + [(0, keep - n, 0)]
+            )
+    return _manipulation.moveaxis(bits, -1, axis)
+
+
+# --- unwrap ---------------------------------------------------------------------------------
+
+
+def _cumsum_last(x: Array) -> Array:
+    """Inclusive prefix sum along the last axis, in log2(n) shifted adds (differentiable)."""
+    n = x.shape[-1]
+    shift = 1
+    while shift < n:
+        head = [(0, 0, 0)] * (x.ndim - 1)
+        shifted = lax.pad(
+            lax.slice_in_dim(x, 0, n - shift, axis=x.ndim - 1),
+            lax.full((), 0, x.dtype),
+            [*head, (shift, 0, 0)],
+        )
+        x = lax.add(x, shifted)
+        shift *= 2
+    return x
+
+
+def unwrap(
+    p: ArrayLike,
+    discont: float | None = None,
+    axis: int = -1,
+    *,
+    period: float = 2 * np.pi,
+) -> Array:
+    """Undo jumps larger than `discont` by adding multiples of `period`, as `numpy.unwrap`."""
+    from mjnp._manipulation import normalize_axis
+
+    p = asarray_arg("unwrap", p)
+    axis = normalize_axis("unwrap", axis, p.ndim)
+    p = _manipulation.moveaxis(p, axis, -1)
+    n = p.shape[-1]
+    if discont is None:
+        discont = period / 2
+    tail = lax.slice_in_dim(p, min(1, n), n, axis=p.ndim - 1)
+    dd = ew.subtract(tail, lax.slice_in_dim(p, 0, max(n - 1, 0), axis=p.ndim - 1))
+    dtype = np.result_type(np.empty(0, dd.dtype), period)
+    if dtype.kind in "iu":
+        interval_high, rem = divmod(period, 2)
+        boundary_ambiguous = rem == 0
+    else:
+        interval_high = period / 2
+        boundary_ambiguous = True
+    interval_low = -interval_high
+    ddmod = ew.add(ew.mod(ew.subtract(dd, interval_low), period), interval_low)
+    if boundary_ambiguous:
+        at_low = ew.logical_and(ew.equal(ddmod, interval_low), ew.greater(dd, 0))
+        ddmod = ew.where(at_low, lax.full((), interval_high, ddmod.dtype), ddmod)
+    ph_correct = ew.subtract(ddmod, dd)
+    ph_correct = ew.where(
+        ew.less(ew.absolute(dd), discont), lax.full((), 0, ph_correct.dtype), ph_correct
+    )
+    up = lax.convert_element_type(p, dtype)
+    if n == 0:
+        return _manipulation.moveaxis(up, -1, axis)
+    if n > 1:
+        fixed = ew.add(tail, _cumsum_last(ph_correct))
+        fixed = lax.convert_element_type(fixed, dtype)
+        up = lax.concatenate([lax.slice_in_dim(up, 0, 1, axis=p.ndim - 1), fixed], p.ndim - 1)
+    return _manipulation.moveaxis(up, -1, axis)
+
+
+# --- polynomials (coefficients highest power first, as numpy's poly* functions) -------------
+
+
+def _poly_1d(fname: str, a: ArrayLike) -> Array:
+    a = asarray_arg(fname, a)
+    if a.ndim == 0:
+        a = lax.reshape(a, (1,))
+    if a.ndim != 1:
+        raise ValueError(f"mjnp.{fname}: expected a 1-d coefficient array, got shape {a.shape}")
+    return a
+
+
+def polyval(p: ArrayLike, x: ArrayLike) -> Array:
+    """Evaluate the polynomial `p` at `x` by Horner's rule, as `numpy.polyval`."""
+    p = _poly_1d("polyval", p)
+    x = _strong(asarray_arg("polyval", x))
+    y = lax.full(x.shape, 0, x.dtype)
+    for i in range(p.shape[0]):
+        y = ew.add(ew.multiply(y, x), _index(p, i))
+    return y
+
+
+def _strong(x: Array) -> Array:
+    """NumPy's `asarray` of a Python scalar: a strongly typed array (not a weak scalar)."""
+    if getattr(x, "weak_type", False):
+        return lax.convert_element_type(x, x.dtype, weak_type=False)
+    return x
+
+
+def _index(a: Array, i: int) -> Array:
+    return lax.reshape(lax.slice_in_dim(a, i, i + 1, axis=0), ())
+
+
+def _pad_front(a: Array, n: int) -> Array:
+    if n <= 0:
+        return a
+    return lax.pad(a, lax.full((), 0, a.dtype), [(n, 0, 0)])
+
+
+def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """Sum of two polynomials, as `numpy.polyadd`."""
+    a1, a2 = promote_args("polyadd", _poly_1d("polyadd", a1), _poly_1d("polyadd", a2))
+    n = max(a1.shape[0], a2.shape[0])
+    return ew.add(_pad_front(a1, n - a1.shape[0]), _pad_front(a2, n - a2.shape[0]))
+
+
+def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """Difference of two polynomials, as `numpy.polysub`."""
+    a1, a2 = promote_args("polysub", _poly_1d("polysub", a1), _poly_1d("polysub", a2))
+    n = max(a1.shape[0], a2.shape[0])
+    return ew.subtract(_pad_front(a1, n - a1.shape[0]), _pad_front(a2, n - a2.shape[0]))
+
+
+def polymul(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """Product of two polynomials (full convolution of coefficients), as `numpy.polymul`."""
+    a1, a2 = promote_args("polymul", _poly_1d("polymul", a1), _poly_1d("polymul", a2))
+    n1, n2 = a1.shape[0], a2.shape[0]
+    if n1 == 0 or n2 == 0:
+        return lax.full((0,), 0, a1.dtype)
+    out = None
+    for i in range(n1):
+        term = lax.pad(
+            ew.multiply(_index(a1, i), a2), lax.full((), 0, a1.dtype), [(i, n1 - 1 - i, 0)]
+        )
+        out = term if out is None else ew.add(out, term)
+    return out
+
+
+def polyder(p: ArrayLike, m: int = 1) -> Array:
+    """The `m`-th derivative of a polynomial, as `numpy.polyder`."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("mjnp.polyder: Order of derivative must be positive (see polyint)")
+    p = _poly_1d("polyder", p)
+    for _ in range(m):
+        n = p.shape[0] - 1
+        p = ew.multiply(lax.slice_in_dim(p, 0, max(n, 0), axis=0), np.arange(n, 0, -1))
+    return p
+
+
+def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
+    """The `m`-th antiderivative with integration constants `k`, as `numpy.polyint`."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("mjnp.polyint: Order of integral must be positive (see polyder)")
+    p = _poly_1d("polyint", p)
+    ks = np.zeros(m) if k is None else k
+    if isinstance(ks, _Array | Tracer):
+        ks = lax.reshape(ks, (ks.size,))
+        if ks.shape[0] == 1 and m > 1:
+            ks = lax.broadcast_to(lax.reshape(ks, ()), (m,))
+        if ks.shape[0] < m:
+            raise ValueError(
+                "mjnp.polyint: k must be a scalar or a rank-1 array of length 1 or >m."
+            )
+        consts = [_index(ks, i) for i in range(m)]
+    else:
+        arr = np.atleast_1d(np.asarray(ks))
+        if arr.size == 1 and m > 1:
+            arr = arr[0] * np.ones(m, float)
+        if arr.size < m:
+            raise ValueError(
+                "mjnp.polyint: k must be a scalar or a rank-1 array of length 1 or >m."
+            )
+        consts = [asarray_arg("polyint", arr[i : i + 1].reshape(())) for i in range(m)]
+    for i in range(m):
+        n = p.shape[0]
+        scaled = ew.true_divide(p, np.arange(n, 0, -1))
+        scaled, c = promote_args("polyint", scaled, consts[i])
+        p = lax.concatenate([scaled, lax.reshape(c, (1,))], 0)
+    return p
+
+
+def poly(seq_of_zeros: ArrayLike) -> Array:
+    """Coefficients of the monic polynomial with the given roots, as `numpy.poly`.
+
+    NB: a square matrix argument (NumPy takes its eigenvalues) is not supported, and traced
+    complex roots stay complex even in conjugate pairs (NumPy then returns the real part).
+    """
+    z = asarray_arg("poly", seq_of_zeros)
+    if z.ndim == 0:
+        z = lax.reshape(z, (1,))
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        raise NotImplementedError(
+            "mjnp.poly: the characteristic polynomial of a matrix needs its eigenvalues, which "
+            "mjnp does not compute; pass the roots instead"
+        )
+    if z.ndim != 1:
+        raise ValueError("mjnp.poly: input must be 1d or non-empty square 2d array.")
+    dtype = np.dtype(_mintypecode_of(z.dtype))
+    z = lax.convert_element_type(z, dtype)
+    if z.shape[0] == 0:
+        return lax.full((), 1.0, np.dtype("float64"))  # NumPy returns the float 1.0
+    one = lax.full((1,), 1, dtype)
+    a = one
+    for i in range(z.shape[0]):
+        factor = lax.concatenate([one, lax.reshape(lax.neg(_index(z, i)), (1,))], 0)
+        a = polymul(a, factor)
+    if dtype.kind == "c" and not isinstance(z, Tracer):
+        roots = np.asarray(z)
+        if np.all(np.sort(roots) == np.sort(roots.conjugate())):
+            a = lax.real(a)
+    return a
+
+
+def _mintypecode_of(dtype: np.dtype) -> str:
+    """NumPy's `mintypecode(dtype.char)`: float32 and the complex types stay, others go to d."""
+    return {"f": "f", "d": "d", "F": "F", "D": "D"}.get(dtype.char, "d")
+
+
+def polydiv(u: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
+    """Quotient and remainder of polynomial division, as `numpy.polydiv`.
+
+    NB: leading (near-)zeros of the remainder are trimmed only for concrete values.
+    """
+    u = ew.add(_poly_1d("polydiv", u), 0.0)
+    v = ew.add(_poly_1d("polydiv", v), 0.0)
+    u, v = promote_args("polydiv", u, v)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = ew.true_divide(1.0, _index(v, 0))
+    r = [_index(u, i) for i in range(m + 1)]
+    q = [lax.full((), 0, u.dtype) for _ in range(max(m - n + 1, 1))]
+    for k in range(0, m - n + 1):
+        d = ew.multiply(scale, r[k])
+        q[k] = d
+        for j in range(n + 1):
+            r[k + j] = ew.subtract(r[k + j], ew.multiply(d, _index(v, j)))
+    rem = lax.concatenate([lax.reshape(c, (1,)) for c in r], 0)
+    quot = lax.concatenate([lax.reshape(c, (1,)) for c in q], 0)
+    if not isinstance(rem, Tracer):
+        host = np.asarray(rem)
+        start = 0
+        while start < host.shape[0] - 1 and np.allclose(host[start], 0, rtol=1e-14):
+            start += 1
+        rem = lax.slice_in_dim(rem, start, host.shape[0], axis=0)
+    return quot, rem
+
+
+def roots(p: ArrayLike) -> Array:
+    """Roots of a polynomial, as `numpy.roots`: the eigenvalues of its companion matrix (by
+    `mjnp.linalg.eigvals`, so real when NumPy's are).
+
+    NB: leading and trailing zero coefficients are trimmed only for concrete input; a traced
+    `p` must have a nonzero first and last coefficient.
+    """
+    from mjnp.linalg import eigvals
+
+    p = asarray_arg("roots", p)
+    if p.ndim == 0:
+        p = lax.reshape(p, (1,))
+    if p.ndim != 1:
+        raise ValueError("mjnp.roots: Input must be a rank-1 array.")
+    trailing = 0
+    if not isinstance(p, Tracer):
+        non_zero = np.flatnonzero(np.asarray(p))
+        if non_zero.size == 0:
+            return lax.full((0,), 0, np.dtype("float64"))
+        trailing = p.shape[0] - int(non_zero[-1]) - 1
+        p = lax.slice_in_dim(p, int(non_zero[0]), int(non_zero[-1]) + 1, axis=0)
+    if p.dtype.kind not in "fc":
+        p = lax.convert_element_type(p, np.dtype("float64"))
+    n = p.shape[0]
+    if n > 1:
+        first = lax.reshape(
+            lax.neg(ew.true_divide(lax.slice_in_dim(p, 1, n, axis=0), _index(p, 0))), (1, n - 1)
+        )
+        shift = lax.convert_element_type(np.eye(n - 2, n - 1), p.dtype)
+        out = eigvals(lax.concatenate([first, shift], 0))
+    else:
+        out = lax.full((0,), 0, p.dtype)
+    if trailing:
+        out = lax.concatenate([out, lax.full((trailing,), 0, out.dtype)], 0)
+    return out
+
+
+def polyfit(
+    x: ArrayLike,
+    y: ArrayLike,
+    deg: int,
+    rcond: float | None = None,
+    full: bool = False,
+    w: ArrayLike | None = None,
+    cov: bool = False,
+) -> Any:
+    """Least-squares polynomial fit, as `numpy.polyfit`: `mjnp.linalg.lstsq` on the column-
+    scaled Vandermonde matrix.
+
+    NB: `cov` is not supported, and the RankWarning for a rank-deficient fit is only issued
+    for concrete input.
+    """
+    from mjnp.linalg import lstsq
+
+    if cov:
+        raise NotImplementedError("mjnp.polyfit: cov=True is not supported")
+    order = int(deg) + 1
+    x = ew.add(_strong(asarray_arg("polyfit", x)), 0.0)
+    y = ew.add(_strong(asarray_arg("polyfit", y)), 0.0)
+    if deg < 0:
+        raise ValueError("mjnp.polyfit: expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("mjnp.polyfit: expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("mjnp.polyfit: expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("mjnp.polyfit: expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("mjnp.polyfit: expected x and y to have same length")
+    if rcond is None:
+        rcond = x.shape[0] * float(np.finfo(x.dtype).eps)
+    lhs = ew.power(lax.expand_dims(x, (1,)), np.arange(order - 1, -1, -1))
+    rhs = y
+    if w is not None:
+        w = ew.add(asarray_arg("polyfit", w), 0.0)
+        if w.ndim != 1:
+            raise TypeError("mjnp.polyfit: expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("mjnp.polyfit: expected w and y to have the same length")
+        lhs = ew.multiply(lhs, lax.expand_dims(w, (1,)))
+        rhs = ew.multiply(rhs, w if rhs.ndim == 1 else lax.expand_dims(w, (1,)))
+    scale = ew.sqrt(_reductions.sum(ew.multiply(lhs, lhs), axis=0))
+    lhs = ew.true_divide(lhs, scale)
+    c, resids, rank, s = lstsq(lhs, rhs, rcond=rcond)
+    c = ew.true_divide(c, scale if c.ndim == 1 else lax.expand_dims(scale, (1,)))
+    if not isinstance(rank, Tracer) and int(rank) != order and not full:
+        import warnings
+
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    return c

@@ -1,0 +1,291 @@
+"""Discrete Fourier transforms, as `numpy.fft`, built on `lax.fft`.
+
+Every transform is a sequence of one-axis transforms (NumPy's own order), each moving its axis
+last, cropping or zero-padding it to `n` and applying `lax.fft` over it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import lax
+from mjnp._joining import roll
+from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
+
+ArrayLike = Any
+Array = Any
+_NORMS = (None, "backward", "ortho", "forward")
+
+
+def _check_norm(fname: str, norm: str | None) -> str:
+    if norm not in _NORMS:
+        raise ValueError(
+            f'mjnp.fft.{fname}: invalid norm value {norm!r}; should be "backward", "ortho" or '
+            '"forward"'
+        )
+    return norm or "backward"
+
+
+def _swap_direction(norm: str | None) -> str:
+    return {"backward": "forward", "ortho": "ortho", "forward": "backward"}[norm or "backward"]
+
+
+def _complex_input(x: Array) -> Array:
+    """float32 and float16 go to complex64 (NumPy 2 keeps single precision); the rest to
+    complex128."""
+    if x.dtype == np.complex64 or x.dtype in (np.float32, np.float16):
+        return lax.convert_element_type(x, np.complex64)
+    return lax.convert_element_type(x, np.complex128)
+
+
+def _real_input(x: Array) -> Array:
+    if x.dtype.kind == "c":
+        raise TypeError(f"mjnp.fft: a real-input transform got a {x.dtype.name} array")
+    if x.dtype in (np.float32, np.float16):
+        return lax.convert_element_type(x, np.float32)
+    return lax.convert_element_type(x, np.float64)
+
+
+def _resize_last(x: Array, m: int) -> Array:
+    """Crop or zero-pad the last axis of `x` to length `m`."""
+    size = x.shape[-1]
+    if m < size:
+        return lax.slice_in_dim(x, 0, m, x.ndim - 1)
+    if m > size:
+        config = [(0, 0, 0)] * (x.ndim - 1) + [(0, m - size, 0)]
+        return lax.pad(x, lax.full((), 0, x.dtype), config)
+    return x
+
+
+def _raw_fft(fname: str, x: Array, n: int | None, axis: int, norm: str, fft_type: str) -> Array:
+    """One transform along `axis` of an array already in its input dtype."""
+    axis = normalize_axis(f"mjnp.fft.{fname}", axis, x.ndim)
+    if n is None:
+        n = x.shape[axis] if fft_type != "IRFFT" else 2 * (x.shape[axis] - 1)
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"mjnp.fft.{fname}: invalid number of FFT data points ({n}) specified")
+    y = moveaxis(x, axis, -1)
+    y = _resize_last(y, n // 2 + 1 if fft_type == "IRFFT" else n)
+    y = lax.fft(y, fft_type, (n,))
+    inverse = fft_type in ("IFFT", "IRFFT")
+    # lax's inverse transforms already divide by n.
+    factor = {
+        ("backward", False): 1.0,
+        ("ortho", False): 1.0 / np.sqrt(n),
+        ("forward", False): 1.0 / n,
+        ("backward", True): 1.0,
+        ("ortho", True): np.sqrt(n),
+        ("forward", True): float(n),
+    }[norm, inverse]
+    if factor != 1.0:
+        y = lax.mul(y, lax.full((), factor, y.dtype))
+    return moveaxis(y, -1, axis)
+
+
+def _c2r_output(x: Array, y: Array) -> Array:
+    """float16 input gives a float16 result from the real-output transforms, as in NumPy."""
+    return lax.convert_element_type(y, np.float16) if x.dtype == np.float16 else y
+
+
+def fft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """One-dimensional discrete Fourier transform, as `numpy.fft.fft`."""
+    norm = _check_norm("fft", norm)
+    x = _complex_input(asarray_strong("fft.fft", a))
+    return _raw_fft("fft", x, n, axis, norm, "FFT")
+
+
+def ifft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """One-dimensional inverse discrete Fourier transform, as `numpy.fft.ifft`."""
+    norm = _check_norm("ifft", norm)
+    x = _complex_input(asarray_strong("fft.ifft", a))
+    return _raw_fft("ifft", x, n, axis, norm, "IFFT")
+
+
+def rfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """Discrete Fourier transform of real input (the `n // 2 + 1` non-negative frequency
+    terms), as `numpy.fft.rfft`."""
+    norm = _check_norm("rfft", norm)
+    x = _real_input(asarray_strong("fft.rfft", a))
+    return _raw_fft("rfft", x, n, axis, norm, "RFFT")
+
+
+def irfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """Inverse of `rfft`: `n` real outputs (default `2 * (m - 1)`), as `numpy.fft.irfft`."""
+    norm = _check_norm("irfft", norm)
+    a = asarray_strong("fft.irfft", a)
+    return _c2r_output(a, _raw_fft("irfft", _complex_input(a), n, axis, norm, "IRFFT"))
+
+
+def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """Transform of a Hermitian-symmetric signal given by its first half (a real spectrum),
+    as `numpy.fft.hfft`."""
+    norm = _check_norm("hfft", norm)
+    a = asarray_strong("fft.hfft", a)
+    x = lax.conj(_complex_input(a))
+    return _c2r_output(a, _raw_fft("hfft", x, n, axis, _swap_direction(norm), "IRFFT"))
+
+
+def ihfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """Inverse of `hfft`, as `numpy.fft.ihfft`."""
+    norm = _check_norm("ihfft", norm)
+    x = _real_input(asarray_strong("fft.ihfft", a))
+    return lax.conj(_raw_fft("ihfft", x, n, axis, _swap_direction(norm), "RFFT"))
+
+
+def _cook_nd_args(
+    fname: str, x: Array, s: Sequence[int] | None, axes: Sequence[int] | None, c2r: bool = False
+) -> tuple[list[int], list[int]]:
+    """NumPy's `_cook_nd_args`: the lengths and axes of an n-dimensional transform."""
+    if s is None:
+        if axes is None:
+            axes = range(-x.ndim, 0)
+        axes = list(normalize_axes(f"mjnp.fft.{fname}", list(axes), x.ndim, "axes"))
+        shape = [x.shape[ax] for ax in axes]
+        if c2r and shape:
+            shape[-1] = 2 * (shape[-1] - 1)
+        return shape, axes
+    s = [operator.index(d) for d in s]
+    if axes is None:
+        if len(s) > x.ndim:
+            raise ValueError(f"mjnp.fft.{fname}: s has more entries ({len(s)}) than x dimensions")
+        axes = list(range(-len(s), 0))
+    axes = list(normalize_axes(f"mjnp.fft.{fname}", list(axes), x.ndim, "axes"))
+    if len(s) != len(axes):
+        raise ValueError(f"mjnp.fft.{fname}: shape s {s} and axes {axes} have different lengths")
+    return s, axes
+
+
+def _c2c_nd(fname: str, a: ArrayLike, s: Any, axes: Any, norm: str | None, fft_type: str) -> Array:
+    norm = _check_norm(fname, norm)
+    x = _complex_input(asarray_strong(f"fft.{fname}", a))
+    shape, axes = _cook_nd_args(fname, x, s, axes)
+    for ax, n in reversed(list(zip(axes, shape, strict=True))):
+        x = _raw_fft(fname, x, n, ax, norm, fft_type)
+    return x
+
+
+def fftn(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+) -> Array:
+    """N-dimensional discrete Fourier transform, as `numpy.fft.fftn`."""
+    return _c2c_nd("fftn", a, s, axes, norm, "FFT")
+
+
+def ifftn(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+) -> Array:
+    """N-dimensional inverse discrete Fourier transform, as `numpy.fft.ifftn`."""
+    return _c2c_nd("ifftn", a, s, axes, norm, "IFFT")
+
+
+def fft2(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+) -> Array:
+    """Two-dimensional discrete Fourier transform, as `numpy.fft.fft2`."""
+    return _c2c_nd("fft2", a, s, axes, norm, "FFT")
+
+
+def ifft2(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+) -> Array:
+    """Two-dimensional inverse discrete Fourier transform, as `numpy.fft.ifft2`."""
+    return _c2c_nd("ifft2", a, s, axes, norm, "IFFT")
+
+
+def rfftn(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+) -> Array:
+    """N-dimensional transform of real input, as `numpy.fft.rfftn`."""
+    norm = _check_norm("rfftn", norm)
+    x = _real_input(asarray_strong("fft.rfftn", a))
+    shape, axes = _cook_nd_args("rfftn", x, s, axes)
+    if not axes:
+        raise ValueError("mjnp.fft.rfftn: at least one axis must be transformed")
+    x = _raw_fft("rfftn", x, shape[-1], axes[-1], norm, "RFFT")
+    for ax, n in reversed(list(zip(axes[:-1], shape[:-1], strict=True))):
+        x = _raw_fft("rfftn", x, n, ax, norm, "FFT")
+    return x
+
+
+def irfftn(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+) -> Array:
+    """Inverse of `rfftn`, as `numpy.fft.irfftn`."""
+    norm = _check_norm("irfftn", norm)
+    a = asarray_strong("fft.irfftn", a)
+    x = _complex_input(a)
+    shape, axes = _cook_nd_args("irfftn", x, s, axes, c2r=True)
+    if not axes:
+        raise ValueError("mjnp.fft.irfftn: at least one axis must be transformed")
+    for ax, n in zip(axes[:-1], shape[:-1], strict=True):
+        x = _raw_fft("irfftn", x, n, ax, norm, "IFFT")
+    return _c2r_output(a, _raw_fft("irfftn", x, shape[-1], axes[-1], norm, "IRFFT"))
+
+
+def rfft2(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+) -> Array:
+    """Two-dimensional transform of real input, as `numpy.fft.rfft2`."""
+    return rfftn(a, s, axes, norm)
+
+
+def irfft2(
+    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+) -> Array:
+    """Inverse of `rfft2`, as `numpy.fft.irfft2`."""
+    return irfftn(a, s, axes, norm)
+
+
+def _freq(fname: str, ints: np.ndarray, n: int, d: Any, device: Any) -> Array:
+    from mjnp._creation import asarray
+
+    if device not in (None, "cpu"):
+        raise ValueError(f"mjnp.fft.{fname}: unsupported device {device!r}")
+    n = operator.index(n)
+    if n < 1 and fname == "fftfreq":
+        raise ValueError(f"mjnp.fft.{fname}: n must be positive, got {n}")
+    # An int64 array times 1 / (n * d), so the dtype follows NumPy's promotion of `d`.
+    return asarray(ints) * (1.0 / (n * asarray_strong(f"fft.{fname}", d)))
+
+
+def fftfreq(n: int, d: Any = 1.0, device: Any = None) -> Array:
+    """Sample frequencies of `fft` for window length `n` and spacing `d`, as
+    `numpy.fft.fftfreq`."""
+    n = operator.index(n)
+    half = (n - 1) // 2 + 1
+    ints = np.concatenate([np.arange(0, half), np.arange(-(n // 2), 0)]).astype(np.int64)
+    return _freq("fftfreq", ints, n, d, device)
+
+
+def rfftfreq(n: int, d: Any = 1.0, device: Any = None) -> Array:
+    """Sample frequencies of `rfft`, as `numpy.fft.rfftfreq`."""
+    n = operator.index(n)
+    return _freq("rfftfreq", np.arange(0, n // 2 + 1, dtype=np.int64), n, d, device)
+
+
+def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
+    x = asarray_strong(f"fft.{fname}", x)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    elif isinstance(axes, int | np.integer):
+        axes = (axes,)
+    axes = tuple(normalize_axis(f"mjnp.fft.{fname}", ax, x.ndim) for ax in axes)
+    if not axes:
+        return x
+    shifts = tuple(sign * (x.shape[ax] // 2) for ax in axes)
+    return roll(x, shifts, axes)
+
+
+def fftshift(x: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:
+    """Move the zero-frequency term to the centre, as `numpy.fft.fftshift`."""
+    return _shift("fftshift", x, axes, 1)
+
+
+def ifftshift(x: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:
+    """Inverse of `fftshift`, as `numpy.fft.ifftshift`."""
+    return _shift("ifftshift", x, axes, -1)
