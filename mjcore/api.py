@@ -307,24 +307,29 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
 
     primals_flat, in_tree = tree_flatten(primals)
     _check_array_leaves(f"vjp({_fun_name(fun)})", "primal values", primals_flat)
-    aux_cell: list[Any] = []
     if has_aux:
 
-        def fun_main(*args: Any) -> Any:
+        def fun_pair(*args: Any) -> Any:
             out = fun(*args)
             if not isinstance(out, tuple) or len(out) != 2:
                 raise TypeError(
                     f"{_fun_name(fun)} was declared has_aux=True and must return a pair "
                     f"(output, aux), got {type(out).__name__}"
                 )
-            aux_cell.append(out[1])
-            return out[0]
+            return out
     else:
-        fun_main = fun
-    flat_fun, out_tree = flatten_fun(fun_main, in_tree)
-    primals_out, f_vjp_flat = vjp_flat(flat_fun, primals_flat)
-    tree = out_tree[0]
-    _check_array_leaves(f"vjp({_fun_name(fun)})", "outputs", primals_out)
+        fun_pair = fun
+    # aux leaves are extra outputs, so they leave the transformations as plain values; they
+    # get zero cotangents.
+    flat_fun, out_tree = flatten_fun(fun_pair, in_tree)
+    outs_flat, f_vjp_flat = vjp_flat(flat_fun, primals_flat)
+    if has_aux:
+        tree, aux_tree = out_tree[0].children()
+    else:
+        tree, aux_tree = out_tree[0], None
+    n_out = tree.num_leaves
+    primals_out, aux_flat = outs_flat[:n_out], outs_flat[n_out:]
+    aux_cts = [Zero(get_aval(a).strip_weak_type()) for a in aux_flat]
 
     def f_vjp(ct: Any) -> tuple[Any, ...]:
         cts_flat, ct_tree = tree_flatten(ct)
@@ -338,13 +343,13 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
                     f"vjp: cotangent of shape {get_aval(c).shape} for an output of shape "
                     f"{get_aval(p).shape}"
                 )
-        cts_in = f_vjp_flat(*cts_flat)
+        cts_in = f_vjp_flat(*cts_flat, *aux_cts)
         cts_in = [full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in]
         return tree_unflatten(in_tree, cts_in)
 
     out = tree_unflatten(tree, primals_out)
     if has_aux:
-        return out, f_vjp, aux_cell[0]
+        return out, f_vjp, tree_unflatten(aux_tree, aux_flat)
     return out, f_vjp
 
 
