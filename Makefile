@@ -18,9 +18,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest tests
 
-# The plot needs matplotlib: installed for benchmarks only, never a runtime dependency.
+# The plot needs matplotlib and autograd is a peer: installed for benchmarks only, never runtime
+# dependencies.
 $(VENV)/.bench-installed: $(STAMP)
-	$(PY) -m pip install --quiet matplotlib
+	$(PY) -m pip install --quiet matplotlib autograd
 	touch $@
 
 bench: $(VENV)/.bench-installed
