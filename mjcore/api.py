@@ -81,7 +81,7 @@ def jvp(
     """Forward-mode derivative: `(fun(*primals), d fun(primals) . tangents)`.
 
     `primals` and `tangents` are tuples (or lists) of pytrees of equal structure, shapes and
-    dtypes, as in `jax.jvp`.
+    dtypes, as in JAX's `jvp`.
     """
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
         raise TypeError(
@@ -127,7 +127,7 @@ def vmap(
     out_axes: Any = 0,
     axis_size: int | None = None,
 ) -> Callable[..., Any]:
-    """Vectorise `fun` over an axis of its inputs, as `jax.vmap`.
+    """Vectorise `fun` over an axis of its inputs, as JAX's `vmap`.
 
     `in_axes` is an int, None or a pytree prefix of the positional arguments; `out_axes`
     likewise for the outputs. Negative axes count from the end. `axis_size` is needed only
@@ -278,7 +278,7 @@ def shape_dtype(x: Any) -> ShapedArray:
 
 def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` is the linear tangent map, evaluated
-    from a jaxpr with the primal computation already done (as `jax.linearize`)."""
+    from a jaxpr with the primal computation already done (as JAX's `linearize`)."""
     from mjcore.ad import linearize_flat
 
     primals_flat, in_tree = tree_flatten(primals)
@@ -301,7 +301,7 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(fun(*primals), f_vjp)` (plus `aux` with `has_aux`); `f_vjp(ct)` returns one cotangent
-    per primal argument, as `jax.vjp`."""
+    per primal argument, as JAX's `vjp`."""
     from mjcore.ad import Zero, vjp_flat
     from mjcore.lax.base import full
 
@@ -374,7 +374,7 @@ def value_and_grad(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
 ) -> Callable[..., Any]:
-    """`(fun(*args), grad(fun)(*args))` in one pass, as `jax.value_and_grad`."""
+    """`(fun(*args), grad(fun)(*args))` in one pass, as JAX's `value_and_grad`."""
     from mjcore import dtypes
     from mjcore.lax.base import full
 
@@ -430,7 +430,7 @@ def grad(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
 ) -> Callable[..., Any]:
-    """The gradient of a scalar function with respect to `argnums`, as `jax.grad`."""
+    """The gradient of a scalar function with respect to `argnums`, as JAX's `grad`."""
     vg = value_and_grad(fun, argnums, has_aux)
 
     @functools.wraps(fun, updated=())

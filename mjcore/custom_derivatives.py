@@ -170,7 +170,7 @@ def _call_abstract_eval(
 
 
 class custom_jvp:
-    """A function with a user-defined JVP rule, as `jax.custom_jvp`.
+    """A function with a user-defined JVP rule, as JAX's `custom_jvp`.
 
     Differentiation (`jvp`, `grad`, `linearize`, ...) uses the rule instead of tracing into the
     function; evaluation, `jit` and `vmap` run the function itself (and keep the rule for a
@@ -510,7 +510,7 @@ custom_jvp_call_p.def_lowering(_call_jaxpr_lowering)
 
 
 class custom_vjp:
-    """A function with a user-defined VJP (reverse-mode) rule, as `jax.custom_vjp`.
+    """A function with a user-defined VJP (reverse-mode) rule, as JAX's `custom_vjp`.
 
     `grad`, `vjp` and `linearize` + transpose use the rule: `fwd(*args) -> (out, residuals)`
     runs on the forward pass and `bwd(residuals, out_bar) -> args_bar` on the backward pass.

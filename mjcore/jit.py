@@ -507,7 +507,7 @@ def jit(
     donate_argnums: int | Sequence[int] = (),
     cache_size: int = DEFAULT_CACHE_SIZE,
 ) -> Any:
-    """Compile `fun` with XLA, as `jax.jit`.
+    """Compile `fun` with XLA, as JAX's `jit`.
 
     The function is traced to a jaxpr once per (argument pytree structure, shapes, dtypes and
     weak types, static argument values), lowered to one StableHLO module and compiled; later

@@ -70,7 +70,7 @@ def _sorted_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
     try:
         return tuple(sorted(d))
     except TypeError as err:
-        # NB: ValueError, as jax.tree_util raises, so callers catch one type for bad trees.
+        # NB: ValueError, as JAX's tree_util raises, so callers catch one type for bad trees.
         raise ValueError(
             f"tree_flatten: cannot sort the dict keys {list(d)!r} ({err}); pytree dicts need "
             "mutually comparable keys, so use keys of one type or an OrderedDict"
@@ -240,7 +240,7 @@ def _unflatten(node: _Node, leaves: Iterator[Any]) -> Any:
 
 
 def tree_flatten(tree: Any, is_leaf: _IsLeaf = None) -> tuple[list[Any], PyTreeDef]:
-    """Flatten a pytree into its leaves and structure, like ``jax.tree_util.tree_flatten``.
+    """Flatten a pytree into its leaves and structure, like JAX's `tree_util.tree_flatten`.
 
     Leaves come in depth-first order, dict children in sorted key order and OrderedDict
     children in insertion order. None is a node with no children, not a leaf.
@@ -538,7 +538,7 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) 
     Used for vmap's ``in_axes``: ``broadcast_prefix((0, None), (x, {'a': y, 'b': z}))`` is
     ``[0, None, None]``, one entry per leaf of the full tree.
 
-    NB: unlike ``jax._src.tree_util.broadcast_prefix``, None in ``prefix_tree`` is always a leaf
+    NB: unlike JAX's private ``broadcast_prefix``, None in ``prefix_tree`` is always a leaf
     (so it broadcasts over a whole subtree), as every JAX caller asks for with
     ``is_leaf=lambda x: x is None``. Where both readings are valid they give the same result.
 

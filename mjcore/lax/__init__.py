@@ -1,4 +1,4 @@
-"""Primitive-level operations (like `jax.lax`): one primitive per wrapper, strict dtypes."""
+"""Primitive-level operations (like JAX's `lax`): one primitive per wrapper, strict dtypes."""
 
 from mjcore.lax.arithmetic import (
     abs,

@@ -115,7 +115,7 @@ population_count_p = Primitive("population_count")
 def population_count(x: ArrayLike) -> Any:
     """Elementwise number of set bits, in the dtype of `x`.
 
-    NB: `numpy.bitwise_count` returns uint8; this keeps the input dtype, as `jax.lax` does.
+    NB: `numpy.bitwise_count` returns uint8; this keeps the input dtype, as JAX's `lax` does.
     """
     return population_count_p.bind1(x)
 

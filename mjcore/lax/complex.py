@@ -70,7 +70,7 @@ conj_p = Primitive("conj")
 def conj(x: ArrayLike) -> Any:
     """Elementwise complex conjugate; the identity on real floating input.
 
-    NB: `jax.lax.conj` turns real input into complex; this keeps the dtype, as `numpy.conj`.
+    NB: JAX's `lax.conj` turns real input into complex; this keeps the dtype, as `numpy.conj`.
     """
     return conj_p.bind1(x)
 

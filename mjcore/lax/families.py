@@ -50,7 +50,7 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 
 
 def promote_python_scalars(*args: Any) -> tuple[Any, ...]:
-    """Give Python scalars the dtype of the array operands (weakly typed), as `jax.lax` does.
+    """Give Python scalars the dtype of the array operands (weakly typed), as JAX's `lax` does.
 
     `lax.mul(float32_array, 2.0)` then multiplies two float32 values; full NumPy promotion
     between arrays is mjnp's job.

@@ -26,7 +26,7 @@ fft_p = Primitive("fft")
 
 def fft(x: ArrayLike, fft_type: str, fft_lengths: Sequence[int]) -> Any:
     """Discrete Fourier transform over the last `len(fft_lengths)` axes of `x`, unnormalised
-    forward and `1/n`-normalised inverse, as `jax.lax.fft`.
+    forward and `1/n`-normalised inverse, as JAX's `lax.fft`.
 
     `fft_type` is "FFT" or "IFFT" (complex to complex), "RFFT" (real to complex: the last axis
     becomes `n // 2 + 1` long) or "IRFFT" (complex to real: the last axis of length

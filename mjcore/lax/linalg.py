@@ -1,4 +1,4 @@
-"""Matrix decompositions (`jax.lax.linalg`): Cholesky, LU, QR, symmetric eigendecomposition,
+"""Matrix decompositions (JAX's `lax.linalg`): Cholesky, LU, QR, symmetric eigendecomposition,
 SVD, triangular solves and the general eigenproblem, lowered to jaxlib's CPU LAPACK kernels.
 
 Every primitive works on the two trailing axes; leading axes are batch axes, handed to the
@@ -166,7 +166,7 @@ cholesky_p = Primitive("cholesky")
 
 def cholesky(x: ArrayLike, *, symmetrize_input: bool = True) -> Any:
     """The lower Cholesky factor `L` of Hermitian positive-definite matrices (`x = L L^H`),
-    as `jax.lax.linalg.cholesky`. Matrices that are not positive definite give NaNs. With
+    as JAX's `lax.linalg.cholesky`. Matrices that are not positive definite give NaNs. With
     `symmetrize_input`, `(x + x^H) / 2` is factored, so the gradient is symmetric."""
     if symmetrize_input:
         x = symmetrize(x)
@@ -238,7 +238,7 @@ def triangular_solve(
 ) -> Any:
     """Solve `op(a) x = b` (`left_side`) or `x op(a) = b` for `x`, where `a` is triangular
     (only its `lower` or upper triangle is read) and `op` transposes and/or conjugates, as
-    `jax.lax.linalg.triangular_solve`. `a` and `b` have equal leading batch axes."""
+    JAX's `lax.linalg.triangular_solve`. `a` and `b` have equal leading batch axes."""
     if conjugate_a and not transpose_a and get_aval(a).dtype.kind == "c":
         a, conjugate_a = conj(a), False
     if get_aval(a).dtype.kind != "c":
@@ -349,7 +349,7 @@ lu_p = Primitive("lu", multiple_results=True)
 
 
 def lu(x: ArrayLike) -> tuple[Any, Any, Any]:
-    """LU decomposition with partial pivoting, as `jax.lax.linalg.lu`.
+    """LU decomposition with partial pivoting, as JAX's `lax.linalg.lu`.
 
     Returns `(lu, pivots, permutation)`: `lu` holds the unit-lower `L` below the diagonal and
     `U` on and above it; `pivots[i]` is the row swapped with row `i` (0-based, int32);
@@ -469,7 +469,7 @@ qr_p = Primitive("qr", multiple_results=True)
 
 def qr(x: ArrayLike, *, full_matrices: bool = True) -> tuple[Any, Any]:
     """QR decomposition `x = q r` (Householder, via LAPACK geqrf and orgqr), as
-    `jax.lax.linalg.qr`. `q` is (..., m, m) and `r` (..., m, n) with `full_matrices`, else
+    JAX's `lax.linalg.qr`. `q` is (..., m, m) and `r` (..., m, n) with `full_matrices`, else
     (..., m, k) and (..., k, n) with `k = min(m, n)`."""
     q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
     return q, r
@@ -551,7 +551,7 @@ eigh_p = Primitive("eigh", multiple_results=True)
 
 
 def eigh(x: ArrayLike, *, lower: bool = True, symmetrize_input: bool = True) -> tuple[Any, Any]:
-    """Eigendecomposition of Hermitian matrices, as `jax.lax.linalg.eigh`: returns `(v, w)`
+    """Eigendecomposition of Hermitian matrices, as JAX's `lax.linalg.eigh`: returns `(v, w)`
     with eigenvalues `w` ascending (real dtype) and eigenvectors in the columns of `v`. Only
     the `lower` (or upper) triangle is read unless `symmetrize_input`."""
     if symmetrize_input:
@@ -610,7 +610,7 @@ svd_p = Primitive("svd", multiple_results=True)
 
 
 def svd(x: ArrayLike, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
-    """Singular value decomposition `x = u diag(s) vh`, as `jax.lax.linalg.svd`: returns
+    """Singular value decomposition `x = u diag(s) vh`, as JAX's `lax.linalg.svd`: returns
     `(u, s, vh)`, or `s` alone without `compute_uv`; singular values descend."""
     outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:

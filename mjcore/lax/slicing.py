@@ -258,7 +258,7 @@ def dynamic_slice(
 
     Each start is clamped into `[0, x.shape[i] - slice_sizes[i]]` so the block always fits.
     """
-    # NB: jax.lax.dynamic_slice first wraps negative starts once (adds the axis size); here
+    # NB: JAX's lax.dynamic_slice first wraps negative starts once (adds the axis size); here
     # they clamp to 0, as in XLA. Callers such as mjnp indexing normalise negative indices.
     return dynamic_slice_p.bind1(x, *start_indices, slice_sizes=tuple(int(s) for s in slice_sizes))
 

@@ -346,7 +346,7 @@ def _interleave(a: Any, b: Any, axis: int) -> Any:
 
 def _associative_scan(combine: Callable[[Any, Any], Any], x: Any, axis: int) -> Any:
     """Inclusive scan of `combine` along `axis` in O(log n) depth (Blelloch's odd/even
-    recursion, as in `jax.lax.associative_scan`), composed of differentiable primitives."""
+    recursion, as in JAX's `lax.associative_scan`), composed of differentiable primitives."""
     n = get_aval(x).shape[axis]
     if n < 2:
         return x
