@@ -25,7 +25,7 @@ from mjcore.checkpoint import checkpoint, checkpoint_policies, remat
 from mjcore.control_flow import cond, fori_loop, scan, switch, while_loop
 from mjcore.core import Primitive, ShapedArray
 from mjcore.custom_derivatives import custom_jvp, custom_vjp
-from mjcore.dispatch import device_put
+from mjcore.dispatch import block_until_ready, device_get, device_put, devices
 from mjcore.errors import (
     ConcretizationTypeError,
     MissingRuleError,
@@ -53,7 +53,10 @@ __all__ = [
     "cond",
     "custom_jvp",
     "custom_vjp",
+    "block_until_ready",
+    "device_get",
     "device_put",
+    "devices",
     "eval_closed_jaxpr",
     "eval_jaxpr",
     "fori_loop",

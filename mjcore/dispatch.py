@@ -128,3 +128,25 @@ def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any
 
 
 core.set_default_impl(apply_primitive)
+
+
+def devices() -> list[Any]:
+    """The devices arrays can live on (one CPU device)."""
+    return backend.devices()
+
+
+def device_get(tree: Any) -> Any:
+    """Copy every Array leaf of a pytree to the host as a NumPy array."""
+    from mjcore.tree_util import tree_map
+
+    return tree_map(lambda x: np.asarray(x) if isinstance(x, Array) else x, tree)
+
+
+def block_until_ready(tree: Any) -> Any:
+    """Wait until every Array leaf of a pytree is computed; returns the tree."""
+    from mjcore.tree_util import tree_leaves
+
+    for x in tree_leaves(tree):
+        if isinstance(x, Array):
+            x.block_until_ready()
+    return tree
