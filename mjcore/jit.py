@@ -210,8 +210,21 @@ pjit_p.def_batching(_pjit_batching)
 # --- the user-facing jit --------------------------------------------------------------------
 
 
+_LEAF_TREEDEF = tree_flatten(0)[1]
+
+
 class _CacheEntry:
-    __slots__ = ("closed", "consts", "out_tree", "name", "_exe", "eager_ok", "const_bufs")
+    __slots__ = (
+        "closed",
+        "consts",
+        "out_tree",
+        "name",
+        "_exe",
+        "eager_ok",
+        "const_bufs",
+        "single_output",
+        "n_args",
+    )
 
     def __init__(self, closed: ClosedJaxpr, consts: list[Any], out_tree: PyTreeDef, name: str):
         self.closed = closed  # const-free: consts are its leading arguments
@@ -223,6 +236,8 @@ class _CacheEntry:
         # (tracers) force the call through `bind`.
         self.eager_ok = not any(isinstance(c, core.Tracer) for c in consts)
         self.const_bufs = [c._buf for c in consts] if self.eager_ok else []
+        self.single_output = out_tree == _LEAF_TREEDEF
+        self.n_args = len(closed.in_avals) - len(consts)
 
 
 class Lowered:
@@ -276,6 +291,11 @@ class JittedFunction:
         )
         self._donate_argnums = tuple(donate_argnums)
         self._cache: OrderedDict[Any, _CacheEntry] = OrderedDict()
+        # Calls with positional Array arguments only (the common case) skip pytree flattening:
+        # keyed by the tuple of avals. Entries also live in `_cache`, which owns eviction.
+        self._flat_calls: dict[tuple[ShapedArray, ...], _CacheEntry] | None = (
+            {} if not (self._static_argnums or self._donate_argnums) else None
+        )
         self._cache_size = cache_size
         self._lock = threading.RLock()
         self.trace_count = 0
@@ -344,8 +364,18 @@ class JittedFunction:
                         cache[key] = entry
                         if len(cache) > self._cache_size:
                             cache.popitem(last=False)
-        else:
+                            if self._flat_calls:
+                                self._flat_calls.clear()
+        elif len(cache) > 1:
             cache.move_to_end(key)
+        if (
+            self._flat_calls is not None
+            and not kwargs
+            and entry.eager_ok
+            and len(flat) == len(args)
+            and all(type(x) is Array for x in flat)
+        ):
+            self._flat_calls[key[1]] = entry
         return entry, flat
 
     def _trace(self, flat, in_tree, avals, statics, dyn_args, dyn_kwargs) -> _CacheEntry:
@@ -383,6 +413,28 @@ class JittedFunction:
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        flat_calls = self._flat_calls
+        if flat_calls is not None and not kwargs:
+            # Fastest path: every argument a concrete Array, outside any transformation.
+            entry = flat_calls.get(tuple([a.aval for a in args if type(a) is Array]))
+            state = core._state
+            if (
+                entry is not None
+                and entry.n_args == len(args)
+                and state.dynamic_trace is None
+                and len(state.trace_stack) == 1
+            ):
+                exe = entry._exe or self._executable(entry)
+                bufs = [a._buf for a in args]
+                if entry.const_bufs:
+                    bufs = entry.const_bufs + bufs
+                outs = exe.program.executable.execute_sharded(bufs).consume_with_handlers(
+                    exe.program.handlers
+                )
+                if entry.single_output:
+                    return Array(outs[0], exe.out_avals[0])
+                outs = [Array(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
+                return tree_unflatten(entry.out_tree, outs)
         entry, flat = self._entry_for(args, kwargs)
         state = core._state
         if entry.eager_ok and state.dynamic_trace is None and len(state.trace_stack) == 1:
@@ -409,6 +461,8 @@ class JittedFunction:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+            if self._flat_calls:
+                self._flat_calls.clear()
 
     def cache_size(self) -> int:
         return len(self._cache)

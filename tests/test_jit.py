@@ -73,6 +73,29 @@ def test_cache_is_bounded_lru():
     assert f.trace_count == 4
 
 
+def test_array_only_fast_path_matches_by_signature_not_by_array_avals_alone():
+    # The all-Array call path is keyed by the arguments' avals; calls that mix in scalars,
+    # pytrees or more arguments with the same Array avals must not reuse its entry.
+    f = jit(lambda *args: lax.add(*args) if len(args) > 1 else lax.neg(args[0]))
+    x = _x(3)
+    onp.testing.assert_array_equal(onp.asarray(f(x)), -onp.asarray(x))
+    onp.testing.assert_array_equal(onp.asarray(f(x)), -onp.asarray(x))
+    onp.testing.assert_array_equal(onp.asarray(f(x, 2.0)), onp.asarray(x) + 2.0)
+    onp.testing.assert_array_equal(onp.asarray(f(x, x)), 2 * onp.asarray(x))
+    g = jit(lambda t: lax.mul(t[0], t[1]))
+    onp.testing.assert_array_equal(onp.asarray(g((x, x))), onp.asarray(x) ** 2)
+    assert (f.trace_count, g.trace_count) == (3, 1)
+    # Under a transformation the cached entry is bound, not executed directly.
+    y, y_dot = jvp(f, (x,), (_x(3),))
+    onp.testing.assert_array_equal(onp.asarray(y_dot), -onp.asarray(_x(3)))
+    # Multiple outputs come back as the function's pytree.
+    h = jit(lambda a, b: {"s": lax.add(a, b), "d": (lax.sub(a, b), b)})
+    for _ in range(2):
+        out = h(x, x)
+        assert sorted(out) == ["d", "s"] and isinstance(out["d"], tuple)
+        onp.testing.assert_array_equal(onp.asarray(out["d"][0]), onp.zeros(3))
+
+
 def test_outputs_are_device_arrays_and_pytrees():
     f = jit(lambda d: {"s": lax.add(d["a"], d["b"]), "t": (d["a"],)})
     out = f({"a": _x(2), "b": _x(2)})
