@@ -60,6 +60,9 @@ class Array:
     # -- host conversion -----------------------------------------------------------------------
     def _value(self) -> np.ndarray:
         """The host copy (cached; read-only)."""
+        if self._buf.is_deleted():
+            # Even with a host copy cached: a donated Array is gone, as in JAX.
+            raise backend.deleted_error(self._buf)
         if self._npy is None:
             self._npy = backend.to_numpy(self._buf)
         return self._npy
@@ -75,6 +78,10 @@ class Array:
     def block_until_ready(self) -> Array:
         backend.block_until_ready(self._buf)
         return self
+
+    def is_deleted(self) -> bool:
+        """Whether the buffer was consumed by donation to a jit-compiled function."""
+        return self._buf.is_deleted()
 
     def to_concrete_value(self) -> np.ndarray:
         return self._value()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -15,7 +16,7 @@ from mjcore import core
 from mjcore.ad import Zero, jvp_flat, zeros_like_aval
 from mjcore.array import Array
 from mjcore.backend import client as backend
-from mjcore.backend.lowering import lower_jaxpr, lower_jaxpr_body
+from mjcore.backend.lowering import donation_plan, lower_jaxpr, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.dispatch import to_buffer
@@ -62,8 +63,8 @@ class _Executable:
 
     __slots__ = ("program", "out_avals", "text")
 
-    def __init__(self, closed: ClosedJaxpr, name: str):
-        self.text = lower_jaxpr(closed.jaxpr, name)
+    def __init__(self, closed: ClosedJaxpr, name: str, donated: Sequence[bool] = ()):
+        self.text = lower_jaxpr(closed.jaxpr, name, donated)
         self.out_avals = closed.out_avals
         self.program = backend.Program(self.text, self.out_avals)
 
@@ -224,10 +225,19 @@ class _CacheEntry:
         "const_bufs",
         "single_output",
         "n_args",
+        "donated",
     )
 
-    def __init__(self, closed: ClosedJaxpr, consts: list[Any], out_tree: PyTreeDef, name: str):
+    def __init__(
+        self,
+        closed: ClosedJaxpr,
+        consts: list[Any],
+        out_tree: PyTreeDef,
+        name: str,
+        donated: tuple[bool, ...] = (),
+    ):
         self.closed = closed  # const-free: consts are its leading arguments
+        self.donated = donated  # per argument of `closed` (consts first), or () for none
         self.consts = consts
         self.out_tree = out_tree
         self.name = name
@@ -248,7 +258,7 @@ class Lowered:
         self._entry = entry
 
     def as_text(self) -> str:
-        return lower_jaxpr(self._entry.closed.jaxpr, self._entry.name)
+        return lower_jaxpr(self._entry.closed.jaxpr, self._entry.name, self._entry.donated)
 
     def compile(self) -> Compiled:
         return Compiled(self._jitted, self._entry)
@@ -289,7 +299,9 @@ class JittedFunction:
         self._static_argnames = frozenset(static_argnames) | frozenset(
             _names_of(self._signature, self._static_argnums)
         )
-        self._donate_argnums = tuple(donate_argnums)
+        self._donate_argnums = frozenset(
+            _resolve_donate(self._name, self._signature, donate_argnums, self._static_argnums)
+        )
         self._cache: OrderedDict[Any, _CacheEntry] = OrderedDict()
         # Calls with positional Array arguments only (the common case) skip pytree flattening:
         # keyed by the tuple of avals. Entries also live in `_cache`, which owns eviction.
@@ -399,7 +411,28 @@ class JittedFunction:
         closed = trace_to_jaxpr(flat_fun, avals, f"jit({self._name})", names)
         call, consts = hoist_consts(closed)
         consts = [c if isinstance(c, core.Tracer | Array) else _device_put(c) for c in consts]
-        return _CacheEntry(call, consts, out_tree_cell[0], self._name)
+        donated = self._donated_leaves(statics, dyn_args, avals)
+        if donated:
+            donated = (False,) * len(consts) + donated
+        return _CacheEntry(call, consts, out_tree_cell[0], self._name, donated)
+
+    def _donated_leaves(self, statics, dyn_args, avals) -> tuple[bool, ...]:
+        """Which flat arguments are donated, or () when none is."""
+        if not self._donate_argnums:
+            return ()
+        static_pos = {k for k, _ in statics if isinstance(k, int)}
+        flags: list[bool] = []
+        i = 0
+        for a in dyn_args:
+            while i in static_pos:
+                i += 1
+            flags += [i in self._donate_argnums] * len(tree_flatten(a)[0])
+            i += 1
+        flags += [False] * (len(avals) - len(flags))  # keyword arguments are not donated
+        # NB: unlike JAX, 0-d arguments are never donated: reusing them saves nothing, and
+        # Python scalars share cached device buffers that donation would delete.
+        donated = tuple(f and a.ndim > 0 for f, a in zip(flags, avals, strict=True))
+        return donated if any(donated) else ()
 
     def _executable(self, entry: _CacheEntry) -> _Executable:
         exe = entry._exe
@@ -407,7 +440,13 @@ class JittedFunction:
             with self._lock:
                 if entry._exe is None:
                     self.compile_count += 1
-                    entry._exe = compile_closed_jaxpr(entry.closed, entry.name)
+                    if entry.donated:
+                        # Not shared through `compile_closed_jaxpr`: a jaxpr bound by `pjit`
+                        # (under a transformation) runs without donation.
+                        _warn_unused_donations(entry)
+                        entry._exe = _Executable(entry.closed, entry.name, entry.donated)
+                    else:
+                        entry._exe = compile_closed_jaxpr(entry.closed, entry.name)
                 exe = entry._exe
         return exe
 
@@ -440,6 +479,8 @@ class JittedFunction:
         if entry.eager_ok and state.dynamic_trace is None and len(state.trace_stack) == 1:
             # Eager fast path: straight to the executable, no bind.
             exe = entry._exe or self._executable(entry)
+            if entry.donated:
+                _drop_host_views(entry, flat)
             bufs = [x._buf if type(x) is Array else to_buffer(x)[0] for x in flat]
             if entry.const_bufs:
                 bufs = entry.const_bufs + bufs
@@ -479,6 +520,55 @@ def _device_put(x: Any) -> Array:
     from mjcore.dispatch import device_put
 
     return device_put(x)
+
+
+def _drop_host_views(entry: _CacheEntry, flat: list[Any]) -> None:
+    # A cached NumPy view of a buffer holds an external reference to it, and PJRT does not
+    # donate a buffer that has one (it leaves the argument alone and allocates the output).
+    for x, d in zip(flat, entry.donated[len(entry.consts) :], strict=True):
+        if d and type(x) is Array:
+            x._npy = None
+
+
+def _warn_unused_donations(entry: _CacheEntry) -> None:
+    closed = entry.closed
+    plan = donation_plan(closed.in_avals, closed.out_avals, entry.donated)
+    if plan.unused:
+        unused = ", ".join(closed.in_avals[i].str_short() for i in plan.unused)
+        warnings.warn(
+            f"jit({entry.name}): some donated buffers were not usable: {unused}. No output "
+            "has the same size, so these arguments are not donated (they stay valid).",
+            stacklevel=4,
+        )
+
+
+def _resolve_donate(
+    fname: str,
+    sig: inspect.Signature | None,
+    donate_argnums: Sequence[int],
+    static_argnums: frozenset[int],
+) -> list[int]:
+    nums = []
+    for i in donate_argnums:
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise TypeError(
+                f"jit({fname}): donate_argnums must be integers, got {type(i).__name__} {i!r}"
+            )
+        if i < 0:
+            params = list(sig.parameters.values()) if sig is not None else []
+            if sig is None or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+                raise ValueError(
+                    f"jit({fname}): negative donate_argnums {i} needs a function with a fixed "
+                    "number of positional parameters; use a non-negative index"
+                )
+            i += len(params)
+        if i in static_argnums:
+            raise ValueError(
+                f"jit({fname}): argument {i} is both static and donated; static arguments are "
+                "not buffers, so drop it from donate_argnums or from static_argnums"
+            )
+        nums.append(i)
+    return nums
 
 
 def _signature(fun: Callable[..., Any]) -> inspect.Signature | None:
@@ -570,8 +660,14 @@ def jit(
     Args:
       static_argnums / static_argnames: arguments treated as compile-time constants (must be
         hashable); a new value retraces.
-      donate_argnums: accepted for JAX compatibility; the CPU backend does not reuse donated
-        buffers.
+      donate_argnums: positional arguments whose buffers the computation may reuse for its
+        outputs, saving memory and copies (every array leaf of a pytree argument is donated).
+        A donated array is matched, as in JAX, to an output of the same shape and dtype (or
+        else of the same size); after the call it is deleted, and using it raises
+        `RuntimeError: Array has been deleted`. A donated array that no output can reuse
+        stays valid, with a warning. Donation applies to direct calls only: under another
+        transformation (or inside another jit) the arguments are left alone. 0-d arrays are
+        never donated.
       cache_size: how many signatures to keep compiled (least recently used are evicted).
 
     Python control flow on traced values raises `ConcretizationTypeError`; use static

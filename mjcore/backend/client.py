@@ -94,12 +94,38 @@ class Program:
         ]
 
     def run(self, buffers: list[Buffer]) -> list[Buffer]:
-        """Execute on device buffers; outputs stay on the device."""
-        return self.executable.execute_sharded(buffers).consume_with_handlers(self.handlers)
+        """Execute on device buffers; outputs stay on the device.
+
+        Raises:
+          RuntimeError: if a buffer was deleted by donation to an earlier call.
+        """
+        try:
+            return self.executable.execute_sharded(buffers).consume_with_handlers(self.handlers)
+        except _xla.JaxRuntimeError as err:
+            # Checked only on failure, so that the successful path pays nothing.
+            for buf in buffers:
+                if buf.is_deleted():
+                    raise deleted_error(buf) from err
+            raise
+
+
+def deleted_error(buf: Buffer) -> RuntimeError:
+    """The error for using a buffer that donation (`jit(..., donate_argnums=...)`) consumed."""
+    shape = ",".join(str(d) for d in buf.shape)
+    return RuntimeError(
+        f"Array has been deleted with shape={buf.dtype}[{shape}]: it was donated to a "
+        "jit-compiled function (donate_argnums), which reused its buffer for an output. Use "
+        "that function's result instead, or do not donate the argument."
+    )
 
 
 def block_until_ready(buf: Buffer) -> None:
-    buf.block_until_ready()
+    try:
+        buf.block_until_ready()
+    except _xla.JaxRuntimeError as err:
+        if buf.is_deleted():
+            raise deleted_error(buf) from err
+        raise
 
 
 RuntimeError_ = _xla.JaxRuntimeError

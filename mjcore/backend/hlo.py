@@ -195,8 +195,13 @@ class ModuleBuilder:
         build: Callable[[FunctionBuilder, list[Value]], Sequence[Value]],
         *,
         public: bool = False,
+        arg_attrs: Sequence[str | None] | None = None,
     ) -> list[ShapedArray]:
-        """Add `func.func @name`; `build(builder, args)` returns the output values."""
+        """Add `func.func @name`; `build(builder, args)` returns the output values.
+
+        `arg_attrs` gives each argument an optional attribute list, e.g.
+        `"tf.aliasing_output = 0 : i32"`.
+        """
         fb = FunctionBuilder(self)
         args = [Value(f"%arg{self._counter}_{i}", a) for i, a in enumerate(arg_avals)]
         self._counter += 1
@@ -204,7 +209,11 @@ class ModuleBuilder:
         out_types = ", ".join(tensor_type(v.aval) for v in outs)
         names = ", ".join(v.name for v in outs)
         fb.lines.append(f'{fb.indent}"func.return"({names}) : ({out_types}) -> ()')
-        header = ", ".join(f"{v.name}: {tensor_type(v.aval)}" for v in args)
+        attrs = arg_attrs if arg_attrs is not None else [None] * len(args)
+        header = ", ".join(
+            f"{v.name}: {tensor_type(v.aval)}" + (f" {{{a}}}" if a else "")
+            for v, a in zip(args, attrs, strict=True)
+        )
         vis = "public" if public else "private"
         self.functions.append(
             f"  func.func {vis} @{name}({header}) -> ({out_types}) {{\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -137,16 +137,76 @@ def lower_fun(fun: Callable[..., Any], multiple_results: bool | None = None) -> 
     return rule
 
 
-def lower_jaxpr(jaxpr: Any, name: str = "jit") -> str:
-    """A module whose `main` computes a jaxpr with no constvars (consts are arguments)."""
+def lower_jaxpr(jaxpr: Any, name: str = "jit", donated: Sequence[bool] = ()) -> str:
+    """A module whose `main` computes a jaxpr with no constvars (consts are arguments).
+
+    Arguments flagged in `donated` are marked so that XLA may reuse their buffers for outputs
+    (see `donation_plan`); PJRT then deletes those input buffers when the module runs.
+    """
     assert not jaxpr.constvars, "hoist constvars into invars before lowering"
     module = ModuleBuilder(_module_name(name))
 
     def build(fb: FunctionBuilder, args: list[Value]) -> list[Value]:
         return lower_jaxpr_body(fb, jaxpr, [], args)
 
-    module.add_function("main", [v.aval for v in jaxpr.invars], build, public=True)
+    in_avals = [v.aval for v in jaxpr.invars]
+    arg_attrs = None
+    if any(donated):
+        out_avals = [x.aval for x in jaxpr.outs]
+        arg_attrs = donation_plan(in_avals, out_avals, donated).arg_attrs()
+    module.add_function("main", in_avals, build, public=True, arg_attrs=arg_attrs)
     return module.text()
+
+
+class DonationPlan(NamedTuple):
+    """What becomes of each donated argument: `aliases[i]` is the output whose buffer input
+    `i` becomes; `donors[i]` leaves a same-size input to XLA's buffer assignment; `unused`
+    lists the donated inputs that no output can reuse (they are not donated at all)."""
+
+    aliases: list[int | None]
+    donors: list[bool]
+    unused: list[int]
+
+    def arg_attrs(self) -> list[str | None]:
+        return [
+            f"tf.aliasing_output = {a} : i32"
+            if a is not None
+            else ("jax.buffer_donor = true" if d else None)
+            for a, d in zip(self.aliases, self.donors, strict=True)
+        ]
+
+
+def donation_plan(
+    in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray], donated: Sequence[bool]
+) -> DonationPlan:
+    """Match donated inputs to outputs, as JAX does: first to an output of the same shape and
+    dtype (an input/output alias), then to one of the same byte size (a buffer donor XLA may
+    use); each output is claimed once, in order."""
+    aliases: list[int | None] = [None] * len(in_avals)
+    donors = [False] * len(in_avals)
+    free = list(range(len(out_avals)))
+    for i, (aval, d) in enumerate(zip(in_avals, donated, strict=True)):
+        if d:
+            j = next((j for j in free if _same_type(out_avals[j], aval)), None)
+            if j is not None:
+                aliases[i] = j
+                free.remove(j)
+    for i, (aval, d) in enumerate(zip(in_avals, donated, strict=True)):
+        if d and aliases[i] is None:
+            j = next((j for j in free if _nbytes(out_avals[j]) == _nbytes(aval)), None)
+            if j is not None:
+                donors[i] = True
+                free.remove(j)
+    unused = [i for i, d in enumerate(donated) if d and aliases[i] is None and not donors[i]]
+    return DonationPlan(aliases, donors, unused)
+
+
+def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _nbytes(aval: ShapedArray) -> int:
+    return aval.size * aval.dtype.itemsize
 
 
 def _module_name(name: str) -> str:
