@@ -6,8 +6,8 @@ Each function promotes its arguments with NumPy 2's rules (`mjnp._promotion`) an
 including its choice of loop: `sin(int8)` is float16, `int8 / int8` is float64,
 `bool ** bool` is int8.
 
-NB: the functions take arrays only; NumPy's ufunc keywords (`out`, `where`, `dtype`, `casting`)
-and methods (`reduce`, `outer`, ...) are not supported.
+The ufuncs take NumPy's `out=` keyword (`mjnp._out.ufunc_out`). NB: the other ufunc keywords
+(`where`, `dtype`, `casting`) and methods (`reduce`, `outer`, ...) are not supported.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.core import Tracer
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN
+from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import (
     asarray_arg,
     check_arraylike,
@@ -72,12 +73,14 @@ def _pair(
 # --- arithmetic -----------------------------------------------------------------------------
 
 
+@ufunc_out
 def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 + x2`, as `numpy.add` (logical or for bool)."""
     x1, x2 = _pair("add", promote_args, x1, x2)
     return lax.add(x1, x2)
 
 
+@ufunc_out
 def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 - x2`, as `numpy.subtract`.
 
@@ -93,12 +96,14 @@ def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.sub(x1, x2)
 
 
+@ufunc_out
 def multiply(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 * x2`, as `numpy.multiply` (logical and for bool)."""
     x1, x2 = _pair("multiply", promote_args, x1, x2)
     return lax.mul(x1, x2)
 
 
+@ufunc_out
 def divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise true division, as `numpy.divide`: integers and bools divide as float64."""
     x1, x2 = _pair("divide", promote_args_inexact, x1, x2)
@@ -164,6 +169,7 @@ def _divmod(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
     return _int_divmod(x1, x2)
 
 
+@ufunc_out
 def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 // x2`, rounding toward minus infinity, as `numpy.floor_divide`.
 
@@ -172,6 +178,7 @@ def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _divmod("floor_divide", x1, x2)[0]
 
 
+@ufunc_out
 def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 % x2` with the sign of `x2`, as `numpy.remainder` (Python's `%`).
 
@@ -183,11 +190,13 @@ def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 mod = remainder
 
 
+@ufunc_out
 def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A001  (NumPy's name)
     """`(floor_divide(x1, x2), remainder(x1, x2))`, as `numpy.divmod`."""
     return _divmod("divmod", x1, x2)
 
 
+@ufunc_out
 def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise remainder with the sign of `x1` (C `fmod`), as `numpy.fmod`.
 
@@ -209,6 +218,7 @@ def _check_nonnegative_exponent(fname: str, x2: Any) -> None:
         raise ValueError(f"mjnp.{fname}: Integers to negative integer powers are not allowed.")
 
 
+@ufunc_out
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 ** x2`, as `numpy.power` (bool ** bool is int8).
 
@@ -237,6 +247,7 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 pow = power  # noqa: A001  (the Array API name)
 
 
+@ufunc_out
 def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 ** x2` computed in float64 (complex128 for complex input), as NumPy."""
     x1, x2 = _pair("float_power", promote_args_inexact, x1, x2)
@@ -244,6 +255,7 @@ def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.pow(lax.convert_element_type(x1, dtype), lax.convert_element_type(x2, dtype))
 
 
+@ufunc_out
 def negative(x: ArrayLike, /) -> Array:
     """Elementwise `-x`, as `numpy.negative` (unsigned integers wrap around).
 
@@ -259,6 +271,7 @@ def negative(x: ArrayLike, /) -> Array:
     return lax.neg(x)
 
 
+@ufunc_out
 def positive(x: ArrayLike, /) -> Array:
     """Elementwise `+x`, as `numpy.positive`.
 
@@ -270,6 +283,7 @@ def positive(x: ArrayLike, /) -> Array:
     return x
 
 
+@ufunc_out
 def absolute(x: ArrayLike, /) -> Array:
     """Elementwise absolute value, as `numpy.absolute`; complex input gives its real magnitude."""
     (x,) = promote_args("absolute", x)
@@ -281,6 +295,7 @@ def absolute(x: ArrayLike, /) -> Array:
 abs = absolute  # noqa: A001  (NumPy's name)
 
 
+@ufunc_out
 def fabs(x: ArrayLike, /) -> Array:
     """Elementwise absolute value of real input in a float dtype, as `numpy.fabs`."""
     (x,) = promote_args_float("fabs", x)
@@ -288,6 +303,7 @@ def fabs(x: ArrayLike, /) -> Array:
     return lax.abs(x)
 
 
+@ufunc_out
 def sign(x: ArrayLike, /) -> Array:
     """Elementwise sign (-1, 0, 1; NaN stays NaN; `x / |x|` for complex), as `numpy.sign`.
 
@@ -317,6 +333,7 @@ def _isnan_inexact(x: Array) -> Array:
     return lax.ne(x, x)
 
 
+@ufunc_out
 def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum, propagating NaN, as `numpy.maximum` (complex: lexicographic)."""
     x1, x2 = _pair("maximum", promote_args, x1, x2)
@@ -326,6 +343,7 @@ def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.max(x1, x2)
 
 
+@ufunc_out
 def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum, propagating NaN, as `numpy.minimum` (complex: lexicographic)."""
     x1, x2 = _pair("minimum", promote_args, x1, x2)
@@ -335,12 +353,14 @@ def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.min(x1, x2)
 
 
+@ufunc_out
 def fmax(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum ignoring NaN (NaN only if both are), as `numpy.fmax`."""
     x1, x2 = _pair("fmax", promote_args, x1, x2)
     return _ignore_nan(x1, x2, maximum(x1, x2))
 
 
+@ufunc_out
 def fmin(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum ignoring NaN (NaN only if both are), as `numpy.fmin`."""
     x1, x2 = _pair("fmin", promote_args, x1, x2)
@@ -377,6 +397,7 @@ def _broadcast_shapes(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
 # --- rounding -------------------------------------------------------------------------------
 
 
+@ufunc_out
 def floor(x: ArrayLike, /) -> Array:
     """Elementwise floor, as `numpy.floor`; integers and bools are returned unchanged."""
     (x,) = promote_args("floor", x)
@@ -384,6 +405,7 @@ def floor(x: ArrayLike, /) -> Array:
     return lax.floor(x) if x.dtype.kind == "f" else x
 
 
+@ufunc_out
 def ceil(x: ArrayLike, /) -> Array:
     """Elementwise ceiling, as `numpy.ceil`; integers and bools are returned unchanged."""
     (x,) = promote_args("ceil", x)
@@ -391,6 +413,7 @@ def ceil(x: ArrayLike, /) -> Array:
     return lax.ceil(x) if x.dtype.kind == "f" else x
 
 
+@ufunc_out
 def trunc(x: ArrayLike, /) -> Array:
     """Elementwise rounding toward zero, as `numpy.trunc`; integers are returned unchanged."""
     (x,) = promote_args("trunc", x)
@@ -409,24 +432,24 @@ def _rint(x: Array) -> Array:
     return lax.round(x, ROUND_TO_NEAREST_EVEN)
 
 
+@ufunc_out
 def rint(x: ArrayLike, /) -> Array:
     """Elementwise rounding to the nearest integer, halves to even, as `numpy.rint`."""
     (x,) = promote_args_float("rint", x)
     return _rint(x)
 
 
-def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: A001
+def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A001
     """Round to `decimals` decimal places, halves to even, as `numpy.round`.
 
     As in NumPy, `decimals > 0` computes `rint(a * 10**decimals) / 10**decimals` in `a`'s dtype
     (so the result is the float nearest that, not always the nearest decimal), and integers
-    with `decimals < 0` round in float64 and convert back.
+    with `decimals < 0` round in float64 and convert back. `out=` rebinds the given array.
     """
-    if out is not None:
-        raise NotImplementedError(
-            "mjnp.round: out= is not supported because mjnp arrays are immutable; use the "
-            "return value instead"
-        )
+    return write_out("round", out, _round(a, decimals), "same_kind")
+
+
+def _round(a: ArrayLike, decimals: int) -> Array:
     (a,) = promote_args("round", a)
     decimals = _operator_index("round", "decimals", decimals)
     if a.dtype.kind in "iu":
@@ -479,7 +502,7 @@ def _float_unary(
 
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise `{name}`, as `numpy.{name}` (integers compute in a float dtype)."
-    return ufunc
+    return ufunc_out(ufunc)
 
 
 def _log_base(base: float) -> Callable[[Array], Array]:
@@ -519,6 +542,7 @@ asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 
+@ufunc_out
 def deg2rad(x: ArrayLike, /) -> Array:
     """Degrees to radians, `x * (pi / 180)`, as `numpy.deg2rad`."""
     (x,) = promote_args_float("deg2rad", x)
@@ -526,6 +550,7 @@ def deg2rad(x: ArrayLike, /) -> Array:
     return lax.mul(x, _const(np.pi / 180.0, x))
 
 
+@ufunc_out
 def rad2deg(x: ArrayLike, /) -> Array:
     """Radians to degrees, `x * (180 / pi)`, as `numpy.rad2deg`."""
     (x,) = promote_args_float("rad2deg", x)
@@ -536,6 +561,7 @@ def rad2deg(x: ArrayLike, /) -> Array:
 radians, degrees = deg2rad, rad2deg
 
 
+@ufunc_out
 def arctan2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise quadrant-aware `arctan(x1 / x2)`, as `numpy.arctan2`."""
     x1, x2 = _pair("arctan2", promote_args_float, x1, x2)
@@ -546,6 +572,7 @@ def arctan2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 atan2 = arctan2
 
 
+@ufunc_out
 def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `sqrt(x1**2 + x2**2)` without undue overflow, as `numpy.hypot`."""
     x1, x2 = _pair("hypot", promote_args_float, x1, x2)
@@ -560,12 +587,14 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), out, inf)
 
 
+@ufunc_out
 def square(x: ArrayLike, /) -> Array:
     """Elementwise `x * x`, as `numpy.square` (bool gives int8)."""
     (x,) = promote_args_numeric("square", x)
     return lax.mul(x, x)
 
 
+@ufunc_out
 def reciprocal(x: ArrayLike, /) -> Array:
     """Elementwise `1 / x` in `x`'s dtype, as `numpy.reciprocal` (bool gives int8).
 
@@ -624,7 +653,7 @@ def _comparison(
         f"Elementwise comparison, as `numpy.{name}`: complex values order lexicographically, "
         "and Python ints outside an integer array's dtype compare exactly."
     )
-    return compare
+    return ufunc_out(compare)
 
 
 equal = _comparison("equal", lax.eq, flip=None, strict=True)
@@ -651,21 +680,25 @@ def _truth_pair(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]
     return x1, x2
 
 
+@ufunc_out
 def logical_and(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise truth of `x1 and x2`, as `numpy.logical_and`."""
     return lax.bitwise_and(*_truth_pair("logical_and", x1, x2))
 
 
+@ufunc_out
 def logical_or(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise truth of `x1 or x2`, as `numpy.logical_or`."""
     return lax.bitwise_or(*_truth_pair("logical_or", x1, x2))
 
 
+@ufunc_out
 def logical_xor(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise truth of `bool(x1) != bool(x2)`, as `numpy.logical_xor`."""
     return lax.bitwise_xor(*_truth_pair("logical_xor", x1, x2))
 
 
+@ufunc_out
 def logical_not(x: ArrayLike, /) -> Array:
     """Elementwise truth of `not x`, as `numpy.logical_not`."""
     return lax.bitwise_not(_truth("logical_not", x))
@@ -679,7 +712,7 @@ def _bitwise(name: str, lax_fun: Callable[[Array, Array], Array]):
 
     bitwise.__name__ = bitwise.__qualname__ = name
     bitwise.__doc__ = f"Elementwise bit operation on integers and bools, as `numpy.{name}`."
-    return bitwise
+    return ufunc_out(bitwise)
 
 
 bitwise_and = _bitwise("bitwise_and", lax.bitwise_and)
@@ -687,6 +720,7 @@ bitwise_or = _bitwise("bitwise_or", lax.bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor)
 
 
+@ufunc_out
 def invert(x: ArrayLike, /) -> Array:
     """Elementwise bitwise not (logical not for bool), as `numpy.invert`."""
     (x,) = promote_args("invert", x)
@@ -697,6 +731,7 @@ def invert(x: ArrayLike, /) -> Array:
 bitwise_not = bitwise_invert = invert
 
 
+@ufunc_out
 def left_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 << x2`, as `numpy.left_shift` (shifts past the bit width give 0)."""
     x1, x2 = _pair("left_shift", promote_args_numeric, x1, x2)
@@ -704,6 +739,7 @@ def left_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.shift_left(x1, x2)
 
 
+@ufunc_out
 def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 >> x2`, arithmetic for signed integers, as `numpy.right_shift`."""
     x1, x2 = _pair("right_shift", promote_args_numeric, x1, x2)
@@ -723,6 +759,7 @@ def _false_like(x: Array) -> Array:
     return lax.full(x.shape, False, _BOOL)
 
 
+@ufunc_out
 def isnan(x: ArrayLike, /) -> Array:
     """Elementwise test for NaN (either part for complex), as `numpy.isnan`."""
     x = asarray_arg("isnan", x)
@@ -731,6 +768,7 @@ def isnan(x: ArrayLike, /) -> Array:
     return lax.ne(x, x)
 
 
+@ufunc_out
 def isfinite(x: ArrayLike, /) -> Array:
     """Elementwise test for neither infinite nor NaN (both parts for complex), as NumPy."""
     x = asarray_arg("isfinite", x)
@@ -741,6 +779,7 @@ def isfinite(x: ArrayLike, /) -> Array:
     return lax.is_finite(x)
 
 
+@ufunc_out
 def isinf(x: ArrayLike, /) -> Array:
     """Elementwise test for positive or negative infinity (either part for complex), as NumPy."""
     x = asarray_arg("isinf", x)
@@ -755,6 +794,7 @@ def _isinf_real(x: Array) -> Array:
     return lax.eq(lax.abs(x), _const(np.inf, x))
 
 
+@ufunc_out
 def signbit(x: ArrayLike, /) -> Array:
     """Elementwise test for a set sign bit (true for -0.0 and negative NaNs), as `numpy.signbit`."""
     (x,) = promote_args_float("signbit", x)
@@ -778,6 +818,7 @@ def imag(val: ArrayLike, /) -> Array:
     return lax.imag(val) if val.dtype.kind == "c" else _zeros_like(val)
 
 
+@ufunc_out
 def conjugate(x: ArrayLike, /) -> Array:
     """The complex conjugate (real input unchanged; bool gives int8), as `numpy.conjugate`."""
     (x,) = promote_args_numeric("conjugate", x)
@@ -805,7 +846,7 @@ def clip(
     a: ArrayLike,
     a_min: ArrayLike | None = None,
     a_max: ArrayLike | None = None,
-    out: None = None,
+    out: Any = None,
     *,
     min: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
     max: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
@@ -813,12 +854,12 @@ def clip(
     """Limit values to `[a_min, a_max]`, as `numpy.clip`: `minimum(maximum(a, a_min), a_max)`.
 
     Either bound may be None. `min` and `max` are the Array API names for `a_min` and `a_max`.
+    `out=` rebinds the given array, with the ufunc rules.
     """
-    if out is not None:
-        raise NotImplementedError(
-            "mjnp.clip: out= is not supported because mjnp arrays are immutable; use the "
-            "return value instead"
-        )
+    return write_out("clip", out, _clip(a, a_min, a_max, min, max), "same_kind", broadcast=True)
+
+
+def _clip(a: ArrayLike, a_min: Any, a_max: Any, min: Any, max: Any) -> Array:  # noqa: A002
     if min is not None:
         if a_min is not None:
             raise TypeError("mjnp.clip: pass either a_min or min, not both")

@@ -24,6 +24,7 @@ from mjnp import _elementwise as ew
 from mjnp._indexing import _update, getitem
 from mjnp._joining import stack
 from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape
+from mjnp._out import write_out
 from mjnp._promotion import asarray_arg
 from mjnp._reductions import sum as _sum
 
@@ -50,14 +51,6 @@ def _check_mode(name: str, mode: str | None) -> str:
     if mode not in _MODES:
         raise ValueError(f"mjnp.{name}: mode must be one of {_MODES}, got {mode!r}")
     return mode
-
-
-def _check_out(name: str, out: Any) -> None:
-    if out is not None:
-        raise NotImplementedError(
-            f"mjnp.{name}: out= is not supported because mjnp arrays are immutable; use the "
-            "return value instead"
-        )
 
 
 def _integer_index(name: str, indices: ArrayLike) -> Array:
@@ -89,7 +82,7 @@ def take(
     a: ArrayLike,
     indices: ArrayLike,
     axis: int | None = None,
-    out: None = None,
+    out: Any = None,
     mode: str | None = None,
 ) -> Array:
     """Elements of `a` at `indices` along `axis` (flattened when None), as `numpy.take`.
@@ -97,14 +90,14 @@ def take(
     NB: with mode="raise", traced indices are clamped (their values are unknown when NumPy
     would raise); known indices are checked.
     """
-    _check_out("take", out)
     mode = _check_mode("take", mode)
     a = asarray_arg("take", a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis("take", axis, a.ndim)
     idx = _moded("take", _integer_index("take", indices), a.shape[axis], mode)
-    return getitem(a, (slice(None),) * axis + (idx,))
+    # NumPy takes into a temporary of a's dtype and copies it back to `out`.
+    return write_out("take", out, getitem(a, (slice(None),) * axis + (idx,)), "writeback")
 
 
 def _along_axis_index(name: str, arr: Array, indices: Array, axis: int) -> tuple[Any, ...]:
@@ -215,13 +208,12 @@ def place(arr: Array, mask: ArrayLike, vals: ArrayLike) -> None:
 
 
 def choose(
-    a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: str = "raise"
+    a: ArrayLike, choices: Sequence[ArrayLike], out: Any = None, mode: str = "raise"
 ) -> Array:
     """`choices[a[i]][i]` after broadcasting, as `numpy.choose`.
 
     NB: with mode="raise", traced `a` is clipped instead of checked.
     """
-    _check_out("choose", out)
     mode = _check_mode("choose", mode)
     a = _integer_index("choose", a)
     n = len(choices)
@@ -232,8 +224,13 @@ def choose(
         mode = "clip"
     which, *cases = _broadcast_all([a, *choices])
     which = _moded("choose", which, n, mode)
-    picked = take_along_axis(stack(cases, axis=0), lax.expand_dims(which, (0,)), axis=0)
-    return getitem(picked, 0)
+    picked = getitem(take_along_axis(stack(cases), lax.expand_dims(which, (0,)), axis=0), 0)
+    if hasattr(out, "shape") and tuple(out.shape) != get_aval(picked).shape:
+        raise TypeError(  # NumPy's error type here
+            f"mjnp.choose: out= has shape {tuple(out.shape)} but the result has shape "
+            f"{get_aval(picked).shape}; pass an out of shape {get_aval(picked).shape}"
+        )
+    return write_out("choose", out, picked)
 
 
 def _broadcast_all(arrays: Sequence[ArrayLike]) -> list[Array]:
@@ -270,11 +267,8 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "dtype") and hasattr(x, "shape")
 
 
-def compress(
-    condition: ArrayLike, a: ArrayLike, axis: int | None = None, out: None = None
-) -> Array:
+def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, out: Any = None) -> Array:
     """The slices of `a` along `axis` where `condition` is True, as `numpy.compress`."""
-    _check_out("compress", out)
     cond = _concrete("compress", asarray_arg("compress", condition))
     if cond.ndim != 1:
         raise ValueError("mjnp.compress: condition must be a 1-d array")
@@ -288,7 +282,7 @@ def compress(
             f"mjnp.compress: index {picked[-1]} is out of bounds for axis {axis} with size "
             f"{a.shape[axis]}"
         )
-    return take(a, picked, axis)
+    return write_out("compress", out, take(a, picked, axis), "writeback")
 
 
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
@@ -318,11 +312,10 @@ def trace(
     axis1: int = 0,
     axis2: int = 1,
     dtype: Any = None,
-    out: None = None,
+    out: Any = None,
 ) -> Array:
     """Sum along a diagonal, as `numpy.trace`."""
-    _check_out("trace", out)
-    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    return write_out("trace", out, _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype))
 
 
 def nonzero(a: ArrayLike) -> tuple[Array, ...]:

@@ -27,6 +27,7 @@ from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
 from mjnp._creation import linspace
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis, ravel
+from mjnp._out import write_out
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -89,10 +90,15 @@ def _dtype_and_casting(
     return out
 
 
-def _check_out(fname: str, out: Any) -> None:
-    if out is not None:
-        # NB: arrays are immutable values, so there is nothing to write into.
-        raise TypeError(f"mjnp.{fname}: out= is not supported (arrays are immutable); got {out!r}")
+def _out_dtype(fname: str, out: Any, dtype: DTypeLike | None) -> DTypeLike | None:
+    """The dtype to join in: `out`'s when given (each input must cast to it by `casting`)."""
+    if out is None:
+        return dtype
+    if dtype is not None:
+        raise TypeError(
+            f"mjnp.{fname}: only takes `out` or `dtype` as an argument, but both were provided"
+        )
+    return getattr(out, "dtype", None)
 
 
 def _concat(arrays: list[Array], axis: int, dtype: np.dtype) -> Array:
@@ -156,16 +162,22 @@ def concatenate(
     arrays: Sequence[ArrayLike],
     /,
     axis: int | None = 0,
-    out: None = None,
+    out: Any = None,
     *,
     dtype: DTypeLike | None = None,
     casting: str = "same_kind",
 ) -> Array:
     """Join arrays along an existing axis, as `numpy.concatenate`.
 
-    `axis=None` flattens the arrays first. NB: `out=` is not supported (arrays are immutable).
+    `axis=None` flattens the arrays first. `out=` rebinds the given array.
     """
-    _check_out("concatenate", out)
+    return write_out("concatenate", out, _concatenate(arrays, axis, out, dtype, casting))
+
+
+def _concatenate(
+    arrays: Sequence[ArrayLike], axis: int | None, out: Any, dtype: Any, casting: str
+) -> Array:
+    dtype = _out_dtype("concatenate", out, dtype)
     arrs = _as_list("concatenate", arrays)
     if not arrs:
         raise ValueError("mjnp.concatenate: need at least one array to concatenate")
@@ -201,13 +213,14 @@ concat = concatenate
 def stack(
     arrays: Sequence[ArrayLike],
     axis: int = 0,
-    out: None = None,
+    out: Any = None,
     *,
     dtype: DTypeLike | None = None,
     casting: str = "same_kind",
 ) -> Array:
-    """Join arrays of one shape along a new axis, as `numpy.stack`."""
-    _check_out("stack", out)
+    """Join arrays of one shape along a new axis, as `numpy.stack` (`out=` rebinds the given
+    array)."""
+    dtype = _out_dtype("stack", out, dtype)
     arrs = _as_list("stack", arrays)
     if not arrs:
         raise ValueError("mjnp.stack: need at least one array to stack")
@@ -218,7 +231,7 @@ def stack(
         )
     ax = normalize_axis("stack", axis, arrs[0].ndim + 1)
     dt = _dtype_and_casting("stack", arrs, dtype, casting)
-    return _concat([lax.expand_dims(a, (ax,)) for a in arrs], ax, dt)
+    return write_out("stack", out, _concat([lax.expand_dims(a, (ax,)) for a in arrs], ax, dt))
 
 
 def _check_sequence(fname: str, tup: Any) -> None:

@@ -9,18 +9,11 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
 from mjnp._manipulation import moveaxis, normalize_axis
+from mjnp._out import write_exact_out, write_out
 from mjnp._promotion import asarray_arg, promote_args
 
 ArrayLike = Any
 Array = Any
-
-
-def _check_out(fname: str, out: Any) -> None:
-    if out is not None:
-        raise NotImplementedError(
-            f"mjnp.{fname}: out= is not supported because mjnp arrays are immutable; use the "
-            "return value instead"
-        )
 
 
 def _contract(a: Array, b: Array, a_axis: int, b_axis: int) -> Array:
@@ -50,14 +43,18 @@ def _promote(
 
 
 def matmul(
-    x1: ArrayLike, x2: ArrayLike, /, out: None = None, *, dtype: DTypeLike | None = None
+    x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *, dtype: DTypeLike | None = None
 ) -> Array:
     """Matrix product with NumPy's `matmul` rules.
 
     A 1-D first (second) operand is a row (column) vector whose added axis is removed from the
-    result; leading dimensions are batch dimensions and broadcast against each other.
+    result; leading dimensions are batch dimensions and broadcast against each other. `out=`
+    rebinds the given array, with the ufunc rules.
     """
-    _check_out("matmul", out)
+    return write_out("matmul", out, _matmul(x1, x2, dtype), "same_kind", broadcast=True)
+
+
+def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
     a, b = _promote("matmul", x1, x2, dtype)
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
@@ -102,14 +99,17 @@ def matmul(
     return lax.squeeze(result, squeezed) if squeezed else result
 
 
-def dot(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
+def dot(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
     """Dot product with NumPy's `dot` rules.
 
     Scalars multiply; otherwise the last axis of `a` is contracted with the only axis of a 1-D
     `b`, or with the second-to-last axis of `b`, and the result has the free axes of `a` then
-    those of `b`.
+    those of `b`. As in NumPy, `out=` must have exactly the result's dtype and shape.
     """
-    _check_out("dot", out)
+    return write_exact_out("dot", out, _dot(a, b))
+
+
+def _dot(a: ArrayLike, b: ArrayLike) -> Array:
     a, b = _promote("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
         return lax.mul(a, b)
@@ -150,14 +150,13 @@ def inner(a: ArrayLike, b: ArrayLike, /) -> Array:
     return _contract(a, b, a.ndim - 1, b.ndim - 1)
 
 
-def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
-    """Outer product of the flattened arrays, as `numpy.outer`."""
-    _check_out("outer", out)
+def outer(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
+    """Outer product of the flattened arrays, as `numpy.outer` (`out=` as for ufuncs)."""
     a, b = _promote("outer", a, b)
     shape = (a.size, b.size)
     a = lax.broadcast_in_dim(lax.reshape(a, (a.size,)), shape, (0,))
     b = lax.broadcast_in_dim(lax.reshape(b, (b.size,)), shape, (1,))
-    return lax.mul(a, b)
+    return write_out("outer", out, lax.mul(a, b), "same_kind", broadcast=True)
 
 
 def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
@@ -215,13 +214,13 @@ def vecdot(
     x1: ArrayLike,
     x2: ArrayLike,
     /,
-    out: None = None,
+    out: Any = None,
     *,
     axis: int = -1,
     dtype: DTypeLike | None = None,
 ) -> Array:
-    """Dot product of vectors along `axis`, conjugating `x1`, as `numpy.vecdot`."""
-    _check_out("vecdot", out)
+    """Dot product of vectors along `axis`, conjugating `x1`, as `numpy.vecdot` (`out=` as for
+    ufuncs)."""
     a, b = _promote("vecdot", x1, x2, dtype)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("mjnp.vecdot: both inputs need at least one dimension")
@@ -234,33 +233,38 @@ def vecdot(
         )
     a, b = _broadcast_pair("vecdot", a, b, 1, 1)
     batch = tuple(range(a.ndim - 1))
-    return lax.dot_general(_conj_if_complex(a), b, (((a.ndim - 1,), (b.ndim - 1,)), (batch, batch)))
+    dims = (((a.ndim - 1,), (b.ndim - 1,)), (batch, batch))
+    result = lax.dot_general(_conj_if_complex(a), b, dims)
+    return write_out("vecdot", out, result, "same_kind", broadcast=True)
 
 
 def matvec(
-    x1: ArrayLike, x2: ArrayLike, /, out: None = None, *, dtype: DTypeLike | None = None
+    x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *, dtype: DTypeLike | None = None
 ) -> Array:
-    """Matrix-vector product over the last axes, broadcasting the rest, as `numpy.matvec`."""
-    _check_out("matvec", out)
+    """Matrix-vector product over the last axes, broadcasting the rest, as `numpy.matvec`
+    (`out=` as for ufuncs)."""
     a, b = _promote("matvec", x1, x2, dtype)
     if a.ndim < 2 or b.ndim < 1 or a.shape[-1] != b.shape[-1]:
         raise ValueError(f"mjnp.matvec: mismatch in core dimensions: {a.shape} and {b.shape}")
     a, b = _broadcast_pair("matvec", a, b, 2, 1)
     batch = tuple(range(b.ndim - 1))
-    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), (batch, batch)))
+    result = lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), (batch, batch)))
+    return write_out("matvec", out, result, "same_kind", broadcast=True)
 
 
 def vecmat(
-    x1: ArrayLike, x2: ArrayLike, /, out: None = None, *, dtype: DTypeLike | None = None
+    x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *, dtype: DTypeLike | None = None
 ) -> Array:
-    """Vector-matrix product (conjugating the vector), as `numpy.vecmat`."""
-    _check_out("vecmat", out)
+    """Vector-matrix product (conjugating the vector), as `numpy.vecmat` (`out=` as for
+    ufuncs)."""
     a, b = _promote("vecmat", x1, x2, dtype)
     if b.ndim < 2 or a.ndim < 1 or a.shape[-1] != b.shape[-2]:
         raise ValueError(f"mjnp.vecmat: mismatch in core dimensions: {a.shape} and {b.shape}")
     a, b = _broadcast_pair("vecmat", a, b, 1, 2)
     batch = tuple(range(a.ndim - 1))
-    return lax.dot_general(_conj_if_complex(a), b, (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch)))
+    dims = (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch))
+    result = lax.dot_general(_conj_if_complex(a), b, dims)
+    return write_out("vecmat", out, result, "same_kind", broadcast=True)
 
 
 def kron(a: ArrayLike, b: ArrayLike) -> Array:
@@ -420,7 +424,7 @@ def _einsum_pair(
 def einsum(
     subscripts: str,
     *operands: ArrayLike,
-    out: None = None,
+    out: Any = None,
     dtype: DTypeLike | None = None,
     order: str = "K",
     casting: str = "safe",
@@ -430,9 +434,15 @@ def einsum(
 
     Operands are contracted pairwise with `lax.dot_general`, left to right, or in the order
     NumPy's `einsum_path` chooses for `optimize` (True, "greedy", "optimal" or an explicit
-    path). Size-1 axes broadcast against their label's size.
+    path). Size-1 axes broadcast against their label's size. `out=` rebinds the given array
+    (the result casts to it by `casting`).
     """
-    _check_out("einsum", out)
+    return write_out("einsum", out, _einsum(subscripts, operands, dtype, optimize), casting)
+
+
+def _einsum(
+    subscripts: str, operands: tuple[ArrayLike, ...], dtype: DTypeLike | None, optimize: Any
+) -> Array:
     if not isinstance(subscripts, str):
         raise TypeError("mjnp.einsum: only the string form of subscripts is supported")
     if not operands:

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from mjcore.array import Array as _Array
-from mjcore.core import Tracer, rebind
+from mjcore.core import Tracer
+from mjnp._out import write_out, write_outs
 
 ArrayLike = Any
 Array = Any
@@ -45,29 +46,13 @@ def _handled(value: Any) -> bool:
     return isinstance(value, _Array | Tracer | np.ndarray | np.generic | int | float | complex)
 
 
-def _store(out: Any, result: Any) -> Any:
-    """Write `result` to the `out=` target: rebind an mjnp handle, or copy into an ndarray."""
-    mjnp = _mjnp()
-    if isinstance(out, _Array | Tracer):
-        if result.shape != out.shape:
-            raise ValueError(
-                f"mjnp: non-broadcastable output operand with shape {out.shape} doesn't match "
-                f"the broadcast shape {result.shape}"
-            )
-        rebind(out, mjnp.astype(result, out.dtype) if result.dtype != out.dtype else result)
-        return out
-    if isinstance(out, np.ndarray):
-        np.copyto(out, np.asarray(result), casting="same_kind")
-        return out
-    raise TypeError(f"mjnp: out= must be an array, got {type(out).__name__}")
-
-
-def _with_out(result: Any, out: tuple[Any, ...] | None) -> Any:
+def _with_out(name: str, result: Any, out: tuple[Any, ...] | None) -> Any:
+    """`result` written to the `out=` tuple NumPy passes, by the ufunc rules."""
     if out is None:
         return result
     if isinstance(result, tuple):
-        return tuple(_store(o, r) for o, r in zip(out, result, strict=True))
-    return _store(out[0], result)
+        return write_outs(name, out, result, "same_kind")
+    return write_out(name, out[0], result, "same_kind", broadcast=True)
 
 
 def array_ufunc(self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -89,14 +74,14 @@ def array_ufunc(self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwarg
         fun = getattr(mjnp, name, None)
         if fun is None or set(kwargs) - _UFUNC_KWARGS:
             return NotImplemented
-        return _with_out(fun(*inputs), out)
+        return _with_out(name, fun(*inputs), out)
     if method == "outer":
         fun = getattr(mjnp, name, None)
         if fun is None or set(kwargs) - _UFUNC_KWARGS or len(inputs) != 2:
             return NotImplemented
         a, b = (mjnp.asarray(x) for x in inputs)
         a = mjnp.reshape(a, a.shape + (1,) * b.ndim)
-        return _with_out(fun(a, b), out)
+        return _with_out(name, fun(a, b), out)
     if method == "reduce":
         fun = getattr(mjnp, _REDUCTIONS.get(name, ""), None)
         if fun is None or set(kwargs) - _REDUCE_KWARGS:
@@ -107,14 +92,14 @@ def array_ufunc(self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwarg
             options.pop("dtype", None)
         if name in ("maximum", "minimum", "fmax", "fmin"):
             options.pop("dtype", None)
-        return _with_out(fun(inputs[0], **options), out)
+        return _with_out(name, fun(inputs[0], **options), out)
     if method == "accumulate":
         fun = getattr(mjnp, _ACCUMULATIONS.get(name, ""), None)
         if fun is None or set(kwargs) - {"out", "axis", "dtype"}:
             return NotImplemented
         options = {k: v for k, v in kwargs.items() if k != "out"}
         options.setdefault("axis", 0)
-        return _with_out(fun(inputs[0], **options), out)
+        return _with_out(name, fun(inputs[0], **options), out)
     return NotImplemented
 
 

@@ -1,5 +1,6 @@
 """Reductions (NumPy's sums, products, extrema and logic reductions): sum, prod, mean, max, min,
-argmax, argmin, all, any."""
+argmax, argmin, all, any. `out=` rebinds the given array (`mjnp._out`), casting unsafely as
+NumPy's reductions do."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
 from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis
+from mjnp._out import write_out
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -26,14 +28,6 @@ _FLOAT64 = np.dtype("float64")
 
 
 # --- shared steps ---------------------------------------------------------------------------
-
-
-def _check_out(fname: str, out: Any) -> None:
-    if out is not None:
-        raise NotImplementedError(
-            f"mjnp.{fname}: out= is not supported because mjnp arrays are immutable; use the "
-            "return value instead"
-        )
 
 
 def _reduced_axes(fname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
@@ -142,7 +136,6 @@ def _sum_or_prod(
     initial: ArrayLike | None,
     where: ArrayLike,
 ) -> Array:
-    _check_out(fname, out)
     x = asarray_arg(fname, a)
     axes = _reduced_axes(fname, axis, x.ndim)
     mask = _where_mask(fname, where, x.shape)
@@ -150,7 +143,8 @@ def _sum_or_prod(
         out_dtype = _sum_dtype(x.dtype)
     else:
         out_dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
-    return _finish(_accumulate(fname, monoid, x, axes, out_dtype, initial, mask), axes, keepdims)
+    result = _accumulate(fname, monoid, x, axes, out_dtype, initial, mask)
+    return write_out(fname, out, _finish(result, axes, keepdims))
 
 
 # --- sum, prod, mean ------------------------------------------------------------------------
@@ -160,7 +154,7 @@ def sum(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -176,7 +170,7 @@ def prod(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -189,7 +183,7 @@ def mean(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     *,
     where: ArrayLike = True,
@@ -199,7 +193,6 @@ def mean(
     bool and integer inputs give float64; float16 is accumulated in float32. A mean over no
     elements is NaN (NumPy also warns).
     """
-    _check_out("mean", out)
     x = asarray_arg("mean", a)
     axes = _reduced_axes("mean", axis, x.ndim)
     mask = _where_mask("mean", where, x.shape)
@@ -219,7 +212,7 @@ def mean(
         count = _reduce(lax.reduce_sum, lax.convert_element_type(mask, _INT64), axes)
         count = lax.convert_element_type(count, div_dtype)
     result = lax.convert_element_type(lax.div(total, count), out_dtype)
-    return _finish(result, axes, keepdims)
+    return write_out("mean", out, _finish(result, axes, keepdims))
 
 
 # --- max, min -------------------------------------------------------------------------------
@@ -249,7 +242,6 @@ def _extremum(
     initial: ArrayLike | None,
     where: ArrayLike,
 ) -> Array:
-    _check_out(fname, out)
     x = asarray_strong(fname, a)
     axes = _reduced_axes(fname, axis, x.ndim)
     mask = _where_mask(fname, where, x.shape)
@@ -273,13 +265,13 @@ def _extremum(
     result = _reduce(op.reduce_bool if x.dtype == _BOOL else op.reduce, x, axes)
     if init is not None:
         result = op.combine(result, init)
-    return _finish(result, axes, keepdims)
+    return write_out(fname, out, _finish(result, axes, keepdims))
 
 
 def max(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -291,7 +283,7 @@ def max(  # noqa: A001  (NumPy's name)
 def min(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -315,7 +307,6 @@ def _arg_extremum(
     out: Any,
     keepdims: bool,
 ) -> Array:
-    _check_out(fname, out)
     x = asarray_arg(fname, a)
     ndim_in = x.ndim
     if axis is None:
@@ -330,10 +321,11 @@ def _arg_extremum(
     result = lax_arg(x, ax, _INT64)
     if keepdims:
         result = lax.expand_dims(result, tuple(range(ndim_in)) if axis is None else (ax,))
-    return result
+    # NumPy computes into an int64 temporary and copies it back to `out`.
+    return write_out(fname, out, result, "writeback")
 
 
-def argmax(a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False):
+def argmax(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False):
     """Index of the maximum along `axis` (of the flattened array if None), as `numpy.argmax`.
 
     The first occurrence wins; the result is int64.
@@ -341,7 +333,7 @@ def argmax(a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims:
     return _arg_extremum("argmax", lax.argmax, a, axis, out, keepdims)
 
 
-def argmin(a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False):
+def argmin(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False):
     """Index of the minimum along `axis` (of the flattened array if None), as `numpy.argmin`.
 
     The first occurrence wins; the result is int64.
@@ -362,20 +354,19 @@ def _logical(
     keepdims: bool,
     where: ArrayLike,
 ) -> Array:
-    _check_out(fname, out)
     x = asarray_arg(fname, a)
     axes = _reduced_axes(fname, axis, x.ndim)
     mask = _where_mask(fname, where, x.shape)
     x = lax.convert_element_type(x, _BOOL)
     if mask is not None:
         x = lax.select_n(mask, lax.full(x.shape, identity, _BOOL), x)
-    return _finish(_reduce(reducer, x, axes), axes, keepdims)
+    return write_out(fname, out, _finish(_reduce(reducer, x, axes), axes, keepdims))
 
 
 def all(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     *,
     where: ArrayLike = True,
@@ -387,7 +378,7 @@ def all(  # noqa: A001  (NumPy's name)
 def any(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     *,
     where: ArrayLike = True,

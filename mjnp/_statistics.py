@@ -17,6 +17,7 @@ from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp._linalg import matmul
 from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis
+from mjnp._out import write_out
 from mjnp._promotion import asarray_arg, promote_args
 
 ArrayLike = Any
@@ -72,24 +73,18 @@ def _cumulative(
     return (lax.cumprod if product else lax.cumsum)(x, axis), axis
 
 
-def _check_out(fname: str, out: Any) -> None:
-    red._check_out(fname, out)
-
-
 def cumsum(
-    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
     """Running sum along `axis` (flattened if None), as `numpy.cumsum` (dtypes as for sum)."""
-    _check_out("cumsum", out)
-    return _cumulative("cumsum", a, axis, dtype, product=False)[0]
+    return write_out("cumsum", out, _cumulative("cumsum", a, axis, dtype, product=False)[0])
 
 
 def cumprod(
-    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
     """Running product along `axis` (flattened if None), as `numpy.cumprod`."""
-    _check_out("cumprod", out)
-    return _cumulative("cumprod", a, axis, dtype, product=True)[0]
+    return write_out("cumprod", out, _cumulative("cumprod", a, axis, dtype, product=True)[0])
 
 
 def _cumulative_array_api(
@@ -124,13 +119,13 @@ def cumulative_sum(
     *,
     axis: int | None = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     include_initial: bool = False,
 ) -> Array:
     """Running sum, as `numpy.cumulative_sum` (the Array API's; a leading 0 when
     `include_initial`)."""
-    _check_out("cumulative_sum", out)
-    return _cumulative_array_api("cumulative_sum", x, axis, dtype, include_initial, False)
+    result = _cumulative_array_api("cumulative_sum", x, axis, dtype, include_initial, False)
+    return write_out("cumulative_sum", out, result)
 
 
 def cumulative_prod(
@@ -139,12 +134,12 @@ def cumulative_prod(
     *,
     axis: int | None = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     include_initial: bool = False,
 ) -> Array:
     """Running product, as `numpy.cumulative_prod` (a leading 1 when `include_initial`)."""
-    _check_out("cumulative_prod", out)
-    return _cumulative_array_api("cumulative_prod", x, axis, dtype, include_initial, True)
+    result = _cumulative_array_api("cumulative_prod", x, axis, dtype, include_initial, True)
+    return write_out("cumulative_prod", out, result)
 
 
 def _replace_nan(fname: str, a: ArrayLike, value: int) -> Array:
@@ -155,14 +150,14 @@ def _replace_nan(fname: str, a: ArrayLike, value: int) -> Array:
 
 
 def nancumsum(
-    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
     """`cumsum` with NaNs counted as zero, as `numpy.nancumsum`."""
     return cumsum(_replace_nan("nancumsum", a, 0), axis, dtype, out)
 
 
 def nancumprod(
-    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None
+    a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
     """`cumprod` with NaNs counted as one, as `numpy.nancumprod`."""
     return cumprod(_replace_nan("nancumprod", a, 1), axis, dtype, out)
@@ -269,7 +264,6 @@ def _variance(
     a: ArrayLike,
     axis: Axis,
     dtype: DTypeLike | None,
-    out: Any,
     ddof: Any,
     keepdims: bool,
     where: ArrayLike,
@@ -278,7 +272,6 @@ def _variance(
 ) -> Array:
     """NumPy's `_var` (and `_nanvar` when `ignore_nan`): the mean in the computation dtype,
     then the mean squared deviation divided by `count - ddof` (clamped at zero)."""
-    _check_out(fname, out)
     x = asarray_strong(fname, a)
     axes = red._reduced_axes(fname, axis, x.ndim)
     mask = red._where_mask(fname, where, x.shape)
@@ -315,7 +308,7 @@ def var(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     ddof: float = 0,
     keepdims: bool = False,
     *,
@@ -326,14 +319,15 @@ def var(
     """Variance over `axis`, as `numpy.var` (complex input gives a real result; bool and
     integers compute in float64)."""
     ddof = _ddof("var", ddof, correction)
-    return _variance("var", a, axis, dtype, out, ddof, keepdims, where, mean, False)
+    result = _variance("var", a, axis, dtype, ddof, keepdims, where, mean, False)
+    return write_out("var", out, result)
 
 
 def std(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     ddof: float = 0,
     keepdims: bool = False,
     *,
@@ -343,14 +337,15 @@ def std(
 ) -> Array:
     """Standard deviation over `axis`, as `numpy.std` (the square root of `var`)."""
     ddof = _ddof("std", ddof, correction)
-    return ew.sqrt(_variance("std", a, axis, dtype, out, ddof, keepdims, where, mean, False))
+    result = ew.sqrt(_variance("std", a, axis, dtype, ddof, keepdims, where, mean, False))
+    return write_out("std", out, result, "same_kind")  # NumPy's sqrt writes `out`
 
 
 def nanvar(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     ddof: float = 0,
     keepdims: bool = False,
     *,
@@ -360,14 +355,15 @@ def nanvar(
 ) -> Array:
     """`var` ignoring NaNs, as `numpy.nanvar` (an all-NaN slice gives NaN)."""
     ddof = _ddof("nanvar", ddof, correction)
-    return _variance("nanvar", a, axis, dtype, out, ddof, keepdims, where, mean, True)
+    result = _variance("nanvar", a, axis, dtype, ddof, keepdims, where, mean, True)
+    return write_out("nanvar", out, result, "same_kind")
 
 
 def nanstd(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     ddof: float = 0,
     keepdims: bool = False,
     *,
@@ -377,7 +373,8 @@ def nanstd(
 ) -> Array:
     """`std` ignoring NaNs, as `numpy.nanstd`."""
     ddof = _ddof("nanstd", ddof, correction)
-    return ew.sqrt(_variance("nanstd", a, axis, dtype, out, ddof, keepdims, where, mean, True))
+    result = ew.sqrt(_variance("nanstd", a, axis, dtype, ddof, keepdims, where, mean, True))
+    return write_out("nanstd", out, result, "same_kind")
 
 
 # --- NaN-ignoring reductions ----------------------------------------------------------------
@@ -387,7 +384,7 @@ def nansum(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -401,7 +398,7 @@ def nanprod(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -415,13 +412,12 @@ def nanmean(
     a: ArrayLike,
     axis: Axis = None,
     dtype: DTypeLike | None = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     *,
     where: ArrayLike = True,
 ) -> Array:
     """`mean` of the non-NaN elements, as `numpy.nanmean` (an all-NaN slice gives NaN)."""
-    _check_out("nanmean", out)
     x = asarray_strong("nanmean", a)
     if x.dtype.kind not in "fc":
         return red.mean(x, axis, dtype, out, keepdims, where=where)
@@ -430,7 +426,8 @@ def nanmean(
     valid = ew.logical_not(ew.isnan(x))
     mask = valid if mask is None else ew.logical_and(mask, valid)
     total = red.sum(x, axes, dtype, None, keepdims, where=mask)
-    return ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, keepdims), total))
+    result = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, keepdims), total))
+    return write_out("nanmean", out, result, "same_kind")  # NumPy: "out must be inexact"
 
 
 def _nan_extremum(
@@ -449,17 +446,17 @@ def _nan_extremum(
         return op(x, axis, out, keepdims, initial, where)
     nan = ew.isnan(x)
     filled = ew.where(nan, lax.full((), fill, x.dtype), x)
-    result = op(filled, axis, out, keepdims, initial, where)
-    all_nan = red.all(nan, axis, keepdims=keepdims, where=where)
-    if initial is not None:
-        return result
-    return ew.where(all_nan, lax.full((), np.nan, x.dtype), result)
+    result = op(filled, axis, None, keepdims, initial, where)
+    if initial is None:
+        all_nan = red.all(nan, axis, keepdims=keepdims, where=where)
+        result = ew.where(all_nan, lax.full((), np.nan, x.dtype), result)
+    return write_out(fname, out, result)
 
 
 def nanmax(
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -471,7 +468,7 @@ def nanmax(
 def nanmin(
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     keepdims: bool = False,
     initial: ArrayLike | None = None,
     where: ArrayLike = True,
@@ -487,15 +484,15 @@ def _nan_arg_extremum(
     if x.dtype.kind not in "fc":
         return op(x, axis, out, keepdims=keepdims)
     nan = ew.isnan(x)
-    result = op(ew.where(nan, lax.full((), fill, x.dtype), x), axis, out, keepdims=keepdims)
+    result = op(ew.where(nan, lax.full((), fill, x.dtype), x), axis, keepdims=keepdims)
     all_nan = red.all(nan, axis, keepdims=keepdims)
     if _is_concrete(all_nan) and bool(np.any(np.asarray(all_nan))):
         raise ValueError(f"mjnp.{fname}: All-NaN slice encountered")
-    return result
+    return write_out(fname, out, result, "writeback")
 
 
 def nanargmax(
-    a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False
+    a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
 ) -> Array:
     """`argmax` ignoring NaNs, as `numpy.nanargmax`.
 
@@ -506,16 +503,17 @@ def nanargmax(
 
 
 def nanargmin(
-    a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False
+    a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
 ) -> Array:
     """`argmin` ignoring NaNs, as `numpy.nanargmin` (all-NaN slices as in `nanargmax`)."""
     return _nan_arg_extremum("nanargmin", red.argmin, a, axis, out, keepdims, np.inf)
 
 
-def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
+def ptp(a: ArrayLike, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Array:
     """Range (maximum minus minimum) over `axis`, as `numpy.ptp`."""
     x = asarray_strong("ptp", a)
-    return ew.subtract(red.max(x, axis, out, keepdims), red.min(x, axis, out, keepdims))
+    result = ew.subtract(red.max(x, axis, None, keepdims), red.min(x, axis, None, keepdims))
+    return write_out("ptp", out, result, "same_kind")  # NumPy's subtract writes `out`
 
 
 def count_nonzero(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
@@ -592,7 +590,6 @@ def _quantile(
     ignore_nan: bool,
     scale: int,
 ) -> Array:
-    _check_out(fname, out)
     if interpolation is not None:
         raise TypeError(
             f"mjnp.{fname}: the 'interpolation' argument was renamed 'method' in NumPy 1.22"
@@ -697,14 +694,15 @@ def _quantile(
         result = ew.where(has_nan, lax.full((), np.nan, result.dtype), result)
     if keepdims:
         result = _keep_dims(result, qa.ndim, shape, axes)
-    return result
+    # NumPy's lerp writes `out` (a ufunc's casting), but its nan* versions copy unsafely.
+    return write_out(fname, out, result, "unsafe" if ignore_nan else "same_kind")
 
 
 def quantile(
     a: ArrayLike,
     q: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
@@ -727,7 +725,7 @@ def percentile(
     a: ArrayLike,
     q: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
@@ -745,7 +743,7 @@ def nanquantile(
     a: ArrayLike,
     q: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
@@ -763,7 +761,7 @@ def nanpercentile(
     a: ArrayLike,
     q: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
@@ -780,13 +778,12 @@ def nanpercentile(
 def median(
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     overwrite_input: bool = False,
     keepdims: bool = False,
 ) -> Array:
     """Median over `axis`, as `numpy.median`: the mean of the middle one or two sorted values
     (NaN if the slice holds a NaN or is empty)."""
-    _check_out("median", out)
     x = asarray_strong("median", a)
     shape = x.shape
     s, axes = _move_to_last("median", x, axis)
@@ -802,13 +799,13 @@ def median(
             result = ew.where(ew.isnan(last), lax.full((), np.nan, result.dtype), result)
     if keepdims:
         result = _keep_dims(result, 0, shape, axes)
-    return result
+    return write_out("median", out, result)
 
 
 def nanmedian(
     a: ArrayLike,
     axis: Axis = None,
-    out: None = None,
+    out: Any = None,
     overwrite_input: bool = False,
     keepdims: bool = False,
 ) -> Array:
@@ -816,10 +813,13 @@ def nanmedian(
     x = asarray_strong("nanmedian", a)
     if x.dtype.kind != "f":
         return median(x, axis, out, overwrite_input, keepdims)
-    _check_out("nanmedian", out)
     if x.size == 0:
-        return nanmean(x, axis, keepdims=keepdims)
-    return _quantile("nanmedian", x, 0.5, axis, None, "midpoint", keepdims, None, None, True, 1)
+        result = nanmean(x, axis, keepdims=keepdims)
+    else:
+        result = _quantile(
+            "nanmedian", x, 0.5, axis, None, "midpoint", keepdims, None, None, True, 1
+        )
+    return write_out("nanmedian", out, result)
 
 
 # --- weighted average, covariance, correlation ----------------------------------------------

@@ -21,6 +21,7 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
+from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import asarray_arg, promote_args, promote_args_float
 
 ArrayLike = Any
@@ -78,6 +79,7 @@ def _exp2_int(k: Array, dtype: np.dtype) -> Array:
 # --- sign and bit tricks --------------------------------------------------------------------
 
 
+@ufunc_out
 def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """`x1` with the sign bit of `x2`, as `numpy.copysign` (NaN signs included)."""
     x1, x2 = _float_args("copysign", x1, x2)
@@ -85,6 +87,7 @@ def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _where(flip, lax.neg(x1), x1)
 
 
+@ufunc_out
 def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """The next float after `x1` towards `x2`, as `numpy.nextafter`.
 
@@ -103,6 +106,7 @@ def _exponent_field(x: Array) -> tuple[Array, Array]:
     return bits, field
 
 
+@ufunc_out
 def spacing(x: ArrayLike, /) -> Array:
     """Distance to the next float away from zero, as `numpy.spacing` (NaN for infinities).
 
@@ -125,6 +129,7 @@ def spacing(x: ArrayLike, /) -> Array:
     return _where(lax.is_finite(x), out, _const(np.nan, x))
 
 
+@ufunc_out
 def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
     """Mantissa in [0.5, 1) and int32 exponent with `x == m * 2**e`, as `numpy.frexp`.
 
@@ -165,6 +170,7 @@ def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
     return mantissa, lax.convert_element_type(exponent, _INT32)
 
 
+@ufunc_out
 def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """`x1 * 2**x2` for integer `x2`, as `numpy.ldexp`, without intermediate overflow."""
     (x1,) = _float_args("ldexp", x1)
@@ -190,6 +196,7 @@ def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return out
 
 
+@ufunc_out
 def modf(x: ArrayLike, /) -> tuple[Array, Array]:
     """Fractional and integral parts, both with the sign of `x`, as `numpy.modf`."""
     (x,) = _float_args("modf", x)
@@ -200,6 +207,7 @@ def modf(x: ArrayLike, /) -> tuple[Array, Array]:
     return copysign(frac, x), whole
 
 
+@ufunc_out
 def bitwise_count(x: ArrayLike, /) -> Array:
     """Number of set bits of `abs(x)`, as uint8, as `numpy.bitwise_count`."""
     x = asarray_arg("bitwise_count", x)
@@ -215,6 +223,7 @@ def bitwise_count(x: ArrayLike, /) -> Array:
     return lax.convert_element_type(lax.population_count(x), _UINT8)
 
 
+@ufunc_out
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """The Heaviside step: 0 below zero, `x2` at zero, 1 above, NaN at NaN."""
     x1, x2 = _float_args("heaviside", x1, x2)
@@ -255,12 +264,14 @@ def _gcd(a: Array, b: Array) -> Array:
     return lax.abs(out) if out.dtype.kind == "i" else out
 
 
+@ufunc_out
 def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Greatest common divisor of `|x1|` and `|x2|`, as `numpy.gcd` (Euclid's algorithm)."""
     x1, x2 = _int_args("gcd", x1, x2)
     return _gcd(x1, x2)
 
 
+@ufunc_out
 def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Lowest common multiple of `|x1|` and `|x2|`, as `numpy.lcm` (0 if either is 0).
 
@@ -293,11 +304,13 @@ def _logaddexp(fname: str, x1: ArrayLike, x2: ArrayLike, base2: bool) -> Array:
     return _where(nan_delta, lax.add(x1, x2), lax.add(amax, tail))
 
 
+@ufunc_out
 def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """`log(exp(x1) + exp(x2))` without overflow, as `numpy.logaddexp`."""
     return _logaddexp("logaddexp", x1, x2, base2=False)
 
 
+@ufunc_out
 def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """`log2(2**x1 + 2**x2)` without overflow, as `numpy.logaddexp2`."""
     return _logaddexp("logaddexp2", x1, x2, base2=True)
@@ -397,27 +410,18 @@ def angle(z: ArrayLike, deg: bool = False) -> Array:
 # --- value and type tests -------------------------------------------------------------------
 
 
-def isposinf(x: ArrayLike, out: None = None) -> Array:
-    """Elementwise test for +inf, as `numpy.isposinf` (TypeError for complex).
-
-    NB: `out` is not supported; it must be None.
-    """
-    _check_out("isposinf", out)
-    return _signed_inf("isposinf", x, negative=False)
+def isposinf(x: ArrayLike, out: Any = None) -> Array:
+    """Elementwise test for +inf, as `numpy.isposinf` (TypeError for complex; `out=` as for
+    ufuncs)."""
+    result = _signed_inf("isposinf", x, negative=False)
+    return write_out("isposinf", out, result, "same_kind", broadcast=True)
 
 
-def isneginf(x: ArrayLike, out: None = None) -> Array:
-    """Elementwise test for -inf, as `numpy.isneginf` (TypeError for complex; `out` must be
-    None)."""
-    _check_out("isneginf", out)
-    return _signed_inf("isneginf", x, negative=True)
-
-
-def _check_out(fname: str, out: Any) -> None:
-    if out is not None:
-        raise NotImplementedError(
-            f"mjnp.{fname}: out= is not supported (arrays are immutable); use the return value"
-        )
+def isneginf(x: ArrayLike, out: Any = None) -> Array:
+    """Elementwise test for -inf, as `numpy.isneginf` (TypeError for complex; `out=` as for
+    ufuncs)."""
+    result = _signed_inf("isneginf", x, negative=True)
+    return write_out("isneginf", out, result, "same_kind", broadcast=True)
 
 
 def _signed_inf(fname: str, x: ArrayLike, negative: bool) -> Array:

@@ -18,6 +18,7 @@ from mjcore import lax
 from mjcore.array import Array as _ConcreteArray
 from mjnp import _linalg as _products
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes
+from mjnp._out import write_exact_out
 
 ArrayLike = Any
 Array = Any
@@ -584,10 +585,9 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
 # --- products and tensor helpers ------------------------------------------------------------
 
 
-def multi_dot(arrays: Sequence[ArrayLike], *, out: None = None) -> Array:
-    """Chained matrix product, as `numpy.linalg.multi_dot` (first and last may be 1-D)."""
-    if out is not None:
-        raise NotImplementedError("mjnp.linalg.multi_dot: out= is not supported")
+def multi_dot(arrays: Sequence[ArrayLike], *, out: Any = None) -> Array:
+    """Chained matrix product, as `numpy.linalg.multi_dot` (first and last may be 1-D; `out=`
+    as for `dot`)."""
     arrays = [asarray_strong("linalg.multi_dot", a) for a in arrays]
     if len(arrays) < 2:
         raise ValueError("mjnp.linalg.multi_dot: expecting at least two arrays")
@@ -601,7 +601,7 @@ def multi_dot(arrays: Sequence[ArrayLike], *, out: None = None) -> Array:
     result = arrays[0]
     for x in arrays[1:]:
         result = _products.dot(result, x)
-    return result
+    return write_exact_out("linalg.multi_dot", out, result)
 
 
 def tensorinv(a: ArrayLike, ind: int = 2) -> Array:
