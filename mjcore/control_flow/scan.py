@@ -190,7 +190,9 @@ def _scan_abstract_eval(
 
 # --- lowering: a while loop over an iteration counter ---------------------------------------
 
-_I32 = ShapedArray((), np.dtype("int32"))
+# The counter is int64, the dtype of a Python int index: `fori_loop(0, n, ...)` carries such an
+# index, and XLA merges two counters that start, step and are typed alike into one.
+_COUNTER = ShapedArray((), np.dtype("int64"))
 
 
 @scan_p.def_lowering
@@ -203,13 +205,13 @@ def _scan_lowering(
     ys_avals = [a.strip_weak_type() for a in ctx.avals_out[num_carry:]]
     if length == 0:
         return [*init, *(b.constant(np.zeros(a.shape, a.dtype), a) for a in ys_avals)]
-    loop_avals = [_I32, *carry_avals, *ys_avals]
+    loop_avals = [_COUNTER, *carry_avals, *ys_avals]
 
     def cond_region(inner: Any, i: Any, *rest: Any) -> list[Any]:
         return [
             inner.op(
                 "stablehlo.compare",
-                [i, inner.constant(length, _I32)],
+                [i, inner.constant(length, _COUNTER)],
                 ShapedArray((), np.dtype("bool")),
                 "comparison_direction = #stablehlo<comparison_direction LT>, "
                 "compare_type = #stablehlo<comparison_type SIGNED>",
@@ -220,20 +222,20 @@ def _scan_lowering(
         carry, ys = rest[:num_carry], rest[num_carry:]
         t = i
         if reverse:
-            t = inner.op("stablehlo.subtract", [inner.constant(length - 1, _I32), i], _I32)
-        zero = inner.constant(0, _I32)
+            t = inner.op("stablehlo.subtract", [inner.constant(length - 1, _COUNTER), i], _COUNTER)
+        zero = inner.constant(0, _COUNTER)
         x_t = [_lower_take(inner, x, t, zero) for x in xs]
         outs = lower_jaxpr_body(inner, jaxpr.jaxpr, [], [*consts, *carry, *x_t])
         new_ys = [
             _lower_put(inner, y, y_t, t, zero) for y, y_t in zip(ys, outs[num_carry:], strict=True)
         ]
-        i_next = inner.op("stablehlo.add", [i, inner.constant(1, _I32)], _I32)
+        i_next = inner.op("stablehlo.add", [i, inner.constant(1, _COUNTER)], _COUNTER)
         return [i_next, *outs[:num_carry], *new_ys]
 
     init_ys = [b.constant(0, a) for a in ys_avals]
     regions = [b.region(loop_avals, cond_region), b.region(loop_avals, body_region)]
     outs = b.op(
-        "stablehlo.while", [b.constant(0, _I32), *init, *init_ys], loop_avals, regions=regions
+        "stablehlo.while", [b.constant(0, _COUNTER), *init, *init_ys], loop_avals, regions=regions
     )
     return outs[1:]
 
