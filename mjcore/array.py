@@ -76,7 +76,13 @@ class Array:
         return value
 
     def block_until_ready(self) -> Array:
-        backend.block_until_ready(self._buf)
+        try:
+            # The buffer's own method, not a backend helper: this is on every timed call's path.
+            self._buf.block_until_ready()
+        except backend.RuntimeError_ as err:
+            if self._buf.is_deleted():
+                raise backend.deleted_error(self._buf) from err
+            raise
         return self
 
     def is_deleted(self) -> bool:

@@ -119,13 +119,4 @@ def deleted_error(buf: Buffer) -> RuntimeError:
     )
 
 
-def block_until_ready(buf: Buffer) -> None:
-    try:
-        buf.block_until_ready()
-    except _xla.JaxRuntimeError as err:
-        if buf.is_deleted():
-            raise deleted_error(buf) from err
-        raise
-
-
 RuntimeError_ = _xla.JaxRuntimeError
