@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mjcore import core, tree_util
+from mjcore import core, fused_grad, tree_util
 from mjcore.ad import Zero, jvp_flat, tangent_aval
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
 from mjcore.core import ShapedArray, get_aval
@@ -399,6 +399,11 @@ def value_and_grad(
                     f"but got {aval.dtype.name}. Integer and boolean inputs have no gradient; "
                     "convert them with .astype(float) or use vjp."
                 )
+        if not has_aux and not kwargs:
+            fused = fused_grad.try_value_and_grad(fun, args, nums_pos)
+            if fused is not None:
+                out, grads = fused
+                return out, (grads[0] if isinstance(argnums, int) else grads)
         f_partial = _partial_args(fun, args, kwargs, nums_pos)
         if has_aux:
             out, f_vjp, aux = vjp(f_partial, *diff_args, has_aux=True)

@@ -214,13 +214,14 @@ class Primitive:
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> list[ShapedArray]:
         """Output avals as a list, whatever the rule returns."""
-        from mjcore.errors import MissingRuleError
+        rule = self.abstract_eval_rule
+        if rule is None:
+            from mjcore.errors import MissingRuleError
 
-        if self.abstract_eval_rule is None:
             raise MissingRuleError(
                 self.name, "abstract_eval", "Abstract evaluation (jit, make_jaxpr, grad)"
             )
-        out = self.abstract_eval_rule(*avals, **params)
+        out = rule(*avals, **params)
         return list(out) if self.multiple_results else [out]
 
     def impl(self, *args: Any, **params: Any) -> list[Any]:
@@ -249,7 +250,7 @@ def set_default_impl(impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], 
 class MainTrace:
     """One interpreter on the stack: its level, trace type and global data (e.g. axis size)."""
 
-    __slots__ = ("level", "trace_type", "global_data", "description", "alive")
+    __slots__ = ("level", "trace_type", "global_data", "description", "alive", "trace")
 
     def __init__(self, level: int, trace_type: type[Trace], global_data: Any, description: str):
         self.level = level
@@ -257,6 +258,8 @@ class MainTrace:
         self.global_data = global_data
         self.description = description
         self.alive = True
+        # Traces hold nothing but their main, so one instance serves every bind at this level.
+        self.trace = trace_type(self)
 
     def __repr__(self) -> str:
         return f"MainTrace({self.level}, {self.trace_type.__name__}, {self.description})"
@@ -268,6 +271,10 @@ class _TraceState(threading.local):
     def __init__(self) -> None:
         self.trace_stack: list[MainTrace] = [MainTrace(0, EvalTrace, None, "eager evaluation")]
         self.dynamic_trace: MainTrace | None = None
+        # Set while `mjcore.fused_grad` traces a function that the user called eagerly: any
+        # look at a traced value must fail then (so the call falls back to eager evaluation)
+        # rather than show tracer text the eager call would not have shown.
+        self.speculating = False
 
 
 @contextmanager
@@ -285,17 +292,34 @@ def new_main(
         main.alive = False
 
 
-@contextmanager
-def new_dynamic_main(
-    trace_type: type[Trace], global_data: Any = None, description: str = ""
-) -> Iterator[MainTrace]:
-    """Push a main trace that also catches operations on non-tracers (initial-style staging)."""
-    with new_main(trace_type, global_data, description) as main:
-        prev, _state.dynamic_trace = _state.dynamic_trace, main
-        try:
-            yield main
-        finally:
-            _state.dynamic_trace = prev
+class new_dynamic_main:  # noqa: N801  # used like the generator context managers beside it
+    """Push a main trace that also catches operations on non-tracers (initial-style staging).
+
+    A class rather than a generator context manager: every jit trace enters one, and
+    `contextlib`'s machinery costs more than the push and pop.
+    """
+
+    __slots__ = ("main", "prev")
+
+    def __init__(
+        self, trace_type: type[Trace], global_data: Any = None, description: str = ""
+    ) -> None:
+        stack = _state.trace_stack
+        self.main = MainTrace(
+            len(stack), trace_type, global_data, description or trace_type.__name__
+        )
+
+    def __enter__(self) -> MainTrace:
+        state = _state
+        state.trace_stack.append(self.main)
+        self.prev, state.dynamic_trace = state.dynamic_trace, self.main
+        return self.main
+
+    def __exit__(self, *exc: Any) -> None:
+        state = _state
+        state.dynamic_trace = self.prev
+        state.trace_stack.pop()
+        self.main.alive = False
 
 
 def cur_level() -> int:
@@ -352,7 +376,7 @@ def find_top_trace(xs: Sequence[Any]) -> Trace:
     dyn = _state.dynamic_trace
     if dyn is not None and dyn.level > top_main.level:
         top_main = dyn
-    return top_main.trace_type(top_main)
+    return top_main.trace
 
 
 def full_raise(trace: Trace, val: Any) -> Any:
@@ -498,6 +522,11 @@ class Tracer:
         )
 
     def __repr__(self) -> str:
+        if _state.speculating:
+            raise ConcretizationTypeError(
+                f"repr() of a traced array {self.aval.str_short()} while speculatively tracing "
+                "an eager call (its value is needed: the call runs eagerly instead)"
+            )
         return f"{type(self).__name__}<{self.aval.str_short()}>"
 
 

@@ -467,9 +467,13 @@ class JittedFunction:
                 bufs = [a._buf for a in args]
                 if entry.const_bufs:
                     bufs = entry.const_bufs + bufs
-                outs = exe.program.executable.execute_sharded(bufs).consume_with_handlers(
-                    exe.program.handlers
-                )
+                program = exe.program
+                try:
+                    outs = program.executable.execute_sharded(bufs).consume_with_handlers(
+                        program.handlers
+                    )
+                except Exception:  # e.g. a donated (deleted) buffer: run explains it
+                    outs = program.run(bufs)
                 if entry.single_output:
                     return Array(outs[0], exe.out_avals[0])
                 outs = [Array(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]

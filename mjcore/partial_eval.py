@@ -41,6 +41,9 @@ class JaxprTracer(Tracer):
         self._trace, self._aval, self.debug_deps = trace, new._aval, new.debug_deps
 
 
+_NO_DEPS: frozenset[str] = frozenset()
+
+
 class JaxprBuilder:
     """Collects equations and constants while a function is traced."""
 
@@ -140,8 +143,7 @@ class JaxprTrace(Trace):
     ) -> list[JaxprTracer]:
         if primitive.staging_rule is not None:
             return primitive.staging_rule(self, tracers, **params)
-        avals_in = [t.aval for t in tracers]
-        avals_out = primitive.abstract_eval(*avals_in, **params)
+        avals_out = primitive.abstract_eval(*[t._aval for t in tracers], **params)
         return self.stage_equation(primitive, tracers, params, avals_out)
 
     def stage_equation(
@@ -152,11 +154,23 @@ class JaxprTrace(Trace):
         avals_out: Sequence[ShapedArray],
     ) -> list[JaxprTracer]:
         """Record one equation and return its output tracers."""
-        builder = self.builder
-        inputs = [builder.getvar(t) for t in tracers]
-        deps = frozenset().union(*(t.debug_deps for t in tracers)) if tracers else frozenset()
-        out_tracers = [builder.new_tracer(self, a, deps) for a in avals_out]
-        outvars = [builder.add_var(t) for t in out_tracers]
+        # The hot loop of tracing: builder methods inlined.
+        builder = self.main.global_data
+        tracer_to_var = builder.tracer_to_var
+        inputs = [tracer_to_var[id(t)] for t in tracers]
+        deps = _NO_DEPS
+        for t in tracers:
+            d = t.debug_deps
+            if d is not deps and d:
+                deps = d if not deps else deps | d
+        out_tracers = []
+        outvars = []
+        for a in avals_out:
+            tracer = JaxprTracer(self, a, deps)
+            var = tracer_to_var[id(tracer)] = Var(a)
+            out_tracers.append(tracer)
+            outvars.append(var)
+        builder.tracers.extend(out_tracers)
         builder.eqns.append(JaxprEqn(primitive, inputs, params, outvars))
         return out_tracers
 

@@ -90,6 +90,16 @@ def test_using_a_donated_array_raises(use):
         use(x)
 
 
+def test_a_warm_non_donating_jit_explains_a_deleted_argument():
+    # The second call takes jit's all-Array fast path, which must explain it the same way.
+    g = jit(lambda x: lax.mul(x, 2.0))
+    x = _arr(3)
+    g(_arr(3))
+    jit(lambda x: lax.neg(x), donate_argnums=0)(x)
+    with pytest.raises(RuntimeError, match=re.escape(DELETED + "[3]: it was donated")):
+        g(x)
+
+
 def test_donating_twice_raises():
     f = jit(lambda x: lax.neg(x), donate_argnums=0)
     x = _arr(3)

@@ -56,7 +56,10 @@ def promote_python_scalars(*args: Any) -> tuple[Any, ...]:
     between arrays is mjnp's job.
     """
     scalars = _PYTHON_SCALARS
-    if not any(type(a) in scalars for a in args):
+    for a in args:
+        if type(a) in scalars:
+            break
+    else:
         return args
     dtype = None
     for a in args:
@@ -124,6 +127,15 @@ def elementwise_abstract_eval(
     """Broadcast shapes, require one dtype (of an allowed kind), weak iff all operands weak."""
 
     def abstract_eval(*avals: ShapedArray, **params: Any) -> ShapedArray:
+        first = avals[0]
+        if (
+            out_dtype is None
+            and (allowed_kinds is None or first.dtype.kind in allowed_kinds)
+            and all(a == first for a in avals)
+        ):
+            # One aval throughout (the common case after mjnp's promotion): the output's aval
+            # is the input's, and avals are immutable, so share the object.
+            return first
         dtype = check_same_dtypes(name, avals)
         if allowed_kinds is not None and dtype.kind not in allowed_kinds:
             raise TypeError(

@@ -1,0 +1,282 @@
+"""Eager `grad` of a hot function as one compiled executable, keyed by what the function does.
+
+Eager reverse mode runs each primitive of the forward pass, its jvp rule and the transposed
+backward pass as separate XLA executions (a dozen for `sum(tanh(x * w) ** 2)`), which dominates
+the time of a small eager `grad`. When the same function is differentiated eagerly again and
+again (a training loop without `jit`), this module traces it to a jaxpr on each call, keys the
+jaxpr by its *structure* (primitives, parameters, wiring, literals, avals; never by values:
+arguments and closed-over arrays are inputs) and runs value-and-gradient of that structure as
+one cached executable.
+
+Semantics stay those of an eager call, because the function's Python runs on every call:
+side effects happen each time, and closed-over arrays are read afresh. Only functions whose
+trace does not need values can be fused; the first time a function looks at a value (`if x >
+0`, `float(x)`, `print(x)`, a boolean mask) its trace fails, the call runs eagerly (so Python
+side effects before that point happen twice, once) and the function is never traced again.
+
+Thresholds keep one-off calls eager and cheap: a function is traced from its
+`_TRACE_FROM_CALL`-th call on; a structure seen the first time is differentiated eagerly from
+the traced jaxpr (the Python is not re-run) and compiled the second time it is seen; a function
+that keeps producing new structures (e.g. a Python float literal that changes every call)
+stops being traced after `_MAX_STRUCTURES` of them.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import core
+from mjcore.array import Array
+from mjcore.core import ShapedArray, get_aval
+from mjcore.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
+from mjcore.partial_eval import trace_to_jaxpr
+from mjcore.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+_TRACE_FROM_CALL = 3
+_MAX_STRUCTURES = 8
+_CACHE_SIZE = 256
+
+
+class _Unkeyable(Exception):
+    """A parameter or literal with no structural key (a callable, an array): do not fuse."""
+
+
+class _FunctionStats:
+    __slots__ = ("calls", "structures", "fusable")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.structures = 0
+        self.fusable = True
+
+
+# Per code object (closures of one `def` share it; bound methods by their function).
+_stats: weakref.WeakKeyDictionary[Any, _FunctionStats] = weakref.WeakKeyDictionary()
+# structure key -> traced jaxpr (seen once) or the compiled value-and-grad (seen again)
+_cache: OrderedDict[Any, Any] = OrderedDict()
+_lock = threading.Lock()
+# How many calls ran a compiled executable (for tests and benchmarks to check it is in use).
+fused_calls = 0
+
+
+def _identity(fun: Callable[..., Any]) -> Any:
+    fun = getattr(fun, "__func__", fun)
+    return getattr(fun, "__code__", fun)
+
+
+def try_value_and_grad(
+    fun: Callable[..., Any], args: tuple[Any, ...], argnums: tuple[int, ...]
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """`(fun(*args), grads w.r.t. args[argnums])` through the fused path, or None to say
+    "run the ordinary eager path" (not hot yet, not fusable, or not eager)."""
+    state = core._state
+    if state.dynamic_trace is not None or len(state.trace_stack) != 1 or state.speculating:
+        return None
+    try:
+        ident = _identity(fun)
+        stats = _stats.get(ident)
+        if stats is None:
+            stats = _stats[ident] = _FunctionStats()
+    except TypeError:  # not weak-referenceable
+        return None
+    if not stats.fusable:
+        return None
+    stats.calls += 1
+    if stats.calls < _TRACE_FROM_CALL:
+        return None
+
+    flat, in_tree = tree_flatten(args)
+    avals = []
+    for x in flat:
+        if type(x) is Array:
+            avals.append(x.aval)
+        elif type(x) is float:
+            avals.append(get_aval(x))
+        else:  # ints (value-dependent promotion), NumPy arrays, tracers, other objects
+            return None
+    diff = _diff_leaves(flat, args, argnums)
+
+    closed = _speculative_trace(fun, in_tree, avals)
+    if closed is None or not _scalar_inexact_output(closed):
+        stats.fusable = False
+        return None
+    try:
+        key = (in_tree, diff, _structure(closed.jaxpr))
+    except _Unkeyable:
+        stats.fusable = False
+        return None
+
+    consts = list(closed.consts)
+    with _lock:
+        cached = _cache.get(key)
+        if cached is None:
+            stats.structures += 1
+            if stats.structures > _MAX_STRUCTURES:
+                stats.fusable = False
+            _cache[key] = closed.jaxpr
+            if len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+        else:
+            _cache.move_to_end(key)
+            if isinstance(cached, Jaxpr):
+                cached = _cache[key] = _compile(cached, len(consts), diff)
+    if cached is None:  # first sighting: differentiate the traced jaxpr eagerly
+        outs = _value_and_grad_flat(closed.jaxpr, len(consts), diff)(*consts, *flat)
+    else:
+        global fused_calls
+        fused_calls += 1
+        outs = cached(*consts, *flat)
+    value, grads = outs[0], outs[1:]
+    return value, _unflatten_grads(args, argnums, diff, grads)
+
+
+def _diff_leaves(
+    flat: list[Any], args: tuple[Any, ...], argnums: tuple[int, ...]
+) -> tuple[int, ...]:
+    """Flat leaf positions of `args[argnums]`, in argnums order."""
+    if len(flat) == len(args):  # every argument a leaf
+        return argnums
+    starts, pos = [], 0
+    for a in args:
+        starts.append(pos)
+        pos += len(tree_flatten(a)[0])
+    out = []
+    for i in argnums:
+        out.extend(range(starts[i], starts[i] + len(tree_flatten(args[i])[0])))
+    return tuple(out)
+
+
+def _unflatten_grads(
+    args: tuple[Any, ...], argnums: tuple[int, ...], diff: tuple[int, ...], grads: list[Any]
+) -> tuple[Any, ...]:
+    if diff is argnums:  # every argument a leaf
+        return tuple(grads)
+    out, k = [], 0
+    for i in argnums:
+        leaves, tree = tree_flatten(args[i])
+        out.append(tree_unflatten(tree, grads[k : k + len(leaves)]))
+        k += len(leaves)
+    return tuple(out)
+
+
+def _speculative_trace(
+    fun: Callable[..., Any], in_tree: PyTreeDef, avals: Sequence[ShapedArray]
+) -> ClosedJaxpr | None:
+    def flat_fun(*leaves: Any) -> list[Any]:
+        out = fun(*tree_unflatten(in_tree, list(leaves)))
+        return [out]
+
+    state = core._state
+    state.speculating = True
+    try:
+        return trace_to_jaxpr(flat_fun, avals, "eager grad (fused)")
+    except Exception:  # noqa: BLE001  # any failure: the eager call will raise it properly
+        return None
+    finally:
+        state.speculating = False
+
+
+def _scalar_inexact_output(closed: ClosedJaxpr) -> bool:
+    (aval,) = closed.out_avals
+    return aval.shape == () and aval.dtype.kind in "fc"
+
+
+def _value_and_grad_flat(jaxpr: Jaxpr, n_consts: int, diff: tuple[int, ...]):
+    from mjcore.api import vjp
+    from mjcore.lax.base import full
+
+    def value_and_grad_flat(*inputs: Any) -> list[Any]:
+        consts, xs = list(inputs[:n_consts]), list(inputs[n_consts:])
+
+        def f_of_diff(*d: Any) -> Any:
+            full_args = list(xs)
+            for i, v in zip(diff, d, strict=True):
+                full_args[i] = v
+            return eval_jaxpr(jaxpr, consts, *full_args)[0]
+
+        out, f_vjp = vjp(f_of_diff, *[xs[i] for i in diff])
+        return [out, *f_vjp(full((), 1, get_aval(out).dtype))]
+
+    return value_and_grad_flat
+
+
+def _compile(jaxpr: Jaxpr, n_consts: int, diff: tuple[int, ...]):
+    from mjcore.jit import JittedFunction
+
+    return JittedFunction(_value_and_grad_flat(jaxpr, n_consts, diff), (), (), (), 4)
+
+
+# --- structural keys ------------------------------------------------------------------------
+
+
+def _structure(jaxpr: Jaxpr) -> tuple[Any, ...]:
+    """A hashable key equal for jaxprs that compute the same function of their inputs."""
+    ids: dict[int, int] = {}
+    for v in (*jaxpr.constvars, *jaxpr.invars):
+        ids[id(v)] = len(ids)
+
+    def atom(x: Any) -> Any:
+        if type(x) is Literal:
+            return ("lit", x.aval, _value_key(x.val))
+        return ids[id(x)]
+
+    eqns: list[Any] = []
+    for prim, inputs, params, out_binders in jaxpr.eqns:
+        eqns.append(prim)
+        eqns.extend([atom(x) for x in inputs])
+        eqns.append(None)  # separates inputs from the parameters
+        for k, p in params.items():
+            eqns.append(k)
+            eqns.append(_param_key(p))
+        eqns.append(len(out_binders))
+        for v in out_binders:
+            ids[id(v)] = len(ids)
+            eqns.append(v.aval)
+    return (
+        tuple(v.aval for v in jaxpr.constvars),
+        tuple(v.aval for v in jaxpr.invars),
+        tuple(eqns),
+        tuple(atom(x) for x in jaxpr.outs),
+    )
+
+
+def _value_key(v: Any) -> Any:
+    t = type(v)
+    if t is float:  # NaN != NaN and -0.0 == 0.0 as dict keys: key floats by their bits
+        return (t, v.hex())
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if t in (int, bool):
+        return (t, v)
+    if isinstance(v, np.generic | np.ndarray) and v.size <= 16:
+        return (v.dtype, v.shape, v.tobytes())
+    raise _Unkeyable
+
+
+def _param_key(p: Any) -> Any:
+    t = type(p)
+    if p is None or t in (bool, int, str):
+        return p
+    if t is float:
+        return (t, math.copysign(1.0, p), repr(p))
+    if isinstance(p, tuple):  # also NamedTuples of dimension numbers
+        return (t, tuple(_param_key(x) for x in p))
+    if isinstance(p, enum.Enum):
+        return p
+    if isinstance(p, np.dtype | ShapedArray):
+        return p
+    if t is ClosedJaxpr and not p.consts:
+        return ("closed_jaxpr", _structure(p.jaxpr))
+    if t is Jaxpr:
+        return ("jaxpr", _structure(p))
+    if isinstance(p, np.generic):
+        return _value_key(p)
+    raise _Unkeyable
