@@ -810,6 +810,14 @@ from mjnp._protocols import from_dlpack  # noqa: E402  (appended per-module expo
 
 __all__ += ["from_dlpack"]
 
+# --- Array API inspection (_array_api_info.py) ----------------------------------------------
+from mjnp._array_api_info import (  # noqa: E402  (appended per-module export block)
+    __array_api_version__,
+    __array_namespace_info__,
+)
+
+__all__ += ["__array_api_version__", "__array_namespace_info__"]
+
 # --- printing (_printing.py) ----------------------------------------------------------------
 from mjnp._printing import (  # noqa: E402  (appended per-module export block)
     array2string,

@@ -16,8 +16,8 @@ import numpy as np
 
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
-from mjnp import _elementwise as ew
 from mjnp import (
+    _devices,
     _indexing,
     _joining,
     _linalg,
@@ -27,6 +27,7 @@ from mjnp import (
     _sorting,
     _statistics,
 )
+from mjnp import _elementwise as ew
 from mjnp import _indexing_functions as _ixf
 
 ArrayLike = Any
@@ -127,7 +128,7 @@ def _matrix_transpose(self: Array) -> Array:
 
 
 def _array_namespace(self: Array, /, *, api_version: str | None = None) -> Any:
-    if api_version not in (None, "2023.12", "2024.12"):
+    if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12"):
         raise ValueError(f"mjnp: unsupported Array API version {api_version!r}")
     return sys.modules["mjnp"]
 
@@ -191,6 +192,7 @@ SURFACE: dict[str, Any] = {
     # Properties.
     "T": property(_manipulation.transpose),
     "mT": property(_matrix_transpose),
+    "device": property(_devices.device),
     "real": property(ew.real),
     "imag": property(ew.imag),
     # NumPy's dispatch protocols (mjnp/_protocols.py).
@@ -200,6 +202,7 @@ SURFACE: dict[str, Any] = {
     "__dlpack_device__": _protocols.dlpack_device,
     # Methods.
     "__array_namespace__": _array_namespace,
+    "to_device": _devices.to_device,
     "astype": _astype_method,
     "reshape": _reshape_method,
     "transpose": _transpose_method,

@@ -5,7 +5,7 @@ Default dtypes are NumPy's (float64 for `zeros`, int64 for `arange(3)`). Arrays 
 strong-typed, as NumPy arrays are: `asarray(1.0)` is a float64 array that promotes like one.
 
 NB: mjnp arrays have no memory layout and are immutable, so `order` is checked and otherwise
-ignored, `empty` is `zeros`, and a "copy" of an mjnp array may share its (immutable) buffer.
+ignored and `empty` is `zeros`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
-from mjnp._manipulation import normalize_axis
+from mjnp._devices import check_device
+from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, check_arraylike
 
 ArrayLike = Any
@@ -73,11 +74,7 @@ def _check_order(fname: str, order: str | None, allowed: str = "CFAK") -> None:
 def _check_like(fname: str, like: Any, device: Any = None) -> None:
     if like is not None:
         raise NotImplementedError(f"mjnp.{fname}: like= is not supported")
-    if device is not None:
-        raise NotImplementedError(
-            f"mjnp.{fname}: device= is not supported yet (arrays live on the default device), "
-            f"got {device!r}"
-        )
+    check_device(fname, device)
 
 
 def _strong(x: Array) -> Array:
@@ -101,7 +98,8 @@ def asarray(
 
     Accepts mjnp Arrays and tracers, NumPy arrays and scalars, Python scalars and nested
     sequences of these (also holding tracers). With `copy=False` only an mjnp array that needs
-    no conversion is accepted.
+    no conversion is accepted; with `copy=True` the result is a new array object, which a later
+    `a[i] = v` does not change.
 
     Raises:
         TypeError: for values that are not arrays and for unsupported dtypes.
@@ -124,7 +122,9 @@ def asarray(
         # NumPy's own conversion, so that e.g. 300 into uint8 raises OverflowError as in NumPy.
         a = _host_convert("asarray", a, dt)
     x = _strong(asarray_arg("asarray", a))
-    return x if dt is None else lax.convert_element_type(x, dt)
+    out = x if dt is None else lax.convert_element_type(x, dt)
+    # A copy of an mjnp array must be a new handle: `a[i] = v` rebinds `a`.
+    return new_handle(out) if copy and out is a else out
 
 
 def _is_host_value(a: Any) -> bool:
@@ -156,12 +156,11 @@ def array(
 ) -> Array:
     """Create an array, as `numpy.array`; `ndmin` prepends size-1 axes.
 
-    NB: mjnp arrays are immutable, so `copy=True` may return a new handle sharing the input's
-    buffer; nothing can observe the difference.
+    With `copy=True` (the default) the result is a new array object, as in `asarray`.
     """
     _check_order("array", order)
     _check_like("array", like)
-    x = asarray(object, dtype, copy=None if copy else copy)
+    x = asarray(object, dtype, copy=copy)
     ndmin = operator.index(ndmin)
     if x.ndim < ndmin:
         x = lax.expand_dims(x, tuple(range(ndmin - x.ndim)))

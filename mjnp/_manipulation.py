@@ -16,6 +16,8 @@ from numpy.exceptions import AxisError
 
 from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
+from mjcore.lax.base import convert_element_type_p
+from mjnp._devices import check_device
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -86,6 +88,16 @@ def asarray_strong(fname: str, x: ArrayLike) -> Array:
     return lax.convert_element_type(x, x.dtype) if x.weak_type else x
 
 
+def new_handle(x: Array) -> Array:
+    """A new array object with the value of `x`: what a copy of an mjnp array is.
+
+    `x[i] = v` rebinds the object `x` to a new value, so a "copy" that is `x` itself would
+    follow the write. The copy has its own buffer (a same-dtype conversion, which XLA copies),
+    so it also outlives the donation of `x` to a jitted function.
+    """
+    return convert_element_type_p.bind1(x, new_dtype=x.dtype, weak_type=x.weak_type)
+
+
 # --- reshaping ------------------------------------------------------------------------------
 
 
@@ -117,8 +129,12 @@ def reshape(
     """Give `a` a new shape without changing its data, as `numpy.reshape`.
 
     One entry of `shape` may be -1 (inferred). `order` 'C' and 'F' are supported ('A' reads
-    as 'C'). `copy` is accepted for signature compatibility: arrays are immutable values.
+    as 'C'). `copy=True` gives a new array object even when the shape is unchanged; no reshape
+    needs a copy, so `copy=False` always succeeds.
     """
+    if copy:
+        out = reshape(a, shape, order)
+        return new_handle(out) if out is a else out
     a = asarray_strong("reshape", a)
     order = _check_order("mjnp.reshape", order, "CFA")
     new_shape = _resolve_shape("mjnp.reshape", a.size, a.shape, shape)
@@ -246,26 +262,28 @@ def _atleast_1d(x: Array) -> Array:
 def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = True, device: Any = None) -> Array:
     """Cast `x` to `dtype` (unsafe casting), as `numpy.astype`.
 
-    `copy` is accepted for signature compatibility: arrays are immutable values, so the result
-    may be `x` itself when no cast is needed.
+    With `copy=False` the result is `x` itself when no cast is needed; otherwise it is a new
+    array, which a later `x[i] = v` does not change.
 
     NB: casting a float outside the target integer range (NaN, or a negative float to an
     unsigned type) is undefined in NumPy, which warns and gives a platform-dependent value;
     here it saturates, as XLA does.
     """
     x = asarray_strong("astype", x)
-    if device is not None:
-        raise ValueError(f"mjnp.astype: only device=None is supported, got {device!r}")
-    return lax.convert_element_type(x, canonicalize_dtype(dtype, "mjnp.astype"))
+    check_device("astype", device)
+    out = lax.convert_element_type(x, canonicalize_dtype(dtype, "mjnp.astype"))
+    return new_handle(out) if copy and out is x else out
 
 
 def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     """An array with the value of `a`, as `numpy.copy`.
 
-    NB: arrays are immutable, so the "copy" may share storage with `a`; nothing can observe it.
+    The copy is a new array object with its own buffer: a later `a[i] = v` (which rebinds
+    `a`) or donating `a` to a jitted function leaves it alone.
     """
     _check_order("mjnp.copy", order, "CFAK")
-    return asarray_strong("copy", a)
+    x = asarray_strong("copy", a)
+    return new_handle(x) if x is a else x
 
 
 def ndim(a: ArrayLike) -> int:

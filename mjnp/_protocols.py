@@ -16,6 +16,8 @@ import numpy as np
 
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
+from mjnp._devices import check_device
+from mjnp._manipulation import new_handle
 from mjnp._out import write_out, write_outs
 
 ArrayLike = Any
@@ -141,18 +143,24 @@ def dlpack(
     dl_device: Any = None,
     copy: bool | None = None,
 ) -> Any:
-    """A DLPack capsule of the host copy of the array (CPU device).
+    """A DLPack capsule of the host copy of the array (CPU device), per the 2023.12 protocol:
+    a versioned, read-only capsule for a consumer that passes `max_version >= (1, 0)`, else a
+    legacy (0.x) capsule.
 
-    NB: the capsule always shares the cached, read-only host copy, never the device buffer;
-    `copy=False` is accepted because that copy is immutable. Traced values raise.
+    NB: the export never shares the device buffer, so no consumer can write to an mjnp array.
+    A versioned capsule shares the cached, read-only host copy; a legacy capsule cannot carry
+    the read-only flag, so it gets its own writable copy of the host value. `copy=False` is
+    accepted for both, since the host value is itself a copy. Traced values raise.
+
+    Raises:
+        BufferError: for a `dl_device` other than the CPU, `(1, 0)`.
     """
     if dl_device is not None and tuple(dl_device) != (_DLPACK_CPU, 0):
         raise BufferError(f"mjnp: __dlpack__ can only export to the CPU, got device {dl_device}")
     host = np.asarray(self)  # raises a tracer conversion error under transformations
-    kwargs: dict[str, Any] = {"stream": stream}
-    if max_version is not None:
-        kwargs["max_version"] = max_version
-    return host.__dlpack__(**kwargs)
+    if max_version is None or max_version[0] < 1:
+        return np.array(host).__dlpack__(stream=stream)
+    return host.__dlpack__(stream=stream, max_version=max_version, copy=copy)
 
 
 def dlpack_device(self: Array) -> tuple[int, int]:
@@ -162,15 +170,22 @@ def dlpack_device(self: Array) -> tuple[int, int]:
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """An mjnp array from any object with `__dlpack__`, as `numpy.from_dlpack` (the data is
-    copied to the device).
+    copied to the device). An mjnp array is returned as it is, or as a new array object with
+    `copy=True`.
 
     Raises:
-        ValueError: for `copy=False`, since moving data to the device always copies.
+        ValueError: for `copy=False` with a foreign object, since moving its data to the device
+            copies it; for an unknown `device`.
+        TypeError: for an object without `__dlpack__`.
     """
+    check_device("from_dlpack", device)
+    if isinstance(x, _Array | Tracer):
+        return new_handle(x) if copy else x
     if copy is False:
-        raise ValueError("mjnp.from_dlpack: copy=False is impossible; data moves to the device")
-    if isinstance(x, _Array):
-        return x
+        raise ValueError(
+            "mjnp.from_dlpack: copy=False is impossible for a "
+            f"{type(x).__name__}: its data must be copied to the device; use copy=None"
+        )
     if not hasattr(x, "__dlpack__"):
         raise TypeError(
             f"mjnp.from_dlpack: expected an object with __dlpack__, got {type(x).__name__}"

@@ -54,8 +54,10 @@ def sort(
     order: None = None,
     *,
     stable: bool | None = None,
+    descending: bool = False,
 ) -> Array:
-    """A sorted copy of `a` along `axis` (flattened if None), as `numpy.sort`.
+    """A sorted copy of `a` along `axis` (flattened if None), as `numpy.sort`; `descending`
+    (the Array API's keyword, which NumPy lacks) reverses the order, NaNs first.
 
     Every `kind` gives the same result (the values are totally ordered), so it is accepted and
     ignored, as is `stable`.
@@ -63,7 +65,8 @@ def sort(
     x = asarray_strong("sort", a)
     _check_sort_args("sort", kind, order, stable)
     x, axis = _sort_axis("sort", x, axis)
-    return lax.sort(x, axis)
+    out = lax.sort(x, axis)
+    return lax.rev(out, (axis,)) if descending else out
 
 
 def argsort(
@@ -73,11 +76,13 @@ def argsort(
     order: None = None,
     *,
     stable: bool | None = None,
+    descending: bool = False,
 ) -> Array:
-    """Indices (int64) that sort `a` along `axis` (flattened if None), as `numpy.argsort`.
+    """Indices (int64) that sort `a` along `axis` (flattened if None), as `numpy.argsort`;
+    `descending` (the Array API's keyword, which NumPy lacks) sorts from largest to smallest.
 
     NB: the sort is always stable: ties keep their original order whatever `kind` says, one of
-    the orders NumPy's unstable kinds may give.
+    the orders NumPy's unstable kinds may give. That holds for `descending=True` too.
     """
     x = asarray_strong("argsort", a)
     _check_sort_args("argsort", kind, order, stable)
@@ -85,7 +90,13 @@ def argsort(
         # NumPy argsorts a 0-d array as one element, whatever the axis.
         axis = None
     x, axis = _sort_axis("argsort", x, axis)
-    return lax.sort([x, _indices(x, axis)], axis, num_keys=1)[1]
+    if not descending:
+        return lax.sort([x, _indices(x, axis)], axis, num_keys=1)[1]
+    # A stable descending order: sort the reversed array stably, reverse the result, and map
+    # the indices back (ties then keep their original order).
+    n = x.shape[axis]
+    perm = lax.sort([lax.rev(x, (axis,)), _indices(x, axis)], axis, num_keys=1)[1]
+    return lax.sub(lax.full((), n - 1, perm.dtype), lax.rev(perm, (axis,)))
 
 
 def lexsort(keys: ArrayLike | Sequence[ArrayLike], axis: int = -1) -> Array:

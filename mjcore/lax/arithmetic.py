@@ -203,7 +203,14 @@ def _sign_lowering(ctx: LoweringContext, x):
             "compare_type = #stablehlo<comparison_type UNSIGNED>",
         )
         return b.op("stablehlo.convert", [nonzero], out)
-    return b.op("stablehlo.sign", [x], out)
+    raw = b.op("stablehlo.sign", [x], out)
+    if x.aval.dtype.kind == "i":
+        return raw
+    # XLA keeps -0.0 and gives NaN at infinite complex parts; NumPy's sign does neither.
+    from mjcore.backend.lowering import lower_fun
+    from mjcore.lax.complex_special import sign_fixup
+
+    return lower_fun(sign_fixup)(LoweringContext(b, [x.aval, out], [out]), x, raw)
 
 
 elementwise(sign_p, _sign_lowering, _NUMERIC)

@@ -2,7 +2,8 @@
 functions and their inverses, logistic, atan2 and pow. Elementwise; operands share one dtype.
 
 Derivatives are written with these same wrappers, so they are differentiable again. Lowerings use
-`stablehlo.*` ops, and `chlo.*` ops (which XLA decomposes accurately) where StableHLO has none.
+`stablehlo.*` ops, and `chlo.*` ops (which XLA decomposes accurately) where StableHLO has none;
+for complex operands most are wrapped to give C99's special values (`complex_special`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,21 @@ from mjcore.core import Primitive, get_aval
 from mjcore.lax.arithmetic import add, div, integer_pow, mul, neg, sub
 from mjcore.lax.base import full, select_n
 from mjcore.lax.comparison import eq
+from mjcore.lax.complex_special import (
+    acos_rule,
+    acosh_rule,
+    annex_g_lowering,
+    asin_rule,
+    asinh_rule,
+    atanh_rule,
+    cosh_rule,
+    exp_rule,
+    log_rule,
+    rotated_lowering,
+    sinh_rule,
+    sqrt_rule,
+    tanh_rule,
+)
 from mjcore.lax.families import elementwise, scalar_constant
 
 ArrayLike = Any
@@ -40,7 +56,7 @@ def exp(x: ArrayLike) -> Any:
     return exp_p.bind1(x)
 
 
-elementwise(exp_p, "stablehlo.exponential", _INEXACT)
+elementwise(exp_p, annex_g_lowering("stablehlo.exponential", "conj", exp_rule), _INEXACT)
 
 
 @exp_p.def_jvp
@@ -88,7 +104,7 @@ def log(x: ArrayLike) -> Any:
     return log_p.bind1(x)
 
 
-elementwise(log_p, "stablehlo.log", _INEXACT)
+elementwise(log_p, annex_g_lowering("stablehlo.log", "conj", log_rule), _INEXACT)
 
 
 @log_p.def_jvp
@@ -107,7 +123,7 @@ def log1p(x: ArrayLike) -> Any:
     return log1p_p.bind1(x)
 
 
-elementwise(log1p_p, "stablehlo.log_plus_one", _INEXACT)
+elementwise(log1p_p, annex_g_lowering("stablehlo.log_plus_one", "conj", log_rule), _INEXACT)
 
 
 @log1p_p.def_jvp
@@ -146,7 +162,7 @@ def sqrt(x: ArrayLike) -> Any:
     return sqrt_p.bind1(x)
 
 
-elementwise(sqrt_p, "stablehlo.sqrt", _INEXACT)
+elementwise(sqrt_p, annex_g_lowering("stablehlo.sqrt", "conj", sqrt_rule), _INEXACT)
 
 
 @sqrt_p.def_jvp
@@ -207,7 +223,7 @@ def sin(x: ArrayLike) -> Any:
     return sin_p.bind1(x)
 
 
-elementwise(sin_p, "stablehlo.sine", _INEXACT)
+elementwise(sin_p, rotated_lowering("stablehlo.sine", lambda w: sinh(w), True), _INEXACT)
 
 
 @sin_p.def_jvp
@@ -226,7 +242,7 @@ def cos(x: ArrayLike) -> Any:
     return cos_p.bind1(x)
 
 
-elementwise(cos_p, "stablehlo.cosine", _INEXACT)
+elementwise(cos_p, rotated_lowering("stablehlo.cosine", lambda w: cosh(w), False), _INEXACT)
 
 
 @cos_p.def_jvp
@@ -245,7 +261,7 @@ def tan(x: ArrayLike) -> Any:
     return tan_p.bind1(x)
 
 
-elementwise(tan_p, "stablehlo.tan", _INEXACT)
+elementwise(tan_p, rotated_lowering("stablehlo.tan", lambda w: tanh(w), True), _INEXACT)
 
 
 @tan_p.def_jvp
@@ -265,7 +281,7 @@ def asin(x: ArrayLike) -> Any:
     return asin_p.bind1(x)
 
 
-elementwise(asin_p, "chlo.asin", _INEXACT)
+elementwise(asin_p, annex_g_lowering("chlo.asin", "odd", asin_rule), _INEXACT)
 
 
 @asin_p.def_jvp
@@ -284,7 +300,7 @@ def acos(x: ArrayLike) -> Any:
     return acos_p.bind1(x)
 
 
-elementwise(acos_p, "chlo.acos", _INEXACT)
+elementwise(acos_p, annex_g_lowering("chlo.acos", "conj", acos_rule), _INEXACT)
 
 
 @acos_p.def_jvp
@@ -303,7 +319,7 @@ def atan(x: ArrayLike) -> Any:
     return atan_p.bind1(x)
 
 
-elementwise(atan_p, "chlo.atan", _INEXACT)
+elementwise(atan_p, rotated_lowering("chlo.atan", lambda w: atanh(w), True), _INEXACT)
 
 
 @atan_p.def_jvp
@@ -348,7 +364,7 @@ def sinh(x: ArrayLike) -> Any:
     return sinh_p.bind1(x)
 
 
-elementwise(sinh_p, "chlo.sinh", _INEXACT)
+elementwise(sinh_p, annex_g_lowering("chlo.sinh", "odd", sinh_rule), _INEXACT)
 
 
 @sinh_p.def_jvp
@@ -367,7 +383,7 @@ def cosh(x: ArrayLike) -> Any:
     return cosh_p.bind1(x)
 
 
-elementwise(cosh_p, "chlo.cosh", _INEXACT)
+elementwise(cosh_p, annex_g_lowering("chlo.cosh", "even", cosh_rule), _INEXACT)
 
 
 @cosh_p.def_jvp
@@ -386,7 +402,7 @@ def tanh(x: ArrayLike) -> Any:
     return tanh_p.bind1(x)
 
 
-elementwise(tanh_p, "stablehlo.tanh", _INEXACT)
+elementwise(tanh_p, annex_g_lowering("stablehlo.tanh", "odd", tanh_rule), _INEXACT)
 
 
 @tanh_p.def_jvp
@@ -408,7 +424,7 @@ def asinh(x: ArrayLike) -> Any:
     return asinh_p.bind1(x)
 
 
-elementwise(asinh_p, "chlo.asinh", _INEXACT)
+elementwise(asinh_p, annex_g_lowering("chlo.asinh", "odd", asinh_rule), _INEXACT)
 
 
 @asinh_p.def_jvp
@@ -427,7 +443,7 @@ def acosh(x: ArrayLike) -> Any:
     return acosh_p.bind1(x)
 
 
-elementwise(acosh_p, "chlo.acosh", _INEXACT)
+elementwise(acosh_p, annex_g_lowering("chlo.acosh", "conj", acosh_rule), _INEXACT)
 
 
 @acosh_p.def_jvp
@@ -449,7 +465,7 @@ def atanh(x: ArrayLike) -> Any:
     return atanh_p.bind1(x)
 
 
-elementwise(atanh_p, "chlo.atanh", _INEXACT)
+elementwise(atanh_p, annex_g_lowering("chlo.atanh", "odd", atanh_rule), _INEXACT)
 
 
 @atanh_p.def_jvp

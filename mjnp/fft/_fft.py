@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from mjcore import lax
+from mjcore.dtypes import DTypeLike, canonicalize_dtype
+from mjnp._devices import check_device
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
 
@@ -241,31 +243,39 @@ def irfft2(
     return irfftn(a, s, axes, norm)
 
 
-def _freq(fname: str, ints: np.ndarray, n: int, d: Any, device: Any) -> Array:
+def _freq(
+    fname: str, ints: np.ndarray, n: int, d: Any, device: Any, dtype: DTypeLike | None
+) -> Array:
     from mjnp._creation import asarray
 
-    if device not in (None, "cpu"):
-        raise ValueError(f"mjnp.fft.{fname}: unsupported device {device!r}")
+    check_device(f"fft.{fname}", device)
+    out_dtype = None if dtype is None else canonicalize_dtype(dtype, f"mjnp.fft.{fname}")
+    if out_dtype is not None and out_dtype.kind != "f":
+        raise ValueError(
+            f"mjnp.fft.{fname}: dtype must be a real floating-point dtype, got {out_dtype.name}"
+        )
     n = operator.index(n)
     if n < 1 and fname == "fftfreq":
         raise ValueError(f"mjnp.fft.{fname}: n must be positive, got {n}")
     # An int64 array times 1 / (n * d), so the dtype follows NumPy's promotion of `d`.
-    return asarray(ints) * (1.0 / (n * asarray_strong(f"fft.{fname}", d)))
+    out = asarray(ints) * (1.0 / (n * asarray_strong(f"fft.{fname}", d)))
+    return out if out_dtype is None else lax.convert_element_type(out, out_dtype)
 
 
-def fftfreq(n: int, d: Any = 1.0, device: Any = None) -> Array:
+def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None = None) -> Array:
     """Sample frequencies of `fft` for window length `n` and spacing `d`, as
-    `numpy.fft.fftfreq`."""
+    `numpy.fft.fftfreq`; `dtype` (the Array API's keyword, which NumPy lacks) casts the result
+    to a real floating-point dtype."""
     n = operator.index(n)
     half = (n - 1) // 2 + 1
     ints = np.concatenate([np.arange(0, half), np.arange(-(n // 2), 0)]).astype(np.int64)
-    return _freq("fftfreq", ints, n, d, device)
+    return _freq("fftfreq", ints, n, d, device, dtype)
 
 
-def rfftfreq(n: int, d: Any = 1.0, device: Any = None) -> Array:
-    """Sample frequencies of `rfft`, as `numpy.fft.rfftfreq`."""
+def rfftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None = None) -> Array:
+    """Sample frequencies of `rfft`, as `numpy.fft.rfftfreq`; `dtype` as in `fftfreq`."""
     n = operator.index(n)
-    return _freq("rfftfreq", np.arange(0, n // 2 + 1, dtype=np.int64), n, d, device)
+    return _freq("rfftfreq", np.arange(0, n // 2 + 1, dtype=np.int64), n, d, device, dtype)
 
 
 def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
