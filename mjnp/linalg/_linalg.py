@@ -1,8 +1,11 @@
 """`mjnp.linalg`: NumPy's linear algebra, composed from the `mjcore.lax` decompositions.
 
-NB: where NumPy raises `LinAlgError` on a numerically failed decomposition (a singular matrix
-in `inv`/`solve`, a matrix that is not positive definite in `cholesky`), mjnp returns
-infinities or NaNs, as JAX does: the outcome depends on values, which are unknown under `jit`.
+Errors are NumPy's `LinAlgError` (the same class): for arrays of fewer than two dimensions or
+non-square matrices, and, eagerly, for numerically failed decompositions (a singular matrix in
+`inv`/`solve`, a matrix that is not positive definite in `cholesky`, eigenvalue or SVD
+iterations that do not converge). NB: under a transformation (`jit`, `grad`, `vmap`) there are
+no values to check, so a failed decomposition gives what XLA computes instead: infinities or
+NaNs, as in JAX.
 """
 
 from __future__ import annotations
@@ -115,6 +118,36 @@ def _is_concrete(x: Any) -> bool:
     return isinstance(x, _ConcreteArray)
 
 
+# Eager checks for numerically failed decompositions. The LAPACK kernels' `info` outputs are
+# turned into NaNs by the lax lowerings (as JAX does), so a NaN the input did not hold marks a
+# failure; LU's own failure mark is an exactly zero pivot. Under a transformation the values
+# are unknown and nothing is checked.
+
+
+def _check_nonsingular(fname: str, lu_: Array) -> None:
+    """LinAlgError when U has an exactly zero pivot, as LAPACK's getrf reports (info > 0)."""
+    if _is_concrete(lu_) and (np.diagonal(np.asarray(lu_), 0, -2, -1) == 0).any():
+        raise LinAlgError(
+            f"mjnp.linalg.{fname}: Singular matrix (an exactly zero pivot in its LU "
+            "factorization); use mjnp.linalg.lstsq or pinv for a least-squares solution"
+        )
+
+
+def _check_converged(fname: str, message: str, result: Array, x: Array | None) -> None:
+    """LinAlgError(message) when `result` has NaNs, unless the input `x` is given and is not
+    finite (then NumPy returns the NaNs too)."""
+    if not _is_concrete(result) or (x is not None and not _is_concrete(x)):
+        return
+    if np.isnan(np.asarray(result)).any() and (x is None or np.isfinite(np.asarray(x)).all()):
+        raise LinAlgError(f"mjnp.linalg.{fname}: {message}")
+
+
+def _check_finite(fname: str, x: Array) -> None:
+    """LinAlgError for infinities or NaNs in a concrete input, which NumPy's eig rejects."""
+    if _is_concrete(x) and not np.isfinite(np.asarray(x)).all():
+        raise LinAlgError(f"mjnp.linalg.{fname}: Array must not contain infs or NaNs")
+
+
 # --- decompositions -------------------------------------------------------------------------
 
 
@@ -122,11 +155,16 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
     """Cholesky factor, as `numpy.linalg.cholesky`.
 
     NB: the factor of `(a + a^H) / 2` is returned (as JAX), which is NumPy's result for the
-    Hermitian input NumPy requires; a matrix that is not positive definite gives NaNs.
+    Hermitian input NumPy requires.
+
+    Raises:
+        LinAlgError: eagerly, when the matrix is not positive definite; under a transformation
+            such a matrix gives NaNs instead.
     """
     x = _inexact("cholesky", a)
     _check_stacked("cholesky", x)
     factor = lax.cholesky(x)
+    _check_converged("cholesky", "Matrix is not positive definite", factor, x)
     return _conj_swap(factor) if upper else factor
 
 
@@ -149,12 +187,14 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Any:
 
 def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's name)
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices, as `numpy.linalg.eigh`;
-    only the `UPLO` triangle is read."""
+    only the `UPLO` triangle is read (LinAlgError eagerly if the iteration fails to converge;
+    NaNs under a transformation)."""
     if UPLO not in ("L", "U"):
         raise ValueError(f"mjnp.linalg.eigh: UPLO argument must be 'L' or 'U', got {UPLO!r}")
     x = _inexact("eigh", a)
     _check_stacked("eigh", x)
     v, w = lax.eigh(x, lower=UPLO == "L", symmetrize_input=False)
+    _check_converged("eigh", "Eigenvalues did not converge", w, x)
     return EighResult(w, v)
 
 
@@ -178,20 +218,28 @@ def eig(a: ArrayLike, /) -> EigResult:
     """Eigenvalues and right eigenvectors of general square matrices, as `numpy.linalg.eig`.
 
     Not differentiable (as in JAX); `eigvals` is.
+
+    Raises:
+        LinAlgError: eagerly, for infinities or NaNs in `a` and when the iteration fails to
+            converge (NaNs under a transformation).
     """
     x = _inexact("eig", a)
     _check_stacked("eig", x)
+    _check_finite("eig", x)
     w, v = lax.eig(x)
+    _check_converged("eig", "Eigenvalues did not converge", w, None)
     if x.dtype.kind != "c":
         w, v = _real_if_all_real(w, v)
     return EigResult(w, v)
 
 
 def eigvals(a: ArrayLike, /) -> Array:
-    """Eigenvalues of general square matrices, as `numpy.linalg.eigvals`."""
+    """Eigenvalues of general square matrices, as `numpy.linalg.eigvals` (errors as `eig`)."""
     x = _inexact("eigvals", a)
     _check_stacked("eigvals", x)
+    _check_finite("eigvals", x)
     w = lax.eig(x, compute_eigenvectors=False)
+    _check_converged("eigvals", "Eigenvalues did not converge", w, None)
     if x.dtype.kind != "c":
         w, _ = _real_if_all_real(w, None)
     return w
@@ -203,13 +251,20 @@ def svd(
     """Singular value decomposition, as `numpy.linalg.svd`.
 
     NB: `hermitian=True` is accepted and computes the general SVD (same singular values).
+
+    Raises:
+        LinAlgError: eagerly, when the iteration fails to converge, which NaNs in `a` also
+            cause, as in NumPy (NaNs under a transformation).
     """
     x = _inexact("svd", a)
     _check_stacked("svd", x, square=False)
     del hermitian
     if not compute_uv:
-        return lax.svd(x, compute_uv=False)
+        s = lax.svd(x, compute_uv=False)
+        _check_converged("svd", "SVD did not converge", s, None)
+        return s
     u, s, vh = lax.svd(x, full_matrices=bool(full_matrices))
+    _check_converged("svd", "SVD did not converge", s, None)
     return SVDResult(u, s, vh)
 
 
@@ -272,9 +327,12 @@ def _permute_rows(b: Array, permutation: Array) -> Array:
     return _mm(lax.convert_element_type(onehot, b.dtype), b)
 
 
-def _lu_solve(x: Array, b: Array) -> Array:
-    """Solve x @ out = b for square x (..., n, n) and b (..., n, k) with equal batch axes."""
+def _lu_solve(fname: str | None, x: Array, b: Array) -> Array:
+    """Solve x @ out = b for square x (..., n, n) and b (..., n, k) with equal batch axes;
+    LinAlgError eagerly when x is singular, unless `fname` is None (then infs or NaNs)."""
     _, _, lu_, permutation = _lu_parts(x)
+    if fname is not None:
+        _check_nonsingular(fname, lu_)
     pb = _permute_rows(b, permutation)
     y = lax.triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
     return lax.triangular_solve(lu_, y, left_side=True, lower=False)
@@ -286,7 +344,12 @@ def _result_inexact(*xs: Array) -> np.dtype:
 
 def solve(a: ArrayLike, b: ArrayLike) -> Array:
     """Solve `a @ x = b`, as `numpy.linalg.solve`: `b` is a vector only when 1-D, otherwise
-    a stack of matrices; batch axes broadcast."""
+    a stack of matrices; batch axes broadcast.
+
+    Raises:
+        LinAlgError: for a singular `a` (an exactly zero pivot), eagerly; under a
+            transformation it gives infinities or NaNs instead.
+    """
     x, rhs = _inexact("solve", a), _inexact("solve", b)
     _check_stacked("solve", x)
     dtype = _result_inexact(x, rhs)
@@ -308,15 +371,20 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
         ) from err
     x = lax.broadcast_to(x, (*batch, n, n))
     rhs = lax.broadcast_to(rhs, (*batch, *rhs.shape[-2:]))
-    out = _lu_solve(x, rhs)
+    out = _lu_solve("solve", x, rhs)
     return lax.reshape(out, out.shape[:-1]) if vector else out
 
 
 def inv(a: ArrayLike) -> Array:
-    """Matrix inverse, as `numpy.linalg.inv`."""
+    """Matrix inverse, as `numpy.linalg.inv`.
+
+    Raises:
+        LinAlgError: for a singular matrix (an exactly zero pivot), eagerly; under a
+            transformation it gives infinities or NaNs instead.
+    """
     x = _inexact("inv", a)
     _check_stacked("inv", x)
-    return _lu_solve(x, _eye(x.shape, x.dtype))
+    return _lu_solve("inv", x, _eye(x.shape, x.dtype))
 
 
 def matrix_power(a: ArrayLike, n: int) -> Array:
@@ -464,7 +532,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
 
 
 def cond(x: ArrayLike, p: Any = None) -> Array:
-    """Condition number, as `numpy.linalg.cond`."""
+    """Condition number, as `numpy.linalg.cond` (inf for a singular matrix)."""
     a = _inexact("cond", x)
     _check_stacked("cond", a, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
@@ -475,7 +543,14 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
         )
         ratio = lax.div(first, last) if p != -2 else lax.div(last, first)
         return lax.reshape(ratio, ratio.shape[:-1])
-    return lax.mul(norm(a, p, axis=(-2, -1)), norm(inv(a), p, axis=(-2, -1)))
+    inverse = _lu_solve(None, a, _eye(a.shape, a.dtype))
+    result = lax.mul(norm(a, p, axis=(-2, -1)), norm(inverse, p, axis=(-2, -1)))
+    # As NumPy: a NaN from a singular matrix (not from a NaN input) is an infinite condition.
+    from mjnp import any as aany
+    from mjnp import isnan, logical_and, logical_not, where
+
+    singular = logical_and(isnan(result), logical_not(aany(isnan(a), axis=(-2, -1))))
+    return where(singular, np.inf, result)
 
 
 def vector_norm(
