@@ -13,7 +13,7 @@ import mjcore
 import mjnp
 
 INF, NAN = numpy.inf, numpy.nan
-PARTS = [0.0, -0.0, 1.5, -1.5, INF, -INF, NAN]
+PARTS = [0.0, -0.0, 1.5, -1.5, 2.0, -3.0, INF, -INF, NAN]  # cos(2) < 0, sin(-3) < 0
 GRID = numpy.array([complex(a, b) for a, b in itertools.product(PARTS, PARTS)])
 
 # expm1 is left out: NumPy's complex expm1 is not C99's at infinities (see conformance/xfails.txt).

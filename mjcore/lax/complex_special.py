@@ -19,7 +19,7 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import get_aval
-from mjcore.lax.arithmetic import abs, neg
+from mjcore.lax.arithmetic import abs, mul, neg
 from mjcore.lax.base import full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor, is_finite
@@ -143,12 +143,20 @@ def sqrt_rule(x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
 
 
 def sinh_rule(x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
+    from mjcore.lax.transcendental import cos  # transcendental imports this module
+
+    # sinh(+0 + iy) = +0 cos(y) + i sin(y): the zero real part carries the sign of cos(y).
+    u = _where(_and(_is(x, 0.0), is_finite(y)), mul(x, cos(y)), u)
     bad_y = _nonfinite(y)
     u, v = _set(_and(_is(x, 0.0), bad_y), u, v, 0.0, _NAN)
     return _set(_and(_is(x, _INF), bad_y), u, v, _INF, _NAN)
 
 
 def cosh_rule(x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
+    from mjcore.lax.transcendental import sin  # transcendental imports this module
+
+    # cosh(+0 + iy) = cos(y) + i +0 sin(y): the zero imaginary part carries the sign of sin(y).
+    v = _where(_and(_is(x, 0.0), is_finite(y)), mul(x, sin(y)), v)
     bad_y = _nonfinite(y)
     u, v = _set(_and(_is(x, 0.0), bad_y), u, v, _NAN, 0.0)
     return _set(_and(_is(x, _INF), bad_y), u, v, _INF, _NAN)
