@@ -218,7 +218,7 @@ def _check_nonnegative_exponent(fname: str, x2: Any) -> None:
         raise ValueError(f"mjnp.{fname}: Integers to negative integer powers are not allowed.")
 
 
-@ufunc_out
+@ufunc_out(fuse=False)  # checks integer exponents' signs eagerly
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 ** x2`, as `numpy.power` (bool ** bool is int8).
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
+from mjcore.eager_fusion import fuse_eagerly
 from mjnp._manipulation import moveaxis, normalize_axis
 from mjnp._out import write_exact_out, write_out
 from mjnp._promotion import asarray_arg, promote_args
@@ -42,6 +43,7 @@ def _promote(
     return lax.convert_element_type(a, dt), lax.convert_element_type(b, dt)
 
 
+@fuse_eagerly
 def matmul(
     x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *, dtype: DTypeLike | None = None
 ) -> Array:
@@ -99,6 +101,7 @@ def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
     return lax.squeeze(result, squeezed) if squeezed else result
 
 
+@fuse_eagerly
 def dot(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
     """Dot product with NumPy's `dot` rules.
 

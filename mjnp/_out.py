@@ -20,6 +20,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
+from mjcore.eager_fusion import fuse_eagerly
 
 ArrayLike = Any
 Array = Any
@@ -148,10 +149,16 @@ def write_outs(fname: str, out: Any, results: tuple[Array, ...], casting: str) -
     )
 
 
-def ufunc_out(fun: Callable[..., Any]) -> Callable[..., Any]:
+def ufunc_out(fun: Callable[..., Any] | None = None, *, fuse: bool = True) -> Callable[..., Any]:
     """Give an elementwise function NumPy's ufunc keyword `out=`, with the ufunc rules: the
     result is cast 'same_kind' and broadcast to `out`'s shape; `out` may also be a tuple with
-    one entry per result (None entries are left alone)."""
+    one entry per result (None entries are left alone).
+
+    With `fuse` (the default), eager calls on arrays run as one cached executable
+    (`mjcore.eager_fusion`); pass `fuse=False` for a function that checks values eagerly.
+    """
+    if fun is None:
+        return functools.partial(ufunc_out, fuse=fuse)
     signature = inspect.signature(fun)
     parameter = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
 
@@ -174,4 +181,4 @@ def ufunc_out(fun: Callable[..., Any]) -> Callable[..., Any]:
     wrapped.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[*signature.parameters.values(), parameter]
     )
-    return wrapped
+    return fuse_eagerly(wrapped) if fuse else wrapped

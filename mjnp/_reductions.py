@@ -11,6 +11,7 @@ import numpy as np
 
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
+from mjcore.eager_fusion import fuse_eagerly
 from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis
 from mjnp._out import write_out
 from mjnp._promotion import asarray_arg
@@ -150,6 +151,7 @@ def _sum_or_prod(
 # --- sum, prod, mean ------------------------------------------------------------------------
 
 
+@fuse_eagerly
 def sum(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
@@ -166,6 +168,7 @@ def sum(  # noqa: A001  (NumPy's name)
     return _sum_or_prod("sum", _SUM, a, axis, dtype, out, keepdims, initial, where)
 
 
+@fuse_eagerly
 def prod(
     a: ArrayLike,
     axis: Axis = None,
@@ -179,6 +182,7 @@ def prod(
     return _sum_or_prod("prod", _PROD, a, axis, dtype, out, keepdims, initial, where)
 
 
+@fuse_eagerly
 def mean(
     a: ArrayLike,
     axis: Axis = None,
@@ -268,6 +272,7 @@ def _extremum(
     return write_out(fname, out, _finish(result, axes, keepdims))
 
 
+@fuse_eagerly
 def max(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
@@ -280,6 +285,7 @@ def max(  # noqa: A001  (NumPy's name)
     return _extremum("max", _MAX, a, axis, out, keepdims, initial, where)
 
 
+@fuse_eagerly
 def min(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
@@ -325,6 +331,7 @@ def _arg_extremum(
     return write_out(fname, out, result, "writeback")
 
 
+@fuse_eagerly
 def argmax(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False):
     """Index of the maximum along `axis` (of the flattened array if None), as `numpy.argmax`.
 
@@ -333,6 +340,7 @@ def argmax(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: 
     return _arg_extremum("argmax", lax.argmax, a, axis, out, keepdims)
 
 
+@fuse_eagerly
 def argmin(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False):
     """Index of the minimum along `axis` (of the flattened array if None), as `numpy.argmin`.
 
@@ -363,6 +371,7 @@ def _logical(
     return write_out(fname, out, _finish(_reduce(reducer, x, axes), axes, keepdims))
 
 
+@fuse_eagerly
 def all(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
@@ -375,6 +384,7 @@ def all(  # noqa: A001  (NumPy's name)
     return _logical("all", lax.reduce_and, True, a, axis, out, keepdims, where)
 
 
+@fuse_eagerly
 def any(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,

@@ -13,6 +13,7 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
+from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp._linalg import matmul
@@ -304,6 +305,7 @@ def _variance(
     return ew.true_divide(total, divisor)
 
 
+@fuse_eagerly
 def var(
     a: ArrayLike,
     axis: Axis = None,
@@ -323,6 +325,7 @@ def var(
     return write_out("var", out, result)
 
 
+@fuse_eagerly
 def std(
     a: ArrayLike,
     axis: Axis = None,

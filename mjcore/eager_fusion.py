@@ -1,0 +1,162 @@
+"""Eager calls of a library function as one cached XLA executable.
+
+An eager primitive costs one PJRT execute (~4 µs on CPU); the Python of a library function
+around it (dtype promotion, axis normalisation, `bind` through the interpreter stack, several
+primitives for one NumPy function) used to cost as much again. `fuse_eagerly(fun)` gives `fun`
+a per-signature cache of its whole traced body, compiled once, exactly as `jit` would: an eager
+call with positional Arrays (and Python floats) runs that one executable.
+
+Only functions whose eager result is determined by their arguments' shapes and dtypes may use
+it: a function that inspects values eagerly (raising IndexError for an out-of-bounds index, or
+OverflowError for `uint8_array + 300`) would lose that check under tracing. Functions that
+*need* values (a bool mask, `int(x)`) are safe: their trace raises a concretization error, the
+signature is remembered as unfusable and the plain function runs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from mjcore import core
+from mjcore.array import Array
+from mjcore.core import ShapedArray
+from mjcore.dispatch import to_buffer
+from mjcore.errors import (
+    ConcretizationTypeError,
+    NonConcreteBooleanIndexError,
+    TracerArrayConversionError,
+    TracerIntegerConversionError,
+)
+from mjcore.jit import JittedFunction
+from mjcore.tree_util import tree_unflatten
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NEEDS_VALUES = (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerIntegerConversionError,
+    NonConcreteBooleanIndexError,
+)
+
+# Python floats and complexes beside an Array enter as weak-typed dynamic arguments, like `jit`
+# traces them: their values never change a result's dtype or raise, and a weak array promotes
+# as they do. Python ints can (NEP 50's OverflowError for `uint8_array + 300`, integer
+# powers), so calls with ints take the plain path; so do calls with Python scalars only.
+_WEAK_SCALAR_AVALS = {
+    float: ShapedArray((), "float64", True),
+    complex: ShapedArray((), "complex128", True),
+}
+
+_CACHE_SIZE = 64  # signatures per function
+_KEYWORD_VARIANTS = 32  # keyword-argument combinations per function
+
+
+def _static_values(kwargs: dict[str, Any]) -> bool:
+    """Whether keyword values are configuration (never arrays, which would be baked in)."""
+    return all(
+        v is None or type(v) in (bool, int, float, str, tuple) or isinstance(v, type | np.dtype)
+        for v in kwargs.values()
+    )
+
+
+def fuse_eagerly(fun: F) -> F:
+    """`fun`, running as one cached executable when called eagerly with array arguments.
+
+    Calls with keyword arguments, Python ints, NumPy arrays or tracers, and calls under any
+    transformation, run `fun` itself, so every transformation sees its primitives as before.
+    """
+    jitted = JittedFunction(fun, (), (), (), _CACHE_SIZE)
+    calls = jitted._flat_calls
+    assert calls is not None
+    unfusable: set[Any] = set()
+    # Keyword arguments with hashable values (`axis=0`, `keepdims=True`, `dtype=...`) are
+    # static: one fused function per combination, up to `_KEYWORD_VARIANTS` of them.
+    with_keywords: dict[tuple[tuple[str, Any], ...], Callable[..., Any]] = {}
+    state = core._state
+
+    # The commonest case, one output and Array arguments only, keyed by the avals: what to
+    # execute and the output's aval, with no attribute chains to walk.
+    simple: dict[tuple[ShapedArray, ...], tuple[Any, Any, ShapedArray]] = {}
+
+    @functools.wraps(fun)
+    def fused(*args: Any, **kwargs: Any) -> Any:
+        if state.dynamic_trace is not None or len(state.trace_stack) != 1:
+            return fun(*args, **kwargs)
+        if not kwargs:
+            try:
+                execute, handlers, out_aval = simple[tuple([a.aval for a in args])]
+                bufs = [a._buf for a in args]
+            except (KeyError, AttributeError):  # not yet compiled; scalars; NumPy arrays
+                pass
+            else:
+                try:
+                    return Array(execute(bufs).consume_with_handlers(handlers)[0], out_aval)
+                except Exception:  # noqa: BLE001  # e.g. a donated (deleted) buffer
+                    return general(args)
+        return general(args, kwargs)
+
+    def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
+        if kwargs:
+            key = tuple(kwargs.items())
+            try:
+                variant = with_keywords.get(key)
+            except TypeError:  # an array or a list among the values: not static
+                return fun(*args, **kwargs)
+            if variant is None:
+                if len(with_keywords) >= _KEYWORD_VARIANTS or not _static_values(kwargs):
+                    return fun(*args, **kwargs)
+                variant = with_keywords[key] = fuse_eagerly(functools.partial(fun, **kwargs))
+            return variant(*args)
+        avals = []
+        scalars = False
+        for a in args:
+            if type(a) is Array:
+                avals.append(a.aval)
+            else:
+                aval = _WEAK_SCALAR_AVALS.get(type(a))
+                if aval is None:
+                    return fun(*args)
+                avals.append(aval)
+                scalars = True
+        if scalars and len(avals) == len([a for a in args if type(a) is not Array]):
+            return fun(*args)  # Python scalars alone give strong dtypes: not a traced call's
+        key = tuple(avals)
+        entry = calls.get(key)
+        if entry is None:
+            if key in unfusable:
+                return fun(*args)
+            try:
+                entry = jitted._entry_for(args, {})[0]
+            except _NEEDS_VALUES:
+                unfusable.add(key)
+                return fun(*args)
+            calls[key] = entry
+        exe = entry._exe or jitted._executable(entry)
+        if entry.single_output and not entry.const_bufs and not scalars:
+            if len(simple) >= _CACHE_SIZE:
+                simple.clear()
+            program = exe.program
+            simple[key] = (program.executable.execute_sharded, program.handlers, exe.out_avals[0])
+        if scalars:
+            bufs = [a._buf if type(a) is Array else to_buffer(a)[0] for a in args]
+        else:
+            bufs = [a._buf for a in args]
+        if entry.const_bufs:
+            bufs = entry.const_bufs + bufs
+        program = exe.program
+        try:
+            outs = program.executable.execute_sharded(bufs).consume_with_handlers(program.handlers)
+        except Exception:  # e.g. a donated (deleted) buffer: run explains it
+            outs = program.run(bufs)
+        if entry.single_output:
+            return Array(outs[0], exe.out_avals[0])
+        arrays = [Array(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
+        return tree_unflatten(entry.out_tree, arrays)
+
+    fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces
+    return fused  # type: ignore[return-value]

@@ -1,0 +1,119 @@
+"""Eager calls of mjnp functions run as one cached executable (mjcore.eager_fusion): the
+results, dtypes and errors are those of the unfused function (NumPy is the oracle)."""
+
+from __future__ import annotations
+
+import numpy as onp
+import pytest
+
+import mjcore
+import mjnp as np
+from mjcore.eager_fusion import fuse_eagerly
+
+
+def _traces(fused) -> int:
+    return fused.__wrapped_fused__.trace_count
+
+
+def test_fused_functions_match_numpy_and_compile_once_per_signature():
+    x32 = onp.linspace(-2, 2, 12, dtype=onp.float32).reshape(3, 4)
+    i8 = onp.arange(12, dtype=onp.int8).reshape(3, 4)
+    before = _traces(np.sin), _traces(np.sum)
+    for _ in range(3):
+        for a in (x32, i8):
+            for name in ("sin", "exp", "negative", "sum", "mean", "max", "argmax", "std"):
+                got, want = getattr(np, name)(np.asarray(a)), getattr(onp, name)(a)
+                assert got.dtype == want.dtype, name
+                onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-5, err_msg=name)
+            got, want = np.add(np.asarray(a), np.asarray(a)), onp.add(a, a)
+            assert got.dtype == want.dtype
+            onp.testing.assert_array_equal(onp.asarray(got), want)
+    # float32 and int8, at most once each (other tests may have met these signatures)
+    assert _traces(np.sin) - before[0] <= 2 and _traces(np.sum) - before[1] <= 2
+    softplus = fuse_eagerly(lambda x: np.log1p(np.exp(x)))
+    for _ in range(3):
+        for a in (x32, i8):
+            got, want = softplus(np.asarray(a)), onp.log1p(onp.exp(a))
+            assert got.dtype == want.dtype
+            onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-3)
+    assert _traces(softplus) == 2
+
+
+def test_static_keywords_and_scalar_operands():
+    x = onp.arange(12.0, dtype=onp.float32).reshape(3, 4)
+    for _ in range(2):
+        for axis in (0, 1, (0, 1), None):
+            got = np.sum(np.asarray(x), axis=axis, keepdims=True)
+            want = onp.sum(x, axis=axis, keepdims=True)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            onp.testing.assert_array_equal(onp.asarray(got), want)
+        for s in (2.5, -1.0, 1j):
+            got, want = np.multiply(np.asarray(x), s), onp.multiply(x, s)
+            assert got.dtype == want.dtype
+            onp.testing.assert_allclose(onp.asarray(got), want)
+    # Python scalars alone give NumPy's strong dtypes, not a traced call's weak ones.
+    for s in (1.5, 1j):
+        out = np.add(s, s)
+        assert out.dtype == onp.add(s, s).dtype and not out.weak_type
+
+
+def test_array_keywords_take_the_plain_path():
+    x = onp.arange(6.0).reshape(2, 3)
+    mask = onp.array([[True, False, True], [False, True, True]])
+    for _ in range(2):
+        got = np.sum(np.asarray(x), where=np.asarray(mask))
+        assert float(got) == onp.sum(x, where=mask)
+        out = np.zeros(3)
+        assert np.sum(np.asarray(x), axis=0, out=out) is out
+        onp.testing.assert_array_equal(onp.asarray(out), x.sum(0))
+
+
+def test_value_checks_stay_eager():
+    u8 = np.asarray(onp.arange(4, dtype=onp.uint8))
+    for _ in range(3):
+        with pytest.raises(OverflowError):
+            np.add(u8, 300)  # NEP 50: the Python int's value matters
+        with pytest.raises(ValueError, match="negative integer powers"):
+            np.power(np.asarray(onp.arange(3)), np.asarray(onp.array([1, -1, 2])))
+
+
+def test_functions_that_need_values_fall_back_and_are_remembered():
+    calls = []
+
+    def positive_part_sum(x):
+        calls.append(1)
+        if float(np.sum(x)) > 0:  # needs the value: the trace fails
+            return np.sum(np.maximum(x, 0.0))
+        return np.sum(x)
+
+    fused = fuse_eagerly(positive_part_sum)
+    for sign in (1.0, -1.0, 1.0):
+        x = sign * onp.arange(1.0, 4.0)
+        expected = onp.sum(onp.maximum(x, 0)) if x.sum() > 0 else x.sum()
+        assert float(fused(np.asarray(x))) == expected
+    assert len(calls) == 4  # one failed trace, then eager calls only
+    assert _traces(fused) == 1
+
+
+def test_transformations_see_the_primitives():
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    x = onp.linspace(0.1, 1.0, 5)
+    for _ in range(2):
+        f(np.asarray(x))
+    expected = onp.cos(x) * x + onp.sin(x)
+    onp.testing.assert_allclose(onp.asarray(mjcore.grad(f)(np.asarray(x))), expected)
+    onp.testing.assert_allclose(
+        onp.asarray(mjcore.vmap(mjcore.grad(f))(np.asarray(onp.stack([x, x])))),
+        onp.stack([expected, expected]),
+    )
+    assert "sin" in str(mjcore.make_jaxpr(f)(np.asarray(x)))
+
+
+def test_a_deleted_argument_is_explained():
+    x = np.asarray(onp.arange(3.0))
+    np.sin(np.asarray(onp.arange(3.0)))  # warm: the next call takes the cached path
+    mjcore.jit(lambda x: x * 2, donate_argnums=0)(x)
+    with pytest.raises(RuntimeError, match="Array has been deleted"):
+        np.sin(x)
