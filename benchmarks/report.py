@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.harness import SUBJECT, ContenderResult, Settings, WorkloadResult
+from benchmarks.targets import GEOMEAN_TARGET, MISS_REASONS, TARGETS
 
 
 def _cpu_model() -> str:
@@ -126,6 +127,49 @@ def _subject_cells(result: WorkloadResult) -> list[str]:
     ]
 
 
+def targets_section(results: Sequence[WorkloadResult]) -> list[str]:
+    """RESULTS.md's "Targets" table, the geometric mean, and each miss with its reason."""
+    lines = [
+        "## Targets",
+        "",
+        "Goals from the benchmark issue (see [targets.py](targets.py)); a miss is listed below "
+        "with the reason profiling found.",
+        "",
+        f"| workload | goal | target | {SUBJECT} ratio | |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    misses = []
+    for r in results:
+        target = TARGETS.get(r.workload.name)
+        if target is None:
+            continue
+        ratio = r.ratio(SUBJECT, target.peer)
+        verdict = "–" if ratio is None else ("met" if ratio <= target.max_ratio else "**missed**")
+        lines.append(
+            f"| {r.workload.name} | {target.what} | ≤ {target.max_ratio:g}× {target.peer} | "
+            f"{fmt_ratio(ratio)} | {verdict} |"
+        )
+        if ratio is not None and ratio > target.max_ratio:
+            misses.append((r.workload.name, ratio, target))
+    ratios = [x for x in (r.ratio(SUBJECT, "jax") for r in results) if x is not None and x > 0]
+    if ratios:
+        geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        verdict = "met" if geomean <= GEOMEAN_TARGET else "**missed**"
+        lines.append(
+            f"| geometric mean ({len(ratios)} workloads) | all workloads | "
+            f"≤ {GEOMEAN_TARGET:g}× jax | {fmt_ratio(geomean)} | {verdict} |"
+        )
+    if misses:
+        lines += ["", "### Missed targets and why", ""]
+        for name, ratio, target in misses:
+            reason = MISS_REASONS.get(name, "not profiled yet.")
+            lines.append(
+                f"- **{name}** ({fmt_ratio(ratio)} {target.peer}, target ≤ "
+                f"{target.max_ratio:g}×): {reason}"
+            )
+    return lines
+
+
 def render_markdown(
     results: Sequence[WorkloadResult],
     settings: Settings,
@@ -154,6 +198,7 @@ def render_markdown(
         "| --- | --- | --- | --- |",
     ]
     lines += [f"| {r.workload.name} | " + " | ".join(_subject_cells(r)) + " |" for r in results]
+    lines += ["", *targets_section(results)]
     if plot is not None:
         lines += ["", f"![medians with min–max]({plot})"]
     for r in results:

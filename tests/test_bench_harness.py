@@ -91,3 +91,30 @@ def test_select_by_name_prefix_and_glob():
     assert [w.name for w in select([SYNTHETIC], ["*etic"])] == ["synthetic"]
     with pytest.raises(SystemExit, match="no workload matches"):
         select([SYNTHETIC], ["nothing"])
+
+
+def test_targets_section_lists_misses_with_their_reason(monkeypatch):
+    from benchmarks import targets
+
+    settings = Settings(QUICK.repeats, QUICK.process_repeats, min_batch_ns=100_000)
+    slow = Workload("slow", "mjnp slower than numpy", (_trivial(3000), _trivial(0)))
+    result = run_workload(slow, settings)
+    ratio = result.ratio("mjnp", "numpy")
+    assert ratio is not None and ratio > 1  # summing 3000 numbers takes longer than 0
+    monkeypatch.setitem(targets.TARGETS, "slow", targets.Target("numpy", 1.0, "speed"))
+    monkeypatch.setitem(targets.MISS_REASONS, "slow", "it sums 3000 numbers.")
+    lines = report.targets_section([result])
+    assert f"| slow | speed | ≤ 1× numpy | {report.fmt_ratio(ratio)} | **missed** |" in lines
+    assert any(line.startswith("- **slow**") and "it sums 3000 numbers." in line for line in lines)
+    monkeypatch.setitem(targets.TARGETS, "slow", targets.Target("numpy", 1e9, "speed"))
+    lines = report.targets_section([result])
+    assert f"| slow | speed | ≤ 1e+09× numpy | {report.fmt_ratio(ratio)} | met |" in lines
+    assert not any(line.startswith("- **slow**") for line in lines)
+
+
+def test_every_registered_workload_has_a_target():
+    from benchmarks.targets import TARGETS
+    from benchmarks.workloads import WORKLOADS
+
+    untargeted = {w.name for w in WORKLOADS if not w.name.startswith("floor_")} - set(TARGETS)
+    assert not untargeted
