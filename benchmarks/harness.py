@@ -142,6 +142,24 @@ def describe_failure(err: BaseException) -> str:
     return text if len(text) <= _NOTE_LENGTH else text[: _NOTE_LENGTH - 4] + "...)"
 
 
+WARM_UP_CALLS = 5
+WARM_UP_NS = 1_000_000_000
+
+
+def warm_up(fn: Callable[[], object]) -> None:
+    """Call `fn` a few times (at most about a second's worth) before calibrating.
+
+    The first calls compile, fill caches and fault in pages; some libraries also specialise
+    after a few calls (mjcore compiles an eager `grad` it sees repeatedly). Calibrating on a
+    call that still pays for that would size the batches too small.
+    """
+    start = time.perf_counter_ns()
+    for _ in range(WARM_UP_CALLS):
+        fn()
+        if time.perf_counter_ns() - start > WARM_UP_NS:
+            break
+
+
 def time_batch(fn: Callable[[], object], k: int) -> int:
     """Nanoseconds for k back-to-back calls of `fn`."""
     start = time.perf_counter_ns()
@@ -179,7 +197,7 @@ def run_workload(workload: Workload, settings: Settings) -> WorkloadResult:
             if workload.self_timed:
                 batch[contender.name] = 1  # each sample is a fresh process: nothing to warm up
             else:
-                fn()  # warm-up: compilation, caches, first-touch page faults
+                warm_up(fn)
                 batch[contender.name] = calibrate(fn, settings.min_batch_ns)
         except Exception as err:  # a contender's failure is reported, never fatal to the run
             notes[contender.name] = describe_failure(err)
