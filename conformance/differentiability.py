@@ -16,7 +16,10 @@ checked with `mjcore.test_util.check_grads(order=1, modes=("fwd", "rev"))`. Clas
 - not probed: no probe pattern fits (functions of shapes, dtypes, files, strings, callables).
 
 The probe is honest but shallow: one point, default arguments, float64. Piecewise functions can
-pass at the probe point and still have kinks elsewhere.
+pass at the probe point and still have kinks elsewhere. The last column says which functions
+tests/test_mjnp_grads.py checks more deeply (its table, tests/grad_cases.py): check_grads in
+forward and reverse mode at chosen points (of the given order), and the gradient of a scalar
+loss against JAX's (x64) where JAX has the function.
 """
 
 from __future__ import annotations
@@ -164,6 +167,13 @@ def public_functions(module: Any, prefix: str = "") -> list[tuple[str, Callable[
     return out
 
 
+def tested() -> dict[str, str]:
+    """How tests/test_mjnp_grads.py checks each function in its table."""
+    from tests.grad_cases import GRAD_CASES
+
+    return {c.name: f"check_grads order {c.order}" + (", JAX" if c.jax else "") for c in GRAD_CASES}
+
+
 def run() -> list[Result]:
     functions = public_functions(mjnp)
     for sub in ("linalg", "fft"):
@@ -194,10 +204,15 @@ def markdown(results: list[Result]) -> str:
         "| --- | --- |",
     ]
     lines += [f"| {c} | {counts[c]} |" for c in _ORDER]
-    lines += ["", "| function | category | probe (arguments) and detail |", "| --- | --- | --- |"]
+    checks = tested()
+    lines += [
+        "",
+        "| function | category | probe (arguments) and detail | tests/test_mjnp_grads.py |",
+        "| --- | --- | --- | --- |",
+    ]
     for r in sorted(results, key=lambda r: (_ORDER.index(r.category), r.name)):
         detail = r.detail.replace("|", "\\|")
-        lines.append(f"| `{r.name}` | {r.category} | {detail} |")
+        lines.append(f"| `{r.name}` | {r.category} | {detail} | {checks.get(r.name, '')} |")
     return "\n".join(lines) + "\n"
 
 
