@@ -11,6 +11,7 @@ from mjcore import core, fused_grad, tree_util
 from mjcore.ad import Zero, jvp_flat, tangent_aval
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
 from mjcore.core import ShapedArray, get_aval
+from mjcore.errors import InPlaceUpdateError
 from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
 from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.tree_util import PyTreeDef, tree_flatten, tree_unflatten
@@ -405,10 +406,20 @@ def value_and_grad(
                 out, grads = fused
                 return out, (grads[0] if isinstance(argnums, int) else grads)
         f_partial = _partial_args(fun, args, kwargs, nums_pos)
-        if has_aux:
-            out, f_vjp, aux = vjp(f_partial, *diff_args, has_aux=True)
-        else:
-            out, f_vjp = vjp(f_partial, *diff_args)
+        try:
+            if has_aux:
+                out, f_vjp, aux = vjp(f_partial, *diff_args, has_aux=True)
+            else:
+                out, f_vjp = vjp(f_partial, *diff_args)
+        except InPlaceUpdateError:
+            # `x = zeros(n); x[i] = f(w)`: traced as a whole, `zeros(n)` is traced too.
+            if has_aux or kwargs or core._state.trace_stack[-1].level:
+                raise
+            traced = fused_grad.value_and_grad_by_tracing(fun, args, nums_pos)
+            if traced is None:
+                raise
+            out, grads = traced
+            return out, (grads[0] if isinstance(argnums, int) else grads)
         if not core.is_array_like(out):
             raise TypeError(
                 f"grad({name}): the function must return a scalar array, got {type(out).__name__}"

@@ -12,6 +12,7 @@ import numpy as np
 from mjcore import dtypes
 from mjcore.errors import (
     ConcretizationTypeError,
+    InPlaceUpdateError,
     TracerArrayConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
@@ -598,15 +599,16 @@ def rebind(handle: Any, new: Any) -> None:
     Classes with more to update than their slots define `_rebind(new)`.
 
     Raises:
-        TypeError: when `new` is a different kind of value, e.g. a constant `zeros(n)` filled
-            with values traced by `grad` or `vmap`; then write `x = x.at[idx].set(v)`.
+        InPlaceUpdateError: (a TypeError) when `new` is a different kind of value, e.g. a
+            constant `zeros(n)` filled with values traced by `vmap`; then write
+            `x = x.at[idx].set(v)`.
     """
     if handle is new:
         return
     cls = type(handle)
     if type(new) is not cls:
         where = f" traced by {new._trace.main.description}" if isinstance(new, Tracer) else ""
-        raise TypeError(
+        raise InPlaceUpdateError(
             f"In-place update `x[idx] = v`: x is a {_kind(handle)} but the updated value is a "
             f"{_kind(new)}{where}, and an object cannot change its kind. mjnp arrays are "
             "immutable values: write `x = x.at[idx].set(v)` instead."

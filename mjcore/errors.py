@@ -32,6 +32,15 @@ class TracerIntegerConversionError(TypeError):
     """
 
 
+class InPlaceUpdateError(TypeError):
+    """`x[idx] = v` where `x` is a concrete array and `v` is traced by a transformation (a
+    constant `zeros(n)` filled inside `vmap` or `jvp`): the handle cannot become a tracer.
+
+    Fix: write `x = x.at[idx].set(v)`, or create `x` from the traced inputs. (`grad` and `jit`
+    handle such loops themselves by tracing the whole function.)
+    """
+
+
 class UnexpectedTracerError(Exception):
     """A tracer escaped the transformation that created it (stored in a global or a closure).
 

@@ -36,6 +36,7 @@ import numpy as np
 from mjcore import core
 from mjcore.array import Array
 from mjcore.core import ShapedArray, get_aval
+from mjcore.dispatch import device_put
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
 from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.tree_util import PyTreeDef, tree_flatten, tree_unflatten
@@ -93,18 +94,10 @@ def try_value_and_grad(
     if stats.calls < _TRACE_FROM_CALL:
         return None
 
-    flat, in_tree = tree_flatten(args)
-    avals = []
-    for x in flat:
-        if type(x) is Array:
-            avals.append(x.aval)
-        elif type(x) is float:
-            avals.append(get_aval(x))
-        else:  # ints (value-dependent promotion), NumPy arrays, tracers, other objects
-            return None
-    diff = _diff_leaves(flat, args, argnums)
-
-    closed = _speculative_trace(fun, in_tree, avals)
+    traced = _trace_for_grad(fun, args, argnums)
+    if traced is None:
+        return None
+    closed, flat, in_tree, diff = traced
     if closed is None or not _scalar_inexact_output(closed):
         stats.fusable = False
         return None
@@ -136,6 +129,47 @@ def try_value_and_grad(
         outs = cached(*consts, *flat)
     value, grads = outs[0], outs[1:]
     return value, _unflatten_grads(args, argnums, diff, grads)
+
+
+def value_and_grad_by_tracing(
+    fun: Callable[..., Any], args: tuple[Any, ...], argnums: tuple[int, ...]
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """`(fun(*args), grads)` from `fun` traced to a jaxpr and differentiated eagerly, or None
+    when it cannot be traced (it needs values).
+
+    The eager path's fallback for functions that fill a constant array in place
+    (`x = zeros(n); x[i] = f(w)`): run eagerly under `grad`, `x` is a concrete array that
+    cannot hold a traced value, but traced as a whole `zeros(n)` is itself traced.
+    """
+    traced = _trace_for_grad(fun, args, argnums)
+    if traced is None or traced[0] is None or not _scalar_inexact_output(traced[0]):
+        return None
+    closed, flat, _, diff = traced
+    consts = list(closed.consts)
+    outs = _value_and_grad_flat(closed.jaxpr, len(consts), diff)(*consts, *flat)
+    return outs[0], _unflatten_grads(args, argnums, diff, outs[1:])
+
+
+def _trace_for_grad(
+    fun: Callable[..., Any], args: tuple[Any, ...], argnums: tuple[int, ...]
+) -> tuple[ClosedJaxpr | None, list[Any], PyTreeDef, tuple[int, ...]] | None:
+    """`fun` traced speculatively at `args`' avals (None in place of the jaxpr if that
+    failed), with the flat arguments, their tree and the leaves to differentiate; or None
+    for arguments that are not traced as values (ints, NumPy arrays, other objects)."""
+    flat, in_tree = tree_flatten(args)
+    avals = []
+    for i, x in enumerate(flat):
+        if type(x) is Array:
+            avals.append(x.aval)
+        elif type(x) is float:
+            avals.append(get_aval(x))
+        elif type(x) is np.ndarray:
+            flat[i] = device_put(x)
+            avals.append(flat[i].aval)
+        else:  # ints (value-dependent promotion), tracers, other objects
+            return None
+    diff = _diff_leaves(flat, args, argnums)
+    return _speculative_trace(fun, in_tree, avals), flat, in_tree, diff
 
 
 def _diff_leaves(

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import mjcore
 import mjnp
-from mjcore.errors import NonConcreteBooleanIndexError
+from mjcore.errors import InPlaceUpdateError, NonConcreteBooleanIndexError
 from mjcore.test_util import check_grads
 from tests.mjnp_testing import SETTINGS, arrays, assert_matches, check_against_numpy, shapes
 
@@ -272,9 +272,25 @@ def test_loop_filling_an_array_under_grad_and_jit():
     np.testing.assert_allclose(
         mjcore.grad(mjcore.jit(_mj_fill_zeros))(x), 2 * x * np.arange(1, 5) ** 2
     )
-    # ... but under grad alone `zeros` is concrete and cannot become a tracer.
-    with pytest.raises(TypeError, match=r"\.at\[idx\]\.set"):
-        mjcore.grad(_mj_fill_zeros)(x)
+    # ... and under grad alone, which traces the whole function when `zeros` (a concrete
+    # array while run eagerly) is filled with traced values.
+    for _ in range(4):  # the eager fallback, then the fused path of a hot function
+        np.testing.assert_allclose(
+            mjcore.grad(_mj_fill_zeros)(x), 2 * x * np.arange(1, 5) ** 2, rtol=1e-12
+        )
+        value, g = mjcore.value_and_grad(_mj_fill_zeros)(mjnp.asarray(x))
+        np.testing.assert_allclose(float(value), expected, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(g), 2 * x * np.arange(1, 5) ** 2, rtol=1e-12)
+    # Under vmap there is no such fallback: the error names the fix.
+    with pytest.raises(InPlaceUpdateError, match=r"\.at\[idx\]\.set"):
+        mjcore.vmap(_mj_fill_zeros_batched)(np.stack([x, x]))
+
+
+def _mj_fill_zeros_batched(x):
+    out = mjnp.zeros(4)
+    for i in range(4):
+        out[i] = x[i] * (i + 1)
+    return out
 
 
 GRAD_CASES = [
