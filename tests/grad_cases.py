@@ -94,6 +94,7 @@ GRAD_CASES: list[GradCase] = [
     GradCase("where", (X, Y), lambda m, x, y: m.where(COND, x, y)),
     *_rows(_SMOOTH_BINARY, (X, Y), order=2),
     *_rows(_REDUCTIONS, (X,)),
+    *_rows("average cov corrcoef", (M,)),
     *_rows("quantile nanquantile", (X,), static=(0.3,)),
     *_rows("percentile nanpercentile", (X,), static=(65.0,)),
     GradCase("linalg.norm", (X,)),
