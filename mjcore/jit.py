@@ -308,6 +308,10 @@ class JittedFunction:
         self._flat_calls: dict[tuple[ShapedArray, ...], _CacheEntry] | None = (
             {} if not (self._static_argnums or self._donate_argnums) else None
         )
+        # Of those, the const-free single-output ones, with what to execute ready to call.
+        self._simple: dict[tuple[ShapedArray, ...], tuple[Any, Any, ShapedArray, Any]] | None = (
+            {} if self._flat_calls is not None else None
+        )
         self._cache_size = cache_size
         self._lock = threading.RLock()
         self.trace_count = 0
@@ -378,6 +382,8 @@ class JittedFunction:
                             cache.popitem(last=False)
                             if self._flat_calls:
                                 self._flat_calls.clear()
+                            if self._simple:
+                                self._simple.clear()
         elif len(cache) > 1:
             cache.move_to_end(key)
         if (
@@ -452,9 +458,24 @@ class JittedFunction:
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        simple = self._simple
+        if simple is not None and not kwargs:
+            # Fastest path: Array arguments, one output, no constants, no transformation.
+            try:
+                execute, handlers, out_aval, program = simple[tuple([a.aval for a in args])]
+                bufs = [a._buf for a in args]  # tracers have avals but no buffers
+            except (KeyError, AttributeError):
+                pass
+            else:
+                state = core._state
+                if state.dynamic_trace is None and len(state.trace_stack) == 1:
+                    try:
+                        return Array(execute(bufs).consume_with_handlers(handlers)[0], out_aval)
+                    except Exception:  # e.g. a donated (deleted) buffer: run explains it
+                        return Array(program.run(bufs)[0], out_aval)
         flat_calls = self._flat_calls
         if flat_calls is not None and not kwargs:
-            # Fastest path: every argument a concrete Array, outside any transformation.
+            # Every argument a concrete Array, outside any transformation.
             entry = flat_calls.get(tuple([a.aval for a in args if type(a) is Array]))
             state = core._state
             if (
@@ -475,6 +496,15 @@ class JittedFunction:
                 except Exception:  # e.g. a donated (deleted) buffer: run explains it
                     outs = program.run(bufs)
                 if entry.single_output:
+                    if not entry.const_bufs and self._simple is not None:
+                        if len(self._simple) >= self._cache_size:
+                            self._simple.clear()
+                        self._simple[tuple([a.aval for a in args])] = (
+                            program.executable.execute_sharded,
+                            program.handlers,
+                            exe.out_avals[0],
+                            program,
+                        )
                     return Array(outs[0], exe.out_avals[0])
                 outs = [Array(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
                 return tree_unflatten(entry.out_tree, outs)
@@ -508,6 +538,8 @@ class JittedFunction:
             self._cache.clear()
             if self._flat_calls:
                 self._flat_calls.clear()
+            if self._simple:
+                self._simple.clear()
 
     def cache_size(self) -> int:
         return len(self._cache)
