@@ -138,10 +138,17 @@ class Array:
         return (_unpickle_array, (np.array(self._value()), self.aval.weak_type))
 
     def __copy__(self) -> Array:
-        return self
+        # A new object with its own buffer: `x[i] = v` rebinds the object `x`, so a "copy"
+        # that is `x` itself would follow the write (and die with `x` when it is donated).
+        from mjcore.lax.base import convert_element_type_p
+
+        return convert_element_type_p.bind1(
+            self, new_dtype=self.aval.dtype, weak_type=self.aval.weak_type
+        )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Array:
-        return self
+        out = memo[id(self)] = self.__copy__()
+        return out
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:

@@ -3,6 +3,8 @@ NumPy 2 (values, dtypes, exception types) and the standard's wording where NumPy
 
 from __future__ import annotations
 
+import copy
+
 import numpy
 import pytest
 
@@ -124,6 +126,8 @@ COPIES = {
     "method-astype": lambda x: x.astype(x.dtype),
     "reshape-copy": lambda x: mjnp.reshape(x, x.shape, copy=True),
     "from_dlpack-copy": lambda x: mjnp.from_dlpack(x, copy=True),
+    "copy.copy": lambda x: copy.copy(x),
+    "copy.deepcopy": lambda x: copy.deepcopy([x, x])[1],
 }
 
 
