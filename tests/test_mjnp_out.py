@@ -94,7 +94,12 @@ _FUNCTION_CASES = [
     OutCase("vecmat", (_V[:2], _A), {}),
     # NB: NumPy rejects any out when the last array is 1-D (it writes a 2-D temporary).
     OutCase("linalg.multi_dot", ([_A, _M, _M],), {}),
+    *(OutCase(f"fft.{n}", (_A,), {}) for n in ("fft", "ifft", "rfft", "irfft", "fftn", "ifftn")),
+    *(OutCase(f"fft.{n}", (_A,), {}) for n in ("fft2", "rfftn", "irfftn", "rfft2")),
 ]
+# NB: NumPy 2's hfft, ifft2 and irfft2 ignore out= and its ihfft writes the unconjugated
+# transform there; mjnp writes their results (test_ffts_numpy_does_not_write_out_for).
+_NUMPY_OUT_QUIRKS = {"fft.hfft", "fft.ihfft", "fft.ifft2", "fft.irfft2"}
 
 
 def _ufunc_args(ufunc: np.ufunc) -> tuple[Any, ...] | None:
@@ -124,7 +129,8 @@ _IDS = [c.name for c in CASES]
 def test_every_function_with_out_has_a_row():
     """The table covers each public mjnp name whose NumPy function takes `out`."""
     expected = set()
-    for prefix, mj_module, np_module in (("", mjnp, np), ("linalg.", mjnp.linalg, np.linalg)):
+    namespaces = (("", mjnp, np), ("linalg.", mjnp.linalg, np.linalg), ("fft.", mjnp.fft, np.fft))
+    for prefix, mj_module, np_module in namespaces:
         for name in mj_module.__all__:
             np_fun = getattr(np_module, name, None)
             if isinstance(np_fun, np.ufunc):
@@ -136,7 +142,7 @@ def test_every_function_with_out_has_a_row():
                 continue
             if "out" in params:
                 expected.add(prefix + name)
-    assert expected - set(_IDS) == set()
+    assert expected - set(_IDS) == _NUMPY_OUT_QUIRKS
 
 
 # --- running one case ------------------------------------------------------------------------
@@ -209,6 +215,16 @@ def test_out_shape_mismatch_raises_like_numpy(case):
 
 
 # --- properties of the shared helper ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(_NUMPY_OUT_QUIRKS))
+def test_ffts_numpy_does_not_write_out_for(name):
+    expected = _resolve(np, name)(_A)
+    out = mjnp.zeros(expected.shape, dtype=expected.dtype)
+    assert _resolve(mjnp, name)(_A, out=out) is out
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match=f"mjnp.{name}: cannot cast"):
+        _resolve(mjnp, name)(_A, out=mjnp.zeros(expected.shape, dtype=mjnp.bool))
 
 
 def test_ufunc_out_broadcasts_to_a_larger_out_as_numpy():

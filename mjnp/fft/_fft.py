@@ -1,7 +1,10 @@
 """Discrete Fourier transforms, as `numpy.fft`, built on `lax.fft`.
 
 Every transform is a sequence of one-axis transforms (NumPy's own order), each moving its axis
-last, cropping or zero-padding it to `n` and applying `lax.fft` over it.
+last, cropping or zero-padding it to `n` and applying `lax.fft` over it. `out=` rebinds the given
+array (`mjnp._out`, casting 'same_kind' as NumPy's). NB: NumPy 2's `hfft`, `ifft2` and `irfft2`
+ignore `out` and its `ihfft` writes the unconjugated transform there; here all of them write
+their result to `out`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp._devices import check_device
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
+from mjnp._out import write_out
 
 ArrayLike = Any
 Array = Any
@@ -94,49 +98,64 @@ def _c2r_output(x: Array, y: Array) -> Array:
     return lax.convert_element_type(y, np.float16) if x.dtype == np.float16 else y
 
 
-def fft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+def fft(
+    a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Array:
     """One-dimensional discrete Fourier transform, as `numpy.fft.fft`."""
     norm = _check_norm("fft", norm)
     x = _complex_input(asarray_strong("fft.fft", a))
-    return _raw_fft("fft", x, n, axis, norm, "FFT")
+    return write_out("fft.fft", out, _raw_fft("fft", x, n, axis, norm, "FFT"), "same_kind")
 
 
-def ifft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+def ifft(
+    a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Array:
     """One-dimensional inverse discrete Fourier transform, as `numpy.fft.ifft`."""
     norm = _check_norm("ifft", norm)
     x = _complex_input(asarray_strong("fft.ifft", a))
-    return _raw_fft("ifft", x, n, axis, norm, "IFFT")
+    return write_out("fft.ifft", out, _raw_fft("ifft", x, n, axis, norm, "IFFT"), "same_kind")
 
 
-def rfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+def rfft(
+    a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Array:
     """Discrete Fourier transform of real input (the `n // 2 + 1` non-negative frequency
     terms), as `numpy.fft.rfft`."""
     norm = _check_norm("rfft", norm)
     x = _real_input(asarray_strong("fft.rfft", a))
-    return _raw_fft("rfft", x, n, axis, norm, "RFFT")
+    return write_out("fft.rfft", out, _raw_fft("rfft", x, n, axis, norm, "RFFT"), "same_kind")
 
 
-def irfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+def irfft(
+    a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Array:
     """Inverse of `rfft`: `n` real outputs (default `2 * (m - 1)`), as `numpy.fft.irfft`."""
     norm = _check_norm("irfft", norm)
     a = asarray_strong("fft.irfft", a)
-    return _c2r_output(a, _raw_fft("irfft", _complex_input(a), n, axis, norm, "IRFFT"))
+    result = _c2r_output(a, _raw_fft("irfft", _complex_input(a), n, axis, norm, "IRFFT"))
+    return write_out("fft.irfft", out, result, "same_kind")
 
 
-def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+def hfft(
+    a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Array:
     """Transform of a Hermitian-symmetric signal given by its first half (a real spectrum),
     as `numpy.fft.hfft`."""
     norm = _check_norm("hfft", norm)
     a = asarray_strong("fft.hfft", a)
     x = lax.conj(_complex_input(a))
-    return _c2r_output(a, _raw_fft("hfft", x, n, axis, _swap_direction(norm), "IRFFT"))
+    result = _c2r_output(a, _raw_fft("hfft", x, n, axis, _swap_direction(norm), "IRFFT"))
+    return write_out("fft.hfft", out, result, "same_kind")
 
 
-def ihfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+def ihfft(
+    a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Array:
     """Inverse of `hfft`, as `numpy.fft.ihfft`."""
     norm = _check_norm("ihfft", norm)
     x = _real_input(asarray_strong("fft.ihfft", a))
-    return lax.conj(_raw_fft("ihfft", x, n, axis, _swap_direction(norm), "RFFT"))
+    result = lax.conj(_raw_fft("ihfft", x, n, axis, _swap_direction(norm), "RFFT"))
+    return write_out("fft.ihfft", out, result, "same_kind")
 
 
 def _cook_nd_args(
@@ -172,35 +191,55 @@ def _c2c_nd(fname: str, a: ArrayLike, s: Any, axes: Any, norm: str | None, fft_t
 
 
 def fftn(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """N-dimensional discrete Fourier transform, as `numpy.fft.fftn`."""
-    return _c2c_nd("fftn", a, s, axes, norm, "FFT")
+    return write_out("fft.fftn", out, _c2c_nd("fftn", a, s, axes, norm, "FFT"), "same_kind")
 
 
 def ifftn(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """N-dimensional inverse discrete Fourier transform, as `numpy.fft.ifftn`."""
-    return _c2c_nd("ifftn", a, s, axes, norm, "IFFT")
+    return write_out("fft.ifftn", out, _c2c_nd("ifftn", a, s, axes, norm, "IFFT"), "same_kind")
 
 
 def fft2(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """Two-dimensional discrete Fourier transform, as `numpy.fft.fft2`."""
-    return _c2c_nd("fft2", a, s, axes, norm, "FFT")
+    return write_out("fft.fft2", out, _c2c_nd("fft2", a, s, axes, norm, "FFT"), "same_kind")
 
 
 def ifft2(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """Two-dimensional inverse discrete Fourier transform, as `numpy.fft.ifft2`."""
-    return _c2c_nd("ifft2", a, s, axes, norm, "IFFT")
+    return write_out("fft.ifft2", out, _c2c_nd("ifft2", a, s, axes, norm, "IFFT"), "same_kind")
 
 
 def rfftn(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """N-dimensional transform of real input, as `numpy.fft.rfftn`."""
     norm = _check_norm("rfftn", norm)
@@ -211,11 +250,15 @@ def rfftn(
     x = _raw_fft("rfftn", x, shape[-1], axes[-1], norm, "RFFT")
     for ax, n in reversed(list(zip(axes[:-1], shape[:-1], strict=True))):
         x = _raw_fft("rfftn", x, n, ax, norm, "FFT")
-    return x
+    return write_out("fft.rfftn", out, x, "same_kind")
 
 
 def irfftn(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """Inverse of `rfftn`, as `numpy.fft.irfftn`."""
     norm = _check_norm("irfftn", norm)
@@ -226,21 +269,30 @@ def irfftn(
         raise ValueError("mjnp.fft.irfftn: at least one axis must be transformed")
     for ax, n in zip(axes[:-1], shape[:-1], strict=True):
         x = _raw_fft("irfftn", x, n, ax, norm, "IFFT")
-    return _c2r_output(a, _raw_fft("irfftn", x, shape[-1], axes[-1], norm, "IRFFT"))
+    result = _c2r_output(a, _raw_fft("irfftn", x, shape[-1], axes[-1], norm, "IRFFT"))
+    return write_out("fft.irfftn", out, result, "same_kind")
 
 
 def rfft2(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """Two-dimensional transform of real input, as `numpy.fft.rfft2`."""
-    return rfftn(a, s, axes, norm)
+    return write_out("fft.rfft2", out, rfftn(a, s, axes, norm), "same_kind")
 
 
 def irfft2(
-    a: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm=None
+    a: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm=None,
+    out: Any = None,
 ) -> Array:
     """Inverse of `rfft2`, as `numpy.fft.irfft2`."""
-    return irfftn(a, s, axes, norm)
+    return write_out("fft.irfft2", out, irfftn(a, s, axes, norm), "same_kind")
 
 
 def _freq(
