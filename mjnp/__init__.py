@@ -930,3 +930,38 @@ __all__ += [
     "unique_inverse",
     "unique_values",
 ]
+
+# --- calculus, interpolation, signals, histograms, more utilities ----------------------------
+from mjnp._calculus import gradient, trapezoid  # noqa: E402  (appended per-module export block)
+from mjnp._histograms import (  # noqa: E402  (appended per-module export block)
+    bincount,
+    histogram,
+    histogram2d,
+    histogram_bin_edges,
+    histogramdd,
+)
+from mjnp._interpolation import interp  # noqa: E402  (appended per-module export block)
+from mjnp._signal import convolve, correlate  # noqa: E402  (appended per-module export block)
+from mjnp._utilities_extra import (  # noqa: E402  (appended per-module export block)
+    asfortranarray,
+    fromregex,
+    isnat,
+    show_runtime,
+)
+
+__all__ += [
+    "asfortranarray",
+    "bincount",
+    "convolve",
+    "correlate",
+    "fromregex",
+    "gradient",
+    "histogram",
+    "histogram2d",
+    "histogram_bin_edges",
+    "histogramdd",
+    "interp",
+    "isnat",
+    "show_runtime",
+    "trapezoid",
+]

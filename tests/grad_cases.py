@@ -104,7 +104,7 @@ GRAD_CASES: list[GradCase] = [
     *_rows("tril triu", (M,)),
     GradCase("permute_dims", (M,), static=((1, 0),)),
     # JAX's numpy lacks these:
-    *_rows("asanyarray ascontiguousarray asarray_chkfinite", (X,), jax=False),
+    *_rows("asanyarray ascontiguousarray asarray_chkfinite asfortranarray", (X,), jax=False),
     GradCase("fix", (X * 3,), jax=False),
     GradCase("require", (X,), jax=False),
     GradCase("real_if_close", (X,), jax=False),
@@ -112,6 +112,14 @@ GRAD_CASES: list[GradCase] = [
     GradCase("trim_zeros", (X,), jax=False),  # JAX's needs values; zeros would move under FD
     GradCase("roots", (np.array([1.0, -2.1, 1.05]),), jax=False),  # JAX's needs values
     GradCase("polyfit", (X, Y), static=(2,)),
+    # Edges move with the data's min and max; counts are linear in the weights.
+    GradCase("histogram_bin_edges", (X,), static=(3,)),
+    GradCase("histogram2d", (Y,), lambda m, w: m.histogram2d(X, Z, bins=2, weights=w)[0]),
+    GradCase(
+        "histogramdd",
+        (Y,),
+        lambda m, w: m.histogramdd(np.stack([X, Z, Y], axis=1), bins=2, weights=w)[0],
+    ),
     GradCase("partition", (X,), static=(2,)),
     GradCase("take", (X,), static=(np.array([2, 0, 3]),)),
     GradCase("delete", (X,), static=(1,)),

@@ -129,3 +129,31 @@ def check_against_numpy(
     actual = mj_fun(*args, **kwargs)
     assert_matches(actual, expected)
     return actual
+
+
+def check_tuple_against_numpy(
+    mj_fun: Callable[..., Any], np_fun: Callable[..., Any], *args: Any, **kwargs: Any
+) -> None:
+    """`check_against_numpy` for functions returning an array or a tuple or list of arrays
+    (histogram, gradient): the same structure, then each array matches."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            expected = np_fun(*args, **kwargs)
+        except Exception as err:  # any NumPy error is the expectation
+            with pytest.raises(type(err)):
+                mj_fun(*args, **kwargs)
+            return
+        actual = mj_fun(*args, **kwargs)
+    assert type(actual) is type(expected) or not isinstance(expected, tuple | list), (
+        type(actual),
+        type(expected),
+    )
+    if not isinstance(expected, tuple | list):
+        actual, expected = (actual,), (expected,)
+    assert len(actual) == len(expected), (len(actual), len(expected))
+    for a, e in zip(actual, expected, strict=True):
+        if isinstance(e, tuple | list):
+            check_tuple_against_numpy(lambda a=a: a, lambda e=e: e)
+        else:
+            assert_matches(a, e)
