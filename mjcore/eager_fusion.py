@@ -56,12 +56,24 @@ _CACHE_SIZE = 64  # signatures per function
 _KEYWORD_VARIANTS = 32  # keyword-argument combinations per function
 
 
-def _static_values(kwargs: dict[str, Any]) -> bool:
-    """Whether keyword values are configuration (never arrays, which would be baked in)."""
-    return all(
-        v is None or type(v) in (bool, int, float, str, tuple) or isinstance(v, type | np.dtype)
-        for v in kwargs.values()
-    )
+class _NotStatic(Exception):
+    pass
+
+
+def _static_key(v: Any) -> Any:
+    """A cache key for a configuration value that tells apart what `==` does not
+    (`axis=1` from `axis=1.0` or `True`, `0.0` from `-0.0`); `_NotStatic` for anything else
+    (arrays, lists: values, which would be baked into the executable)."""
+    t = type(v)
+    if v is None or t in (bool, int, str):
+        return (t, v)
+    if t is float:
+        return (t, repr(v))
+    if t is tuple:
+        return (t, tuple(_static_key(e) for e in v))
+    if isinstance(v, type | np.dtype):
+        return (t, v)
+    raise _NotStatic
 
 
 def fuse_eagerly(fun: F) -> F:
@@ -102,13 +114,13 @@ def fuse_eagerly(fun: F) -> F:
 
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
         if kwargs:
-            key = tuple(kwargs.items())
             try:
-                variant = with_keywords.get(key)
-            except TypeError:  # an array or a list among the values: not static
+                key = tuple((k, _static_key(v)) for k, v in kwargs.items())
+            except _NotStatic:  # an array or a list among the values
                 return fun(*args, **kwargs)
+            variant = with_keywords.get(key)
             if variant is None:
-                if len(with_keywords) >= _KEYWORD_VARIANTS or not _static_values(kwargs):
+                if len(with_keywords) >= _KEYWORD_VARIANTS:
                     return fun(*args, **kwargs)
                 variant = with_keywords[key] = fuse_eagerly(functools.partial(fun, **kwargs))
             return variant(*args)

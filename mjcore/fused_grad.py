@@ -298,7 +298,7 @@ def _value_key(v: Any) -> Any:
 def _param_key(p: Any) -> Any:
     t = type(p)
     if p is None or t in (bool, int, str):
-        return p
+        return (t, p)  # typed: True == 1 == 1.0 as dict keys
     if t is float:
         return (t, math.copysign(1.0, p), repr(p))
     if isinstance(p, tuple):  # also NamedTuples of dimension numbers

@@ -57,6 +57,18 @@ def test_static_keywords_and_scalar_operands():
         assert out.dtype == onp.add(s, s).dtype and not out.weak_type
 
 
+def test_static_keywords_are_keyed_by_type_and_value():
+    # 1 == 1.0 == True as dict keys: a fused variant for axis=1 must not serve axis=1.0.
+    x = np.asarray(onp.ones((2, 3)))
+    for _ in range(2):
+        onp.testing.assert_array_equal(onp.asarray(np.sum(x, axis=1)), [3.0, 3.0])
+        with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+            np.sum(x, axis=1.0)
+        onp.testing.assert_array_equal(onp.asarray(np.sum(x, axis=(1,))), [3.0, 3.0])
+        with pytest.raises(TypeError):
+            np.sum(x, axis=(1.0,))
+
+
 def test_array_keywords_take_the_plain_path():
     x = onp.arange(6.0).reshape(2, 3)
     mask = onp.array([[True, False, True], [False, True, True]])
