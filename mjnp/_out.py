@@ -21,6 +21,7 @@ from mjcore import lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.eager_fusion import fuse_eagerly
+from mjcore.errors import InPlaceUpdateError
 
 ArrayLike = Any
 Array = Any
@@ -106,7 +107,7 @@ def write_out(
     value = lax.convert_element_type(result, out_dtype)
     if type(value) is not type(out):
         where = f" traced by {value._trace.main.description}" if isinstance(value, Tracer) else ""
-        raise TypeError(
+        raise InPlaceUpdateError(  # a TypeError; eager `grad` then traces the whole function
             f"mjnp.{fname}: out= is a {type(out).__name__} but the result is a "
             f"{type(value).__name__}{where}, and an array object cannot change its kind. "
             "Use the return value, or pass an out computed inside the transformation "

@@ -304,10 +304,13 @@ def test_grad_and_jit_through_out_match_the_plain_function():
     check_grads(_through_out, (x,), order=2, modes=("fwd", "rev"))
 
 
-def test_concrete_out_cannot_hold_a_traced_result():
+def test_concrete_out_filled_with_a_traced_result():
     def f(x):
-        out = mjnp.zeros(3)  # a constant: not traced by grad
+        out = mjnp.zeros(3)  # a constant while run eagerly
         return mjnp.sum(mjnp.sin(x, out=out))
 
+    # Eager grad traces the whole function then, as jit does, and `zeros` is traced too.
+    np.testing.assert_allclose(np.asarray(mjcore.grad(f)(mjnp.asarray(_V))), np.cos(_V), rtol=1e-12)
+    # Under vmap nothing can: the error names the fix.
     with pytest.raises(TypeError, match="mjnp.sin: out= is a .*cannot change its kind"):
-        mjcore.grad(f)(mjnp.asarray(_V))
+        mjcore.vmap(mjcore.grad(f))(mjnp.asarray(np.stack([_V, _V])))
