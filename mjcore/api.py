@@ -375,7 +375,15 @@ def value_and_grad(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
 ) -> Callable[..., Any]:
-    """`(fun(*args), grad(fun)(*args))` in one pass, as JAX's `value_and_grad`."""
+    """`(fun(*args), grad(fun)(*args))` in one pass, as JAX's `value_and_grad`.
+
+    Called eagerly (outside `jit`), a function differentiated again and again is traced on
+    each call and its value and gradient run as one executable compiled per structure
+    (`mjcore.fused_grad`): its Python still runs every call. A function that needs values
+    (`if x > 0`, `float(x)`, `print(x)`) is differentiated op by op instead; the first time,
+    its Python up to that point runs twice. A function that fills a constant array in place
+    (`out = zeros(n); out[i] = f(w)`) is differentiated from its trace, as under `jit`.
+    """
     from mjcore import dtypes
     from mjcore.lax.base import full
 
