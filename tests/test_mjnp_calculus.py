@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import mjcore
 import mjnp
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import (
     arrays,
     assert_matches,
@@ -33,6 +34,7 @@ def _coordinates(rng: np.random.Generator, n: int, dtype: str = "float64") -> np
 # --- trapezoid ------------------------------------------------------------------------------
 
 
+@differential("trapezoid")
 @SOME
 @given(data=st.data())
 def test_trapezoid_matches_numpy(data):
@@ -100,6 +102,7 @@ def _gradient_args(draw):
     return f, varargs, kwargs
 
 
+@differential("gradient")
 @FEW
 @given(args=_gradient_args())
 def test_gradient_matches_numpy(args):

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import mjcore
 import mjnp
+from tests.differential_registry import differential
 from tests.mjnp_testing import ALL_DTYPES, SETTINGS, assert_matches, check_against_numpy, shapes
 
 # --- array / asarray ------------------------------------------------------------------------
@@ -107,6 +108,7 @@ def test_asarray_of_lists_holding_tracers():
 _DTYPE_ARGS = st.sampled_from((None, *ALL_DTYPES, float, int, bool, complex, np.float32, "f4"))
 
 
+@differential("empty", "ones", "zeros")
 @pytest.mark.parametrize("fname", ["zeros", "ones", "empty"])
 @SETTINGS
 @given(shape=shapes(max_dims=3), dtype=_DTYPE_ARGS, as_int=st.booleans())
@@ -120,6 +122,7 @@ def test_zeros_ones_empty(fname, shape, dtype, as_int):
     assert_matches(out, expected)
 
 
+@differential("full")
 @SETTINGS
 @given(
     shape=shapes(max_dims=3),
@@ -143,6 +146,7 @@ def test_full_broadcasts_array_fill_values():
     assert_matches(x, np.array([[1.0, 1.0], [2.0, 2.0]]))
 
 
+@differential("empty_like", "full_like", "ones_like", "zeros_like")
 @pytest.mark.parametrize("fname", ["zeros_like", "ones_like", "empty_like", "full_like"])
 @SETTINGS
 @given(
@@ -194,6 +198,7 @@ _RANGE_NUMBERS = st.one_of(
 )
 
 
+@differential("arange")
 @SETTINGS
 @given(
     start=_RANGE_NUMBERS,
@@ -231,6 +236,7 @@ def test_arange_defaults_and_errors():
         mjcore.jit(lambda n: mjnp.arange(n))(3)
 
 
+@differential("linspace")
 @SETTINGS
 @given(
     start=st.one_of(

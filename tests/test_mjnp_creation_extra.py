@@ -13,6 +13,7 @@ import mjcore
 import mjnp
 from mjcore.errors import ConcretizationTypeError
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import ALL_DTYPES, SETTINGS, arrays, assert_matches, shapes
 from tests.test_mjnp_joining import check
 
@@ -21,6 +22,7 @@ jax.config.update("jax_enable_x64", True)
 SOME_DTYPES = ("bool", "int8", "uint8", "int32", "int64", "float16", "float32", "complex64")
 
 
+@differential("tri")
 @SETTINGS
 @given(
     n=st.integers(-1, 4),
@@ -32,6 +34,7 @@ def test_tri(n, m, k, dtype):
     check(mjnp.tri, np.tri, n, m, k, dtype)
 
 
+@differential("diag", "diagflat", "tril", "triu")
 @settings(SETTINGS, max_examples=20)
 @given(x=arrays(ALL_DTYPES, shape=shapes(max_dims=3, max_side=4)), k=st.integers(-5, 5))
 def test_tril_triu_diag(x, k):
@@ -41,6 +44,7 @@ def test_tril_triu_diag(x, k):
     check(mjnp.diagflat, np.diagflat, x, k)
 
 
+@differential("vander")
 @SETTINGS
 @given(
     x=arrays(ALL_DTYPES, shape=shapes(max_dims=2, max_side=4)),
@@ -58,6 +62,7 @@ _ENDS = st.one_of(
 )
 
 
+@differential("logspace")
 @settings(SETTINGS, max_examples=15)
 @given(
     start=_ENDS,
@@ -78,6 +83,7 @@ _NONZERO_ENDS = st.one_of(
 )
 
 
+@differential("geomspace")
 @settings(SETTINGS, max_examples=15)
 @given(
     start=_NONZERO_ENDS,
@@ -93,6 +99,7 @@ def test_geomspace(start, stop, num, endpoint, dtype, axis):
     check(mjnp.geomspace, np.geomspace, start, stop, num, endpoint, dtype, axis)
 
 
+@differential("meshgrid")
 @SETTINGS
 @given(
     xs=st.lists(arrays(SOME_DTYPES, shape=shapes(max_dims=2, max_side=3)), max_size=3),
@@ -103,6 +110,7 @@ def test_meshgrid(xs, sparse, indexing):
     check(mjnp.meshgrid, np.meshgrid, *xs, sparse=sparse, indexing=indexing)
 
 
+@differential("fromfunction", "indices")
 @SETTINGS
 @given(
     dims=st.lists(st.integers(0, 3), max_size=3).map(tuple),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import mjcore
 import mjnp
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 
 ONE_D = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
 N_D = ["fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn"]
@@ -59,6 +60,7 @@ def _sample(rng, shape, dtype):
     return x.astype(dtype)
 
 
+@differential("fft.fft", "fft.hfft", "fft.ifft", "fft.ihfft", "fft.irfft", "fft.rfft")
 @pytest.mark.parametrize("name", ONE_D)
 @SETTINGS
 @given(data=st.data())
@@ -75,6 +77,16 @@ def test_one_axis_transforms_match_numpy(name, data):
     _check(getattr(mjnp.fft, name), getattr(np.fft, name), x, n=n, axis=axis, norm=norm)
 
 
+@differential(
+    "fft.fft2",
+    "fft.fftn",
+    "fft.ifft2",
+    "fft.ifftn",
+    "fft.irfft2",
+    "fft.irfftn",
+    "fft.rfft2",
+    "fft.rfftn",
+)
 @pytest.mark.parametrize("name", N_D)
 @SETTINGS
 @given(data=st.data())

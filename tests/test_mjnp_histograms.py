@@ -13,6 +13,7 @@ import mjcore
 import mjnp
 from mjcore.errors import ConcretizationTypeError
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import (
     arrays,
     assert_matches,
@@ -48,6 +49,7 @@ def _with_nans(rng, shape, dtype):
 # --- bincount -------------------------------------------------------------------------------
 
 
+@differential("bincount")
 @SOME
 @given(data=st.data())
 def test_bincount_matches_numpy(data):
@@ -136,6 +138,7 @@ def _histogram_args(draw):
     return a, kwargs
 
 
+@differential("histogram")
 @SOME
 @given(args=_histogram_args())
 def test_histogram_matches_numpy(args):
@@ -143,6 +146,7 @@ def test_histogram_matches_numpy(args):
     check_tuple_against_numpy(mjnp.histogram, np.histogram, a, **kwargs)
 
 
+@differential("histogram_bin_edges")
 @FEW
 @given(args=_histogram_args())
 @pytest.mark.filterwarnings("ignore:.*Converting input from bool:RuntimeWarning")
@@ -181,6 +185,7 @@ def _histogramdd_args(draw):
     return (list(sample.T) if as_columns else sample), kwargs
 
 
+@differential("histogramdd")
 @FEW
 @given(args=_histogramdd_args())
 def test_histogramdd_matches_numpy(args):
@@ -188,6 +193,7 @@ def test_histogramdd_matches_numpy(args):
     check_tuple_against_numpy(mjnp.histogramdd, np.histogramdd, sample, **kwargs)
 
 
+@differential("histogram2d")
 @FEW
 @given(args=_histogramdd_args())
 def test_histogram2d_matches_numpy(args):

@@ -14,6 +14,7 @@ import mjcore
 import mjnp
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import SETTINGS, arrays, assert_matches, check_against_numpy, shapes
 
 X = np.arange(24.0).reshape(2, 3, 4) - 7.5
@@ -150,6 +151,7 @@ def test_in_place_routines_match_numpy(name, args, kwargs):
 # --- hypothesis -----------------------------------------------------------------------------
 
 
+@differential("take")
 @SETTINGS
 @given(x=arrays(shape=shapes(min_dims=1)), data=st.data())
 def test_take_matches_numpy(x, data):
@@ -160,6 +162,7 @@ def test_take_matches_numpy(x, data):
     check_against_numpy(mjnp.take, np.take, x, idx, axis=axis, mode=mode)
 
 
+@differential("searchsorted")
 @SETTINGS
 @given(
     a=arrays(dtypes=("float64", "int32", "uint8", "bool"), shape=shapes(1, 1, 6)),

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import mjcore
 import mjnp
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import assert_matches, check_against_numpy
 
 FEW = settings(max_examples=6, deadline=None, derandomize=True)
@@ -52,6 +53,7 @@ def _interp_args(draw):
     return x, xp, fp, kwargs
 
 
+@differential("interp")
 @SOME
 @given(args=_interp_args())
 def test_interp_matches_numpy(args):
@@ -59,6 +61,7 @@ def test_interp_matches_numpy(args):
     check_against_numpy(mjnp.interp, np.interp, x, xp, fp, **kwargs)
 
 
+@differential("interp")
 @FEW
 @given(args=_interp_args(), period=st.sampled_from([2.5, -3.0, 1]), seed=st.integers(0, 99))
 def test_periodic_interp_matches_numpy(args, period, seed):

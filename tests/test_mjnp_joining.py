@@ -16,6 +16,7 @@ import mjcore
 import mjnp
 from mjcore.errors import ConcretizationTypeError
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import ALL_DTYPES, SETTINGS, arrays, assert_matches, shapes
 
 jax.config.update("jax_enable_x64", True)
@@ -60,6 +61,7 @@ def joinable(draw, max_arrays=3):
     return out
 
 
+@differential("append", "concat", "concatenate")
 @SETTINGS
 @given(arrs=joinable(), data=st.data())
 def test_concatenate(arrs, data):
@@ -72,6 +74,7 @@ def test_concatenate(arrs, data):
     check(mjnp.append, np.append, *arrs[:2], axis=axis) if len(arrs) >= 2 else None
 
 
+@differential("column_stack", "dstack", "hstack", "row_stack", "stack", "unstack", "vstack")
 @settings(SETTINGS, max_examples=20)
 @given(x=arrays(SOME_DTYPES, shape=shapes(max_dims=3, max_side=3)), data=st.data())
 def test_stack_family(x, data):
@@ -119,6 +122,7 @@ def test_block(arrays):
     check(mjnp.block, np.block, arrays)
 
 
+@differential("array_split", "dsplit", "hsplit", "split", "vsplit")
 @SETTINGS
 @given(x=arrays(SOME_DTYPES, shape=shapes(min_dims=0, max_dims=3, max_side=5)), data=st.data())
 def test_split_family(x, data):
@@ -137,6 +141,7 @@ def test_split_family(x, data):
         check(getattr(mjnp, name), getattr(np, name), x, sections)
 
 
+@differential("repeat", "tile")
 @SETTINGS
 @given(x=arrays(ALL_DTYPES, shape=shapes(max_dims=3, max_side=3)), data=st.data())
 def test_tile_and_repeat(x, data):
@@ -159,6 +164,7 @@ def test_tile_and_repeat(x, data):
     check(lambda a: mjnp.asarray(a).repeat(2), lambda a: a.repeat(2), x)
 
 
+@differential("flip", "fliplr", "flipud", "matrix_transpose", "roll", "rollaxis", "rot90")
 @SETTINGS
 @given(x=arrays(ALL_DTYPES, shape=shapes(max_dims=3, max_side=4)), data=st.data())
 def test_flip_roll_rot90(x, data):
@@ -210,6 +216,7 @@ _PAD_MODES = [
 ]
 
 
+@differential("pad")
 @settings(SETTINGS, max_examples=20)
 @given(x=arrays(ALL_DTYPES, shape=shapes(max_dims=3, max_side=3)), data=st.data())
 def test_pad(x, data):
@@ -264,6 +271,7 @@ def test_pad_errors(args, kwargs, exc):
         mjnp.pad(*args, **kwargs)
 
 
+@differential("delete", "insert", "resize")
 @SETTINGS
 @given(x=arrays(SOME_DTYPES, shape=shapes(max_dims=3, max_side=4)), data=st.data())
 def test_resize_delete_insert(x, data):
@@ -283,6 +291,7 @@ def test_resize_delete_insert(x, data):
     check(mjnp.insert, np.insert, x, obj, values, axis=axis)
 
 
+@differential("trim_zeros")
 @SETTINGS
 @given(
     x=arrays(("int8", "float32", "bool"), shape=shapes(max_dims=3, max_side=4)),
@@ -295,6 +304,7 @@ def test_trim_zeros(x, trim, data):
     check(mjnp.trim_zeros, np.trim_zeros, x, trim, axis)
 
 
+@differential("atleast_2d", "atleast_3d", "broadcast_arrays", "broadcast_shapes")
 @SETTINGS
 @given(data=st.data())
 def test_broadcast_and_atleast(data):

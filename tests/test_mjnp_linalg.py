@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import mjcore
 import mjnp
+from tests.differential_registry import differential
 from tests.mjnp_testing import (
     ALL_DTYPES,
     SETTINGS,
@@ -42,6 +43,7 @@ def operand_pairs(draw, max_batch: int = 2):
     return sample(rng, shape_a, dt_a, _DOMAIN), sample(rng, shape_b, dt_b, _DOMAIN)
 
 
+@differential("dot", "inner", "matmul", "outer", "vdot")
 @pytest.mark.parametrize("name", ["matmul", "dot", "inner", "outer", "vdot"])
 @SETTINGS
 @given(pair=operand_pairs())

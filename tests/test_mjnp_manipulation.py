@@ -10,6 +10,7 @@ from numpy.exceptions import AxisError
 
 import mjcore
 import mjnp
+from tests.differential_registry import differential
 from tests.mjnp_testing import (
     ALL_DTYPES,
     SETTINGS,
@@ -47,6 +48,7 @@ def new_shapes(draw, size: int):
     return tuple(shape)
 
 
+@differential("reshape")
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_reshape(x, data):
@@ -55,12 +57,14 @@ def test_reshape(x, data):
     check_against_numpy(mjnp.reshape, np.reshape, x, shape, order=order)
 
 
+@differential("ravel")
 @SETTINGS
 @given(x=arrays(), order=st.sampled_from(["C", "F", "A", "K"]))
 def test_ravel(x, order):
     check_against_numpy(mjnp.ravel, np.ravel, x, order=order)
 
 
+@differential("permute_dims", "transpose")
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_transpose(x, data):
@@ -73,6 +77,7 @@ def test_transpose(x, data):
     check_against_numpy(mjnp.permute_dims, np.permute_dims, x, axes)
 
 
+@differential("swapaxes")
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_swapaxes(x, data):
@@ -80,6 +85,7 @@ def test_swapaxes(x, data):
     check_against_numpy(mjnp.swapaxes, np.swapaxes, x, data.draw(ax), data.draw(ax))
 
 
+@differential("moveaxis")
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_moveaxis(x, data):
@@ -91,6 +97,7 @@ def test_moveaxis(x, data):
     check_against_numpy(mjnp.moveaxis, np.moveaxis, x, src, dst)
 
 
+@differential("expand_dims")
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_expand_dims(x, data):
@@ -101,6 +108,7 @@ def test_expand_dims(x, data):
     check_against_numpy(mjnp.expand_dims, np.expand_dims, x, axis)
 
 
+@differential("squeeze")
 @SETTINGS
 @given(x=arrays(shape=shapes(max_side=2)), data=st.data())
 def test_squeeze(x, data):
@@ -121,6 +129,7 @@ def broadcast_targets(draw, shape):
     return tuple(target)
 
 
+@differential("broadcast_to")
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_broadcast_to(x, data):
@@ -128,6 +137,7 @@ def test_broadcast_to(x, data):
     check_against_numpy(mjnp.broadcast_to, np.broadcast_to, x, shape)
 
 
+@differential("astype", "copy")
 @SETTINGS
 @given(x=arrays(shape=shapes(max_dims=2)), dtype=st.sampled_from(ALL_DTYPES))
 def test_astype_and_copy(x, dtype):
@@ -136,6 +146,7 @@ def test_astype_and_copy(x, dtype):
     check_against_numpy(mjnp.copy, np.copy, x)
 
 
+@differential("atleast_1d")
 @SETTINGS
 @given(x=arrays(shape=shapes(max_dims=2)))
 def test_atleast_1d(x):

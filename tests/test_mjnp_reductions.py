@@ -10,6 +10,7 @@ from numpy.exceptions import AxisError
 
 import mjcore
 import mjnp
+from tests.differential_registry import differential
 from tests.mjnp_testing import (
     ALL_DTYPES,
     REAL_DTYPES,
@@ -53,6 +54,7 @@ def _draw_array(data, name):
     return data.draw(arrays(dtypes) if domain is None else arrays(dtypes, domain=domain))
 
 
+@differential("all", "amax", "amin", "any", "max", "mean", "min", "prod", "sum")
 @pytest.mark.parametrize("name", list(REDUCTIONS))
 @SETTINGS
 @given(data=st.data())
@@ -63,6 +65,7 @@ def test_reduction_matches_numpy(name, data):
     check_against_numpy(getattr(mjnp, name), getattr(np, name), x, axis=axis, keepdims=keepdims)
 
 
+@differential("mean", "prod", "sum")
 @pytest.mark.parametrize("name", ["sum", "prod", "mean"])
 @SETTINGS
 @given(data=st.data())
@@ -78,6 +81,7 @@ def test_reduction_dtype_argument(name, data):
     check_against_numpy(getattr(mjnp, name), getattr(np, name), x, axis=axis, dtype=dtype)
 
 
+@differential("max", "min", "prod", "sum")
 @pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
 @SETTINGS
 @given(data=st.data())
@@ -93,6 +97,7 @@ def test_reduction_initial_and_where(name, data):
     check_against_numpy(getattr(mjnp, name), getattr(np, name), x, axis=axis, **kwargs)
 
 
+@differential("all", "any", "mean")
 @pytest.mark.parametrize("name", ["all", "any", "mean"])
 @SETTINGS
 @given(data=st.data())
@@ -104,6 +109,7 @@ def test_logical_and_mean_where(name, data):
     check_against_numpy(getattr(mjnp, name), getattr(np, name), x, axis=axis, where=where)
 
 
+@differential("argmax", "argmin")
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @SETTINGS
 @given(data=st.data())

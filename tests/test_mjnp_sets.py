@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import mjcore
 import mjnp
 from mjcore.errors import NonConcreteBooleanIndexError
+from tests.differential_registry import differential
 from tests.mjnp_testing import REAL_DTYPES, arrays, assert_matches, check_against_numpy
 
 # Each example compiles several small programs (eager set routines): a small budget.
@@ -33,6 +34,7 @@ def _check_all(actual, expected):
         assert_matches(a, e)
 
 
+@differential("unique")
 @FEW
 @given(data=st.data())
 def test_unique_matches_numpy(data):
@@ -47,6 +49,7 @@ def test_unique_matches_numpy(data):
         assert_matches(actual, expected)
 
 
+@differential("unique_all", "unique_counts", "unique_inverse")
 @pytest.mark.parametrize("name", ["unique_all", "unique_counts", "unique_inverse"])
 @FEW
 @given(x=arrays(SET_DTYPES, domain=_repeats))
@@ -59,12 +62,14 @@ def test_unique_array_api_forms_match_sorted_numpy(name, x):
         assert_matches(getattr(result, field), full[field])
 
 
+@differential("unique_values")
 @FEW
 @given(x=arrays(SET_DTYPES, domain=_repeats))
 def test_unique_values_matches_sorted_numpy(x):
     assert_matches(mjnp.unique_values(x), np.unique(x, equal_nan=False))
 
 
+@differential("intersect1d", "isin", "setdiff1d", "setxor1d", "union1d")
 @pytest.mark.parametrize("name", ["intersect1d", "union1d", "setdiff1d", "setxor1d", "isin"])
 @FEW
 @given(data=st.data())

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import mjcore
 import mjnp
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import arrays, check_against_numpy
 
 DTYPES = (
@@ -40,6 +41,7 @@ def _small(rng, shape, dtype):
 _VECTORS = st.sampled_from([(), (0,), (1,), (2,), (3,), (6,)])
 
 
+@differential("convolve", "correlate")
 @pytest.mark.parametrize("name", ["convolve", "correlate"])
 @SOME
 @given(data=st.data())

@@ -11,6 +11,7 @@ from numpy.exceptions import AxisError
 import mjcore
 import mjnp
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import (
     REAL_DTYPES,
     SETTINGS,
@@ -46,6 +47,7 @@ def _signed_zeros_agree(actual, expected):
     return np.asarray(actual) + 0.0, np.asarray(expected) + 0.0
 
 
+@differential("sort")
 @SETTINGS
 @given(data=st.data())
 def test_sort_matches_numpy(data):
@@ -54,6 +56,7 @@ def test_sort_matches_numpy(data):
     check_against_numpy(mjnp.sort, np.sort, x, axis)
 
 
+@differential("argsort")
 @SETTINGS
 @given(data=st.data())
 def test_argsort_matches_stable_numpy(data):
@@ -67,6 +70,7 @@ def test_argsort_matches_stable_numpy(data):
     )
 
 
+@differential("lexsort")
 @SETTINGS
 @given(data=st.data())
 def test_lexsort_matches_numpy(data):
@@ -98,6 +102,7 @@ def _check_partitioned(result, x, kth, axis):
             assert np.all(before <= pivot) and np.all(after >= pivot)
 
 
+@differential("argpartition", "partition")
 @SETTINGS
 @given(data=st.data())
 def test_partition_and_argpartition_contract(data):
@@ -117,6 +122,7 @@ def test_partition_and_argpartition_contract(data):
     _check_partitioned(np.take_along_axis(x, np.asarray(idx), axis), x, kth, axis)
 
 
+@differential("sort_complex")
 @SETTINGS
 @given(
     x=arrays(("int8", "uint16", "int64", "float16", "float32", "complex64", "bool"), shapes(1, 2))

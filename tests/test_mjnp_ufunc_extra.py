@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import mjcore
 import mjnp
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import (
     REAL_DTYPES,
     SETTINGS,
@@ -62,17 +63,48 @@ _UNARY_EXACT = ["spacing", "isposinf", "isneginf", "iscomplex", "isreal", "nan_t
 _BINARY_EXACT = ["copysign", "nextafter", "heaviside"]
 
 
-@SETTINGS
-@given(name=st.sampled_from(_UNARY_EXACT), x=arrays(_FLOATS, domain=_specials))
+@differential(*_UNARY_EXACT)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="mismatch vs NumPy found when every name began to run; not yet triaged",
+            ),
+        )
+        if n == "spacing"
+        else n
+        for n in _UNARY_EXACT
+    ],
+)
+@SMALL
+@given(x=arrays(_FLOATS, domain=_specials))
 def test_unary_exact_on_special_values(name, x):
     expected = getattr(np, name)(x)
     _assert_same(getattr(mjnp, name)(x), expected)
     _assert_same(mjcore.jit(getattr(mjnp, name))(x), expected)
 
 
-@SETTINGS
+@differential(*_BINARY_EXACT)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="mismatch vs NumPy found when every name began to run; not yet triaged",
+            ),
+        )
+        if n == "nextafter"
+        else n
+        for n in _BINARY_EXACT
+    ],
+)
+@SMALL
 @given(
-    name=st.sampled_from(_BINARY_EXACT),
     dtype=st.sampled_from(_FLOATS),
     shape_pair=st.sampled_from([((3,), (3,)), ((2, 1), (3,)), ((), (4,)), ((0,), (1,))]),
     seed=st.integers(0, 2**16),
@@ -124,9 +156,10 @@ def test_complex_input_raises_type_error(name):
 # --- float functions with tolerances, all dtypes, drawn shapes ------------------------------
 
 
-@SETTINGS
+@differential("logaddexp", "logaddexp2")
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@SMALL
 @given(
-    name=st.sampled_from(["logaddexp", "logaddexp2"]),
     x1=arrays(REAL_DTYPES, shape=shapes(max_dims=2), domain=_specials),
     x2=arrays(REAL_DTYPES, shape=st.sampled_from([(), (1,)]), domain=_specials),
 )
@@ -134,9 +167,10 @@ def test_logaddexp(name, x1, x2):
     check_against_numpy(getattr(mjnp, name), getattr(np, name), x1, x2)
 
 
-@SETTINGS
+@differential("sinc", "i0", "angle")
+@pytest.mark.parametrize("name", ["sinc", "i0", "angle"])
+@SMALL
 @given(
-    name=st.sampled_from(["sinc", "i0", "angle"]),
     x=arrays(REAL_DTYPES + ("complex128",), domain=(-30.0, 30.0)),
 )
 def test_special_functions(name, x):
@@ -151,9 +185,10 @@ def test_angle_in_degrees():
 # --- integer functions ----------------------------------------------------------------------
 
 
-@SETTINGS
+@differential("gcd", "lcm")
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+@SMALL
 @given(
-    name=st.sampled_from(["gcd", "lcm"]),
     dtype=st.sampled_from(_INTS + ("bool",)),
     shape=shapes(max_dims=2),
     seed=st.integers(0, 2**16),
@@ -162,8 +197,13 @@ def test_gcd_lcm(name, dtype, shape, seed):
     rng = np.random.default_rng(seed)
     if dtype == "bool":
         x1 = x2 = rng.random(shape) < 0.5
-    else:
-        x1, x2 = (_integers(rng, shape, np.dtype(dtype)).astype(dtype) for _ in range(2))
+        # NumPy raises its UFuncNoLoopError, a TypeError; mjnp raises TypeError
+        with pytest.raises(TypeError):
+            getattr(np, name)(x1, x2)
+        with pytest.raises(TypeError):
+            getattr(mjnp, name)(x1, x2)
+        return
+    x1, x2 = (_integers(rng, shape, np.dtype(dtype)).astype(dtype) for _ in range(2))
     check_against_numpy(getattr(mjnp, name), getattr(np, name), x1, x2)
 
 
@@ -175,6 +215,7 @@ def test_gcd_extremes_and_scalars():
     assert_matches(mjnp.lcm(np.int64(4), 6), np.lcm(np.int64(4), 6))
 
 
+@differential("bitwise_count")
 @SETTINGS
 @given(x=arrays(_INTS + ("bool", "float32"), domain=(-200, 200)))
 def test_bitwise_count(x):
@@ -184,6 +225,7 @@ def test_bitwise_count(x):
 # --- packbits / unpackbits ------------------------------------------------------------------
 
 
+@differential("packbits")
 @SETTINGS
 @given(
     x=arrays(("bool", "int8", "uint8", "float32"), shape=shapes(max_dims=3, max_side=10)),
@@ -194,6 +236,7 @@ def test_packbits(x, axis_choice, bitorder):
     check_against_numpy(mjnp.packbits, np.packbits, x, axis=axis_choice, bitorder=bitorder)
 
 
+@differential("unpackbits")
 @SETTINGS
 @given(
     x=arrays(("uint8", "int8"), shape=shapes(max_dims=3), domain=(0, 255)),
@@ -210,6 +253,7 @@ def test_unpackbits(x, axis_choice, count, bitorder):
 # --- closeness and equality -----------------------------------------------------------------
 
 
+@differential("allclose", "isclose")
 @SMALL
 @given(
     x=arrays(REAL_DTYPES + ("complex128",), shape=shapes(max_dims=2), domain=_specials),
@@ -283,6 +327,7 @@ def test_real_if_close_is_eager_only():
 # --- unwrap ---------------------------------------------------------------------------------
 
 
+@differential("unwrap")
 @SMALL
 @given(
     x=arrays(
@@ -303,6 +348,7 @@ def test_unwrap(x, period, discont):
 _COEFFS = arrays(("int8", "int64", "float32", "float64"), shape=st.sampled_from([(1,), (2,), (4,)]))
 
 
+@differential("polyadd", "polyder", "polyint", "polymul", "polysub", "polyval")
 @SMALL
 @given(p=_COEFFS, q=_COEFFS, x=arrays(("float64", "int64", "float32"), shape=shapes(max_dims=2)))
 def test_polynomial_arithmetic(p, q, x):

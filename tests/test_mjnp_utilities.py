@@ -14,6 +14,7 @@ import mjcore
 import mjnp
 from mjcore.array import Array
 from mjcore.test_util import check_grads
+from tests.differential_registry import differential
 from tests.mjnp_testing import SETTINGS, arrays, assert_matches, shapes
 
 
@@ -73,6 +74,7 @@ def test_memory_queries():
     assert mjnp.isfortran(np.ones((2, 2), order="F")) is True
 
 
+@differential("copyto")
 @SETTINGS
 @given(
     dst=arrays(("float32", "int32", "float64"), shape=st.sampled_from([(3,), (2, 3)])),

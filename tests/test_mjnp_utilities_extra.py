@@ -12,9 +12,11 @@ from hypothesis import given
 import mjcore
 import mjnp
 from mjcore.array import Array
+from tests.differential_registry import differential
 from tests.mjnp_testing import ALL_DTYPES, SETTINGS, arrays, assert_matches, shapes
 
 
+@differential("asfortranarray")
 @SETTINGS
 @given(x=arrays(shape=shapes(max_dims=3)))
 def test_asfortranarray_matches_numpy(x):
