@@ -117,7 +117,9 @@ def assert_matches(actual: Any, expected: Any) -> None:
 def check_against_numpy(
     mj_fun: Callable[..., Any], np_fun: Callable[..., Any], *args: Any, **kwargs: Any
 ) -> Any:
-    """Run both; if NumPy raises, mjnp must raise the same exception type, else results match."""
+    """Run both; if NumPy raises, mjnp must raise the same exception type, else the results
+    match: arrays by `assert_matches`, tuples and lists (histogram, gradient, split) by
+    structure and then element by element. Returns mjnp's result (None when NumPy raised)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
@@ -126,34 +128,16 @@ def check_against_numpy(
             with pytest.raises(type(err)):
                 mj_fun(*args, **kwargs)
             return None
-    actual = mj_fun(*args, **kwargs)
-    assert_matches(actual, expected)
+    actual = mj_fun(*args, **kwargs)  # outside: a test may expect mjnp's warnings
+    _assert_same_structure(actual, expected)
     return actual
 
 
-def check_tuple_against_numpy(
-    mj_fun: Callable[..., Any], np_fun: Callable[..., Any], *args: Any, **kwargs: Any
-) -> None:
-    """`check_against_numpy` for functions returning an array or a tuple or list of arrays
-    (histogram, gradient): the same structure, then each array matches."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            expected = np_fun(*args, **kwargs)
-        except Exception as err:  # any NumPy error is the expectation
-            with pytest.raises(type(err)):
-                mj_fun(*args, **kwargs)
-            return
-        actual = mj_fun(*args, **kwargs)
-    assert type(actual) is type(expected) or not isinstance(expected, tuple | list), (
-        type(actual),
-        type(expected),
-    )
+def _assert_same_structure(actual: Any, expected: Any) -> None:
     if not isinstance(expected, tuple | list):
-        actual, expected = (actual,), (expected,)
+        assert_matches(actual, expected)
+        return
+    assert type(actual) is type(expected), (type(actual), type(expected))
     assert len(actual) == len(expected), (len(actual), len(expected))
     for a, e in zip(actual, expected, strict=True):
-        if isinstance(e, tuple | list):
-            check_tuple_against_numpy(lambda a=a: a, lambda e=e: e)
-        else:
-            assert_matches(a, e)
+        _assert_same_structure(a, e)

@@ -16,7 +16,6 @@ from tests.mjnp_testing import (
     arrays,
     assert_matches,
     check_against_numpy,
-    check_tuple_against_numpy,
     shapes,
 )
 
@@ -107,7 +106,7 @@ def _gradient_args(draw):
 @given(args=_gradient_args())
 def test_gradient_matches_numpy(args):
     f, varargs, kwargs = args
-    check_tuple_against_numpy(
+    check_against_numpy(
         lambda f: mjnp.gradient(f, *varargs, **kwargs),
         lambda f: np.gradient(f, *varargs, **kwargs),
         f,

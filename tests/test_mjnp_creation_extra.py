@@ -15,7 +15,7 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.test_util import check_grads
 from tests.differential_registry import differential
 from tests.mjnp_testing import ALL_DTYPES, SETTINGS, arrays, assert_matches, shapes
-from tests.test_mjnp_joining import check
+from tests.mjnp_testing import check_against_numpy as check
 
 jax.config.update("jax_enable_x64", True)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,30 +16,11 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.test_util import check_grads
 from tests.differential_registry import differential
 from tests.mjnp_testing import ALL_DTYPES, SETTINGS, arrays, assert_matches, shapes
+from tests.mjnp_testing import check_against_numpy as check
 
 jax.config.update("jax_enable_x64", True)
 
 SOME_DTYPES = ("bool", "int8", "uint8", "int32", "int64", "float16", "float32", "complex64")
-
-
-def check(mj_fun, np_fun, *args, **kwargs):
-    """Like `check_against_numpy`, also for results that are lists or tuples of arrays."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            expected = np_fun(*args, **kwargs)
-        except Exception as err:  # any NumPy error is the expectation
-            with pytest.raises(type(err)):
-                mj_fun(*args, **kwargs)
-            return
-    actual = mj_fun(*args, **kwargs)
-    if isinstance(expected, list | tuple):
-        assert type(actual) is type(expected)
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected, strict=True):
-            assert_matches(a, e)
-    else:
-        assert_matches(actual, expected)
 
 
 @st.composite
