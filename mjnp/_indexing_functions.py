@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
@@ -253,9 +253,11 @@ def select(
             raise TypeError(
                 f"mjnp.select: invalid entry {i} in condlist: should be boolean ndarray"
             )
+    # Python scalars (in choicelist and as default) are weak, as in NumPy 2: int8 choices with
+    # default=0 stay int8. The result is a strong array, as NumPy's always is.
     choices = [asarray_arg("select", c) for c in choicelist]
-    default = asarray_arg("select", np.asarray(default) if not _is_array(default) else default)
-    dtype = np.result_type(*(get_aval(c).dtype for c in [*choices, default]))
+    default = asarray_arg("select", default)
+    dtype, _ = dtypes.result_type(*(get_aval(c) for c in [*choices, default]), fname="mjnp.select")
     result = lax.convert_element_type(default, dtype)
     for cond, choice in zip(reversed(conds), reversed(choices), strict=True):
         result = ew.where(cond, lax.convert_element_type(choice, dtype), result)

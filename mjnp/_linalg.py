@@ -167,12 +167,9 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
     of `a` with the first N of `b`; a pair of sequences names the axes explicitly."""
     a, b = _promote("tensordot", a, b)
     if isinstance(axes, int | np.integer):
+        # As NumPy: a's last n axes with b's first n; n <= 0 pairs none (an outer product).
         n = int(axes)
-        if n < 0 or n > a.ndim or n > b.ndim:
-            raise ValueError(
-                f"mjnp.tensordot: axes={n} is out of range for {a.shape} and {b.shape}"
-            )
-        a_axes, b_axes = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
+        a_axes, b_axes = tuple(range(-n, 0)), tuple(range(n))
     else:
         try:
             a_axes, b_axes = axes
@@ -180,15 +177,22 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
             raise TypeError(f"mjnp.tensordot: axes must be an int or a pair, got {axes!r}") from err
         a_axes = (a_axes,) if isinstance(a_axes, int | np.integer) else tuple(a_axes)
         b_axes = (b_axes,) if isinstance(b_axes, int | np.integer) else tuple(b_axes)
-        if len(a_axes) != len(b_axes):
-            raise ValueError("mjnp.tensordot: shape-mismatch for sum (axes of unequal length)")
-        a_axes = tuple(normalize_axis("mjnp.tensordot", ax, a.ndim) for ax in a_axes)
-        b_axes = tuple(normalize_axis("mjnp.tensordot", ax, b.ndim) for ax in b_axes)
-    for i, j in zip(a_axes, b_axes, strict=True):
+    if len(a_axes) != len(b_axes):
+        raise ValueError("mjnp.tensordot: shape-mismatch for sum (axes of unequal length)")
+    # Pair by pair, as NumPy checks: an axis out of range raises AxisError (an IndexError, as
+    # NumPy's), unless an earlier pair's lengths already differ (ValueError).
+    pairs = []
+    for ax_a, ax_b in zip(a_axes, b_axes, strict=True):
+        i = normalize_axis("mjnp.tensordot", ax_a, a.ndim)
+        j = normalize_axis("mjnp.tensordot", ax_b, b.ndim)
         if a.shape[i] != b.shape[j]:
             raise ValueError(
                 f"mjnp.tensordot: shape-mismatch for sum: {a.shape} axis {i} and {b.shape} axis {j}"
             )
+        pairs.append((i, j))
+    a_axes, b_axes = tuple(i for i, _ in pairs), tuple(j for _, j in pairs)
+    if len(set(a_axes)) != len(a_axes) or len(set(b_axes)) != len(b_axes):
+        raise ValueError(f"mjnp.tensordot: duplicate axes are not allowed, got axes={axes!r}")
     return lax.dot_general(a, b, ((a_axes, b_axes), ((), ())))
 
 

@@ -31,9 +31,14 @@ _FLOAT64 = np.dtype("float64")
 # --- shared steps ---------------------------------------------------------------------------
 
 
-def _reduced_axes(fname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
+def _reduced_axes(fname: str, axis: Axis, ndim: int, *, ufunc: bool = False) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
+    is_int = isinstance(axis, int | np.integer) and not isinstance(axis, bool)
+    if ufunc and ndim == 0 and is_int and axis in (0, -1):
+        # NumPy's ufunc reductions (sum, prod, max, min, all, any) accept an int axis 0 or -1
+        # on a 0-d array and reduce nothing; a tuple axis is still out of bounds.
+        return ()
     return tuple(sorted(normalize_axes(f"mjnp.{fname}", axis, ndim)))
 
 
@@ -138,7 +143,7 @@ def _sum_or_prod(
     where: ArrayLike,
 ) -> Array:
     x = asarray_arg(fname, a)
-    axes = _reduced_axes(fname, axis, x.ndim)
+    axes = _reduced_axes(fname, axis, x.ndim, ufunc=True)
     mask = _where_mask(fname, where, x.shape)
     if dtype is None:
         out_dtype = _sum_dtype(x.dtype)
@@ -247,7 +252,7 @@ def _extremum(
     where: ArrayLike,
 ) -> Array:
     x = asarray_strong(fname, a)
-    axes = _reduced_axes(fname, axis, x.ndim)
+    axes = _reduced_axes(fname, axis, x.ndim, ufunc=True)
     mask = _where_mask(fname, where, x.shape)
     if initial is None:
         if mask is not None:
@@ -363,7 +368,7 @@ def _logical(
     where: ArrayLike,
 ) -> Array:
     x = asarray_arg(fname, a)
-    axes = _reduced_axes(fname, axis, x.ndim)
+    axes = _reduced_axes(fname, axis, x.ndim, ufunc=True)
     mask = _where_mask(fname, where, x.shape)
     x = lax.convert_element_type(x, _BOOL)
     if mask is not None:

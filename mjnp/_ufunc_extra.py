@@ -931,8 +931,8 @@ def roots(p: ArrayLike) -> Array:
         )
         shift = lax.convert_element_type(np.eye(n - 2, n - 1), p.dtype)
         out = eigvals(lax.concatenate([first, shift], 0))
-    else:
-        out = lax.full((0,), 0, p.dtype)
+    else:  # a constant: no roots, float64 whatever p's dtype, as NumPy's `array([])`
+        out = lax.full((0,), 0, np.dtype("float64"))
     if trailing:
         out = lax.concatenate([out, lax.full((trailing,), 0, out.dtype)], 0)
     return out

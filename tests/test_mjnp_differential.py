@@ -876,11 +876,7 @@ class Case(NamedTuple):
 # NumPy's dtypes and shapes, their unique parts, and reconstruction.
 CASES: dict[str, Case] = {
     "apply_along_axis": Case(array_and_axis(NUMBERS), _apply_along_axis),
-    "apply_over_axes": Case(
-        array_and_axis(NUMBERS),
-        _apply_over_axes,
-        xfail="mjnp raises AxisError on a 0-d array where NumPy applies func",
-    ),
+    "apply_over_axes": Case(array_and_axis(NUMBERS), _apply_over_axes),
     "argwhere": Case(one_array()),
     "array": Case(array_creation()),
     "asarray": Case(array_like_creation()),
@@ -973,23 +969,12 @@ CASES: dict[str, Case] = {
     "poly": Case(poly(), xfail="not yet triaged: fails on empty and non-square inputs"),
     "polydiv": Case(polydiv()),
     "polyfit": Case(polyfit()),
-    "roots": Case(
-        roots(),
-        compare="sorted",
-        xfail="not yet triaged: result dtype differs from NumPy's on constant polynomials",
-    ),
+    "roots": Case(roots(), compare="sorted"),
     "ravel_multi_index": Case(ravel_multi_index()),
     "unravel_index": Case(unravel_index()),
     "real_if_close": Case(real_if_close()),
-    "select": Case(
-        select(),
-        _select,
-        xfail="a Python scalar default is not weak: int8 choices give int64, NumPy int8",
-    ),
-    "tensordot": Case(
-        tensordot(),
-        xfail="axes larger than an operand's rank: NumPy raises IndexError, mjnp ValueError",
-    ),
+    "select": Case(select(), _select),
+    "tensordot": Case(tensordot()),
     "trace": Case(trace()),
     "tril_indices": Case(tri_indices()),
     "triu_indices": Case(tri_indices()),
@@ -1028,14 +1013,10 @@ CASES: dict[str, Case] = {
     "linalg.trace": Case(linalg_trace()),
     "linalg.vecdot": Case(vecdot()),
     "linalg.vector_norm": Case(vector_norm()),
-    "fft.fftfreq": Case(fftfreq(), xfail="n=0: NumPy raises ZeroDivisionError, mjnp ValueError"),
-    "fft.rfftfreq": Case(fftfreq(), xfail="n=0: NumPy raises ZeroDivisionError, mjnp returns"),
-    "fft.fftshift": Case(
-        fftshift(), xfail="0-d input: NumPy raises ValueError, mjnp returns the input"
-    ),
-    "fft.ifftshift": Case(
-        fftshift(), xfail="0-d input: NumPy raises ValueError, mjnp returns the input"
-    ),
+    "fft.fftfreq": Case(fftfreq()),
+    "fft.rfftfreq": Case(fftfreq()),
+    "fft.fftshift": Case(fftshift()),
+    "fft.ifftshift": Case(fftshift()),
 }
 
 _RAW_INPUT = {"array", "asarray", "asanyarray", "ascontiguousarray", "asarray_chkfinite",

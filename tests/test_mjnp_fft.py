@@ -126,6 +126,12 @@ def test_errors_match_numpy():
         mjnp.fft.fft(np.ones((4, 0)))
     with pytest.raises(TypeError, match="real-input"):
         mjnp.fft.rfft(np.ones(4, complex))
+    for f in ("fftfreq", "rfftfreq"):  # NumPy divides by n * d in Python first
+        with pytest.raises(ZeroDivisionError, match=f"mjnp.fft.{f}"):
+            getattr(mjnp.fft, f)(0)
+    for f in ("fftshift", "ifftshift"):  # NumPy's roll-based shift fails on 0-d input
+        with pytest.raises(ValueError, match="0-d"):
+            getattr(mjnp.fft, f)(np.array(2.0))
 
 
 def test_jit_and_vmap_match_eager():

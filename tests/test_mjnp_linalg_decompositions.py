@@ -176,6 +176,27 @@ def test_misc_functions_match_numpy():
     )
 
 
+@pytest.mark.parametrize(
+    "a_shape,b_shape,axes,error",
+    [
+        ((3,), (3, 4), 2, IndexError),  # axes beyond a's rank
+        ((2, 3), (3,), ([0], [5]), IndexError),
+        ((2, 3, 4), (3, 4), 3, ValueError),  # the first pair's lengths differ before b runs out
+        ((2, 3), (3, 4), ([0, 1], [0]), ValueError),
+        ((2, 3), (3, 4), -1, None),  # a negative count pairs nothing: an outer product
+    ],
+)
+def test_tensordot_axes_errors_match_numpy(a_shape, b_shape, axes, error):
+    a, b = np.ones(a_shape), np.ones(b_shape)
+    if error is None:
+        _match(mjnp.tensordot(a, b, axes), np.tensordot(a, b, axes))
+        return
+    with pytest.raises(error):
+        np.tensordot(a, b, axes)
+    with pytest.raises(error, match="mjnp.tensordot"):
+        mjnp.tensordot(a, b, axes)
+
+
 @pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
 def test_main_namespace_products_match_numpy():
     a, b = _sample((2, 3, 4), "float32"), _sample((4, 5), "int16")

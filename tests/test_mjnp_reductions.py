@@ -128,6 +128,13 @@ def test_nan_propagates_like_numpy(name):
         check_against_numpy(getattr(mjnp, name), getattr(np, name), x, axis=axis)
 
 
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "all", "any"])
+@pytest.mark.parametrize("axis", [0, -1, (0,), 1])
+def test_ufunc_reduction_of_0d_accepts_axis_0(name, axis):
+    # NumPy's ufunc reductions take an int axis 0 or -1 on a 0-d array; tuples stay invalid.
+    check_against_numpy(getattr(mjnp, name), getattr(np, name), np.array(2.5), axis=axis)
+
+
 def test_python_scalars_and_lists():
     assert_matches(mjnp.sum(3), np.sum(3))
     assert_matches(mjnp.mean([1, 2, 4]), np.mean([1, 2, 4]))

@@ -456,7 +456,17 @@ def test_sinc_gradient_at_zero_is_finite():
 
 
 @pytest.mark.parametrize(
-    "p", [[1.0, -3, 2], [1, 0, 1], [0, 0, 1, -6, 11, -6, 0, 0], [2.0], [0, 0], [1, 2, 3, 4, 5.0]]
+    "p",
+    [
+        [1.0, -3, 2],
+        [1, 0, 1],
+        [0, 0, 1, -6, 11, -6, 0, 0],
+        [2.0],
+        [0, 0],
+        [1, 2, 3, 4, 5.0],
+        np.array([2.0], np.float32),  # a constant has float64 roots whatever its dtype
+        np.array([0, 3, 0], np.complex64),
+    ],
 )
 def test_roots(p):
     expected = np.roots(p)

@@ -307,7 +307,14 @@ def _freq(
             f"mjnp.fft.{fname}: dtype must be a real floating-point dtype, got {out_dtype.name}"
         )
     n = operator.index(n)
-    if n < 1 and fname == "fftfreq":
+    if type(d) in (bool, int, float, complex) and n * d == 0:
+        # NumPy computes 1.0 / (n * d) in Python first, so n or d zero raises this (a NumPy
+        # scalar or array d gives inf instead, with an empty or inf result).
+        raise ZeroDivisionError(
+            f"mjnp.fft.{fname}: the sample spacing 1 / (n * d) divides by zero "
+            f"(n={n}, d={d!r}); pass a nonzero n and d"
+        )
+    if n < 0 and fname == "fftfreq":
         raise ValueError(f"mjnp.fft.{fname}: n must be positive, got {n}")
     # An int64 array times 1 / (n * d), so the dtype follows NumPy's promotion of `d`.
     out = asarray(ints) * (1.0 / (n * asarray_strong(f"fft.{fname}", d)))
@@ -337,6 +344,8 @@ def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
     elif isinstance(axes, int | np.integer):
         axes = (axes,)
     axes = tuple(normalize_axis(f"mjnp.fft.{fname}", ax, x.ndim) for ax in axes)
+    if x.ndim == 0:  # NumPy's roll-based shift raises ValueError on every 0-d input
+        raise ValueError(f"mjnp.fft.{fname}: x must have at least one dimension, got a 0-d array")
     if not axes:
         return x
     shifts = tuple(sign * (x.shape[ax] // 2) for ax in axes)
