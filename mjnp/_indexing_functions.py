@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes, lax
+from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
@@ -25,7 +26,7 @@ from mjnp._indexing import _update, getitem
 from mjnp._joining import stack
 from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape
 from mjnp._out import write_out
-from mjnp._promotion import asarray_arg
+from mjnp._promotion import _contains_traced, asarray_arg
 from mjnp._reductions import sum as _sum
 
 ArrayLike = Any
@@ -157,6 +158,32 @@ def _cyclic(name: str, values: ArrayLike, count: int) -> Array:
     return getitem(flat, np.arange(count) % n)
 
 
+def _safe_values(name: str, values: ArrayLike, dtype: np.dtype) -> Array:
+    """`values` converted to `dtype` as NumPy's putmask and place convert them.
+
+    Arrays must cast under casting="safe" (float64 into float32 or int64 into int8 raise);
+    scalars and sequences convert as `numpy.asarray(values, dtype)`, so 1.5 puts 1 into an int
+    array and a Python int out of the dtype's range raises OverflowError.
+    """
+    if isinstance(values, np.ndarray | _Array | Tracer) or (
+        isinstance(values, list | tuple) and _contains_traced(values)
+    ):
+        v = asarray_arg(name, values)
+        if isinstance(values, list | tuple):
+            return lax.convert_element_type(v, dtype)
+        if not np.can_cast(v.dtype, dtype, "safe"):
+            raise TypeError(
+                f"mjnp.{name}: cannot cast values of dtype {v.dtype} to the array's dtype "
+                f"{dtype} according to the rule 'safe'; cast them with .astype({dtype.name!r})"
+            )
+        return lax.convert_element_type(v, dtype)
+    try:
+        host = np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise type(err)(f"mjnp.{name}: cannot convert {values!r:.80} to {dtype}: {err}") from err
+    return asarray_arg(name, host)
+
+
 def put(a: Array, ind: ArrayLike, v: ArrayLike, mode: str = "raise") -> None:
     """`a.flat[ind] = v` in place (v repeated if shorter), as `numpy.put`; rebinds `a`."""
     mode = _check_mode("put", mode)
@@ -179,9 +206,10 @@ def putmask(a: Array, mask: ArrayLike, values: ArrayLike) -> None:
     mask = asarray_arg("putmask", mask)
     if mask.shape != x.shape:
         raise ValueError("mjnp.putmask: mask and data must be the same size")
-    if get_aval(asarray_arg("putmask", values)).size == 0:
+    values = _safe_values("putmask", values, x.dtype)
+    if get_aval(values).size == 0:
         return
-    vals = lax.convert_element_type(reshape(_cyclic("putmask", values, x.size), x.shape), x.dtype)
+    vals = reshape(_cyclic("putmask", values, x.size), x.shape)
     rebind(a, ew.where(mask, vals, x))
 
 
@@ -194,7 +222,7 @@ def place(arr: Array, mask: ArrayLike, vals: ArrayLike) -> None:
     mask = ravel(asarray_arg("place", mask))
     if mask.size != x.size:
         raise ValueError("mjnp.place: mask and data must be the same size")
-    vals = ravel(asarray_arg("place", vals))
+    vals = ravel(_safe_values("place", vals, x.dtype))
     if vals.size == 0:
         value = mask.to_concrete_value() if isinstance(mask, Tracer) else np.asarray(mask)
         if value is not None and np.any(value):
@@ -203,7 +231,6 @@ def place(arr: Array, mask: ArrayLike, vals: ArrayLike) -> None:
     # The k-th True position takes vals[k % len(vals)]: k is a running count of the mask.
     rank = lax.cumsum(lax.convert_element_type(mask, np.int64), 0)
     picked = getitem(vals, ew.remainder(ew.subtract(rank, 1), vals.size))
-    picked = lax.convert_element_type(picked, x.dtype)
     rebind(arr, reshape(ew.where(mask, picked, ravel(x)), x.shape))
 
 

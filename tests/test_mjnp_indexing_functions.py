@@ -126,6 +126,12 @@ INPLACE_CASES = [
     ("putmask", "putmask", (X, X > 0, [1.0, 2.0, 3.0]), {}),
     ("place", "place", (M, M > 2, [10, 20, 30]), {}),
     ("place-empty", "place", (M, M > 2, []), {}),
+    # Array values must cast safely (TypeError); scalars and lists convert as np.asarray does.
+    ("putmask-unsafe", "putmask", (M, M > 2, np.array([1.5])), {}),
+    ("putmask-float-scalar", "putmask", (M.astype(np.int8), M > 2, 1.5), {}),
+    ("putmask-overflow", "putmask", (M.astype(np.int8), M > 2, 300), {}),
+    ("place-unsafe", "place", (X.astype(np.float32), X > 0, np.array([1.0])), {}),
+    ("place-float-list", "place", (M, M > 2, [1.5, 2.5]), {}),
     ("put_along_axis", "put_along_axis", (X, np.array([[[0], [2], [1]]]), -1.0), {"axis": 2}),
     ("put_along_axis-none", "put_along_axis", (M, np.array([1, 4]), [5, 6]), {"axis": None}),
     ("fill_diagonal", "fill_diagonal", (np.zeros((5, 3)), [1.0, 2.0]), {}),
