@@ -836,26 +836,36 @@ def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
     return p
 
 
-def poly(seq_of_zeros: ArrayLike) -> Array:
-    """Coefficients of the monic polynomial with the given roots, as `numpy.poly`.
+def poly(seq_of_zeros: ArrayLike) -> Array | float:
+    """Coefficients of the monic polynomial with the given roots, as `numpy.poly`; a square
+    matrix stands for its eigenvalues (by `mjnp.linalg.eigvals`, so real when NumPy's are).
 
-    NB: a square matrix argument (NumPy takes its eigenvalues) is not supported, and traced
-    complex roots stay complex even in conjugate pairs (NumPy then returns the real part).
+    NB: traced complex roots stay complex even in conjugate pairs (NumPy then returns the real
+    part).
+
+    Raises:
+        TypeError: for a 0-d input (NumPy cannot iterate it either).
+        ValueError: for anything but a 1-d array or a non-empty square matrix.
     """
+    from mjnp.linalg import eigvals
+
     z = asarray_arg("poly", seq_of_zeros)
     if z.ndim == 0:
-        z = lax.reshape(z, (1,))
-    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-        raise NotImplementedError(
-            "mjnp.poly: the characteristic polynomial of a matrix needs its eigenvalues, which "
-            "mjnp does not compute; pass the roots instead"
+        raise TypeError(
+            f"mjnp.poly: seq_of_zeros must be a sequence of roots or a square matrix, got a 0-d "
+            f"{z.dtype} value; pass a single root as [root]"
         )
-    if z.ndim != 1:
-        raise ValueError("mjnp.poly: input must be 1d or non-empty square 2d array.")
-    dtype = np.dtype(_mintypecode_of(z.dtype))
-    z = lax.convert_element_type(z, dtype)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        z = eigvals(z)
+    elif z.ndim == 1:
+        z = lax.convert_element_type(z, np.dtype(_mintypecode_of(z.dtype)))
+    else:
+        raise ValueError(
+            f"mjnp.poly: input must be 1d or non-empty square 2d array, got shape {tuple(z.shape)}"
+        )
     if z.shape[0] == 0:
-        return lax.full((), 1.0, np.dtype("float64"))  # NumPy returns the float 1.0
+        return 1.0  # NumPy returns the Python float 1.0
+    dtype = z.dtype
     one = lax.full((1,), 1, dtype)
     a = one
     for i in range(z.shape[0]):

@@ -619,8 +619,8 @@ COEFFS = arrays(("int64", "float64", "complex128"), shape=st.sampled_from([(1,),
 
 @st.composite
 def poly(draw):
-    return call(draw(arrays(("int64", "float64", "complex128"),
-                            shape=st.sampled_from([(0,), (3,), (2, 2), (2, 3)]))))  # fmt: skip
+    shape = st.sampled_from([(0,), (3,), (2, 2), (2, 3), (0, 0), ()])
+    return call(draw(arrays(("int64", "float64", "complex128"), shape=shape)))
 
 
 @st.composite
@@ -957,7 +957,7 @@ CASES: dict[str, Case] = {
     "putmask": Case(putmask(), _in_place("putmask")),
     "put_along_axis": Case(put_along_axis(), _in_place("put_along_axis")),
     "take_along_axis": Case(take_along_axis()),
-    "poly": Case(poly(), xfail="not yet triaged: fails on empty and non-square inputs"),
+    "poly": Case(poly()),
     "polydiv": Case(polydiv()),
     "polyfit": Case(polyfit()),
     "roots": Case(roots(), compare="sorted"),

@@ -372,10 +372,29 @@ def test_polydiv(u, v):
 
 
 @pytest.mark.parametrize(
-    "roots", [[1.0, 2.0], [3], np.array([1.5, -2.0], np.float32), [1 + 1j, 1 - 1j], [1j, 2], []]
+    "roots",
+    [
+        [1.0, 2.0],
+        [3],
+        np.array([1.5, -2.0], np.float32),
+        [1 + 1j, 1 - 1j],
+        [1j, 2],
+        [[1, 2], [3, 4]],  # a square matrix: its eigenvalues are the roots
+        [[0.0, -1.0], [1.0, 0.0]],  # eigenvalues +-1j: a real polynomial
+        np.array([[2.0]], np.float32),
+    ],
 )
 def test_poly(roots):
     assert_matches(mjnp.poly(roots), np.poly(roots))
+
+
+def test_poly_edge_cases():
+    assert type(mjnp.poly([])) is float and mjnp.poly([]) == np.poly([]) == 1.0
+    with pytest.raises(TypeError, match="mjnp.poly: .* 0-d"):
+        mjnp.poly(3.0)
+    for bad in (np.zeros((0, 0)), np.zeros((2, 3))):
+        with pytest.raises(ValueError, match="mjnp.poly: input must be 1d or non-empty square"):
+            mjnp.poly(bad)
 
 
 # --- transformations ------------------------------------------------------------------------
