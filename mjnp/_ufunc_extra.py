@@ -91,10 +91,19 @@ def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """The next float after `x1` towards `x2`, as `numpy.nextafter`.
 
-    NB: its derivative is taken as that of `x1` (the result is within one ulp of it).
+    A NaN operand comes back as the result (`x2`'s when both are NaN), as C's `nextafter` does
+    on NumPy's usual platforms; for float16 NumPy's own routine gives a positive NaN instead, and
+    `x1` rather than `x2` when they are equal (which tells the zeros apart).
+
+    NB: its derivative is taken as that of `x1` (the result is within one ulp of it). XLA's CPU
+    backend compares subnormal inputs as zeros.
     """
     x1, x2 = _float_args("nextafter", x1, x2)
-    return lax.nextafter(x1, x2)
+    out = lax.nextafter(x1, x2)
+    if x1.dtype == np.dtype("float16"):
+        out = _where(lax.eq(x1, x2), x1, out)
+        return _where(lax.bitwise_or(lax.ne(x1, x1), lax.ne(x2, x2)), _const(np.nan, x1), out)
+    return _where(lax.ne(x2, x2), x2, _where(lax.ne(x1, x1), x1, out))
 
 
 def _exponent_field(x: Array) -> tuple[Array, Array]:
@@ -110,23 +119,38 @@ def _exponent_field(x: Array) -> tuple[Array, Array]:
 def spacing(x: ArrayLike, /) -> Array:
     """Distance to the next float away from zero, as `numpy.spacing` (NaN for infinities).
 
-    Built from the exponent bits rather than `nextafter(x, inf) - x`, because XLA's CPU backend
-    flushes subnormal differences (`spacing(0.0)`) to zero.
+    Built from the bits rather than `nextafter(x, inf) - x`, because XLA's CPU backend flushes
+    subnormal differences (`spacing(0.0)`) to zero and compares subnormals as zeros. The sign is
+    x's, except that -0.0 gives the positive smallest subnormal; a NaN comes back as itself.
+
+    NB: float16 follows NumPy's half-precision routine, unlike the other dtypes: the result is
+    never negative, a negative power of two gives the (smaller) spacing towards zero, -max gives
+    a finite spacing (only +max gives inf) and NaN inputs give a positive NaN.
     """
     (x,) = _float_args("spacing", x)
     ibits, nmant = _int_bits(x.dtype), _mantissa_bits(x.dtype)
-    _, field = _exponent_field(x)
-    one = lax.full((), 1, ibits)
-    nm = lax.full((), nmant, ibits)
+    half = x.dtype == np.dtype("float16")
+    bits, field = _exponent_field(x)
+    zero, one, nm = (lax.full((), v, ibits) for v in (0, 1, nmant))
+    sign = lax.bitwise_and(
+        lax.bitcast_convert_type(x, ibits), lax.full((), np.iinfo(ibits).min, ibits)
+    )
+    negative = lax.ne(sign, zero)
+    if half:  # NumPy's half spacing of a negative power of two is that of the binade below
+        mantissa = lax.bitwise_and(bits, lax.full((), (1 << nmant) - 1, ibits))
+        below = lax.bitwise_and(negative, lax.eq(mantissa, zero))
+        field = _where(below, lax.sub(field, one), field)
     normal_ulp = lax.shift_left(lax.sub(field, nm), nm)
-    tiny_ulp = lax.shift_left(one, lax.max(lax.sub(field, one), lax.full((), 0, ibits)))
-    ulp = lax.bitcast_convert_type(_where(lax.gt(field, nm), normal_ulp, tiny_ulp), x.dtype)
-    ulp = _where(lax.eq(lax.abs(x), _const(np.finfo(x.dtype).max, x)), _const(np.inf, x), ulp)
-    if x.dtype == np.dtype("float16"):
-        out = ulp  # NumPy's half-precision spacing is never negative
-    else:
-        out = _where(lax.ge(x, _const(0, x)), ulp, lax.neg(ulp))
-    return _where(lax.is_finite(x), out, _const(np.nan, x))
+    tiny_ulp = lax.shift_left(one, lax.max(lax.sub(field, one), zero))
+    ulp_bits = _where(lax.gt(field, nm), normal_ulp, tiny_ulp)
+    if not half:  # x's sign bit, except for -0.0
+        ulp_bits = _where(lax.ne(bits, zero), lax.bitwise_or(ulp_bits, sign), ulp_bits)
+    out = lax.bitcast_convert_type(ulp_bits, x.dtype)
+    big = _const(np.finfo(x.dtype).max, x)
+    at_max = lax.eq(x, big) if half else lax.eq(lax.abs(x), big)
+    out = _where(at_max, _where(negative, _const(-np.inf, x), _const(np.inf, x)), out)
+    nan = _const(np.nan, x) if half else _where(lax.ne(x, x), x, _const(np.nan, x))
+    return _where(lax.is_finite(x), out, nan)
 
 
 @ufunc_out

@@ -64,21 +64,7 @@ _BINARY_EXACT = ["copysign", "nextafter", "heaviside"]
 
 
 @differential(*_UNARY_EXACT)
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="mismatch vs NumPy found when every name began to run; not yet triaged",
-            ),
-        )
-        if n == "spacing"
-        else n
-        for n in _UNARY_EXACT
-    ],
-)
+@pytest.mark.parametrize("name", _UNARY_EXACT)
 @SMALL
 @given(x=arrays(_FLOATS, domain=_specials))
 def test_unary_exact_on_special_values(name, x):
@@ -88,21 +74,7 @@ def test_unary_exact_on_special_values(name, x):
 
 
 @differential(*_BINARY_EXACT)
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="mismatch vs NumPy found when every name began to run; not yet triaged",
-            ),
-        )
-        if n == "nextafter"
-        else n
-        for n in _BINARY_EXACT
-    ],
-)
+@pytest.mark.parametrize("name", _BINARY_EXACT)
 @SMALL
 @given(
     dtype=st.sampled_from(_FLOATS),
@@ -126,6 +98,20 @@ def test_two_output_functions(name, dtype):
     for fun in (getattr(mjnp, name), mjcore.jit(getattr(mjnp, name))):
         for got, want in zip(fun(x), expected, strict=True):
             _assert_same(got, want)
+
+
+@pytest.mark.parametrize("dtype", _FLOATS)
+def test_spacing_on_boundaries(dtype):
+    """Signed zeros, subnormals (read from bits), powers of two, +-max, NaNs of either sign;
+    float16 follows NumPy's half routine (never negative, finite at -max)."""
+    info = np.finfo(dtype)
+    tiny, big = info.smallest_subnormal, info.max
+    x = np.array([0.0, -0.0, tiny, -tiny, big, -big, 1.0, -1.0, -2.0, np.inf, np.nan, -np.nan])
+    x = x.astype(dtype)
+    with np.errstate(all="ignore"):
+        expected = np.spacing(x)
+    _assert_same(mjnp.spacing(x), expected)
+    _assert_same(mjcore.jit(mjnp.spacing)(x), expected)
 
 
 def test_frexp_reads_subnormal_bits():
