@@ -800,9 +800,24 @@ def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
     return ew.subtract(_pad_front(a1, n - a1.shape[0]), _pad_front(a2, n - a2.shape[0]))
 
 
+def _trim_leading_zeros(p: Array) -> Array:
+    """`p` without leading zero coefficients, `[0]` if none is left, as `numpy.poly1d` makes
+    it; a traced `p` has no values to look at and is kept whole."""
+    if isinstance(p, Tracer):
+        return p
+    nonzero = np.flatnonzero(np.asarray(p))
+    return p[int(nonzero[0]) :] if nonzero.size else lax.full((1,), 0, p.dtype)
+
+
 def polymul(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """Product of two polynomials (full convolution of coefficients), as `numpy.polymul`."""
+    """Product of two polynomials (full convolution of coefficients), as `numpy.polymul`.
+
+    As NumPy (which goes through `poly1d`), leading zero coefficients are dropped first, an
+    empty or all-zero polynomial being `[0]`. NB: only for concrete values; traced ones keep
+    their length.
+    """
     a1, a2 = promote_args("polymul", _poly_1d("polymul", a1), _poly_1d("polymul", a2))
+    a1, a2 = _trim_leading_zeros(a1), _trim_leading_zeros(a2)
     n1, n2 = a1.shape[0], a2.shape[0]
     if n1 == 0 or n2 == 0:
         return lax.full((0,), 0, a1.dtype)

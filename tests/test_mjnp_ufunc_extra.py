@@ -349,6 +349,21 @@ def test_polynomial_arithmetic(p, q, x):
 
 
 @pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ([], [1, 2]),
+        (np.array([], np.int8), np.array([0, 0, 1], np.int8)),
+        ([0, 0], [0, 1.0]),
+        (np.array([3], np.int8), np.array([0, 0], np.int8)),
+        ([0, 1, 2], [3, 4, 5]),
+    ],
+)
+def test_polymul_drops_leading_zeros_as_numpy(a, b):
+    # NumPy goes through poly1d, which trims leading zeros ([] and all-zero become [0]).
+    assert_matches(mjnp.polymul(a, b), np.polymul(a, b))
+
+
+@pytest.mark.parametrize(
     ("u", "v"),
     [([1.0, -3, 2], [1.0, -1]), ([1.0, 2, 3, 4], [2.0, 1]), ([1.0], [2.0, 1]), ([3, 1], [2])],
 )
