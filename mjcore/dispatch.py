@@ -47,6 +47,13 @@ def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
 _scalar_arrays: dict[Any, Array] = {}
 
 
+@backend.clear_at_exit
+def _clear_caches() -> None:
+    _executables.clear()
+    _scalar_buffers.clear()
+    _scalar_arrays.clear()
+
+
 def scalar_array(value: Any, dtype: np.dtype, weak_type: bool = False) -> Array:
     """A 0-d Array holding a Python scalar as `dtype` (cached: Arrays are immutable)."""
     # The sign keeps -0.0 apart from 0.0, which compare (and hash) equal.

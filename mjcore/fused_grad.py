@@ -35,6 +35,7 @@ import numpy as np
 
 from mjcore import core
 from mjcore.array import Array
+from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, get_aval
 from mjcore.dispatch import device_put
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
@@ -64,6 +65,8 @@ _stats: weakref.WeakKeyDictionary[Any, _FunctionStats] = weakref.WeakKeyDictiona
 # structure key -> traced jaxpr (seen once) or the compiled value-and-grad (seen again)
 _cache: OrderedDict[Any, Any] = OrderedDict()
 _lock = threading.Lock()
+backend.clear_at_exit(_cache.clear)
+
 # How many calls ran a compiled executable (for tests and benchmarks to check it is in use).
 fused_calls = 0
 
