@@ -34,6 +34,7 @@ from mjcore.lax.complex_special import (
     tanh_rule,
 )
 from mjcore.lax.families import elementwise, scalar_constant
+from mjcore.lax.fast_trig import fast_trig_lowering
 
 ArrayLike = Any
 
@@ -223,7 +224,8 @@ def sin(x: ArrayLike) -> Any:
     return sin_p.bind1(x)
 
 
-elementwise(sin_p, rotated_lowering("stablehlo.sine", lambda w: sinh(w), True), _INEXACT)
+_complex_sin = rotated_lowering("stablehlo.sine", lambda w: sinh(w), True)
+elementwise(sin_p, fast_trig_lowering("stablehlo.sine", _complex_sin), _INEXACT)
 
 
 @sin_p.def_jvp
@@ -242,7 +244,8 @@ def cos(x: ArrayLike) -> Any:
     return cos_p.bind1(x)
 
 
-elementwise(cos_p, rotated_lowering("stablehlo.cosine", lambda w: cosh(w), False), _INEXACT)
+_complex_cos = rotated_lowering("stablehlo.cosine", lambda w: cosh(w), False)
+elementwise(cos_p, fast_trig_lowering("stablehlo.cosine", _complex_cos), _INEXACT)
 
 
 @cos_p.def_jvp
@@ -261,7 +264,8 @@ def tan(x: ArrayLike) -> Any:
     return tan_p.bind1(x)
 
 
-elementwise(tan_p, rotated_lowering("stablehlo.tan", lambda w: tanh(w), True), _INEXACT)
+_complex_tan = rotated_lowering("stablehlo.tan", lambda w: tanh(w), True)
+elementwise(tan_p, fast_trig_lowering("stablehlo.tan", _complex_tan), _INEXACT)
 
 
 @tan_p.def_jvp
@@ -281,7 +285,11 @@ def asin(x: ArrayLike) -> Any:
     return asin_p.bind1(x)
 
 
-elementwise(asin_p, annex_g_lowering("chlo.asin", "odd", asin_rule), _INEXACT)
+elementwise(
+    asin_p,
+    fast_trig_lowering("chlo.asin", annex_g_lowering("chlo.asin", "odd", asin_rule)),
+    _INEXACT,
+)
 
 
 @asin_p.def_jvp
@@ -300,7 +308,11 @@ def acos(x: ArrayLike) -> Any:
     return acos_p.bind1(x)
 
 
-elementwise(acos_p, annex_g_lowering("chlo.acos", "conj", acos_rule), _INEXACT)
+elementwise(
+    acos_p,
+    fast_trig_lowering("chlo.acos", annex_g_lowering("chlo.acos", "conj", acos_rule)),
+    _INEXACT,
+)
 
 
 @acos_p.def_jvp
@@ -319,7 +331,8 @@ def atan(x: ArrayLike) -> Any:
     return atan_p.bind1(x)
 
 
-elementwise(atan_p, rotated_lowering("chlo.atan", lambda w: atanh(w), True), _INEXACT)
+_complex_atan = rotated_lowering("chlo.atan", lambda w: atanh(w), True)
+elementwise(atan_p, fast_trig_lowering("chlo.atan", _complex_atan), _INEXACT)
 
 
 @atan_p.def_jvp
