@@ -26,7 +26,7 @@ class Array:
     def __init__(self, buf: Any, aval: ShapedArray):
         self._buf = buf
         self.aval = aval
-        self._npy: np.ndarray | None = None
+        # `_npy`, the cached host copy, is set on first use: one store less per result.
 
     # -- metadata ------------------------------------------------------------------------------
     @property
@@ -63,9 +63,13 @@ class Array:
         if self._buf.is_deleted():
             # Even with a host copy cached: a donated Array is gone, as in JAX.
             raise backend.deleted_error(self._buf)
-        if self._npy is None:
-            self._npy = backend.to_numpy(self._buf)
-        return self._npy
+        try:
+            host = self._npy
+        except AttributeError:
+            host = None
+        if host is None:
+            host = self._npy = backend.to_numpy(self._buf)
+        return host
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         value = self._value()
@@ -166,3 +170,20 @@ def array_from_numpy(value: np.ndarray, weak_type: bool = False) -> Array:
 
 core.pytype_aval_mappings[Array] = lambda x: x.aval
 core.register_array_class(Array)
+
+
+def avals_and_buffers(args: tuple[Any, ...]) -> tuple[tuple[ShapedArray, ...], list[Any]]:
+    """The avals (a dispatch cache key) and device buffers of Array arguments; AttributeError
+    for anything else (tracers have avals but no buffers).
+
+    On every fast dispatch: one and two arguments are unrolled, as a comprehension costs more
+    than the rest of the lookup.
+    """
+    n_args = len(args)
+    if n_args == 1:
+        (a,) = args
+        return (a.aval,), [a._buf]
+    if n_args == 2:
+        a, b = args
+        return (a.aval, b.aval), [a._buf, b._buf]
+    return tuple([a.aval for a in args]), [a._buf for a in args]

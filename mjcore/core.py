@@ -57,6 +57,17 @@ class ShapedArray:
             and self.weak_type == other.weak_type
         )
 
+    def __ne__(self, other: object) -> bool:
+        # Spelled out: the default `!=` goes through `__eq__` at twice the cost.
+        if self is other:
+            return False
+        return not (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
     def __hash__(self) -> int:
         return self._hash
 
@@ -252,6 +263,7 @@ class MainTrace:
     """One interpreter on the stack: its level, trace type and global data (e.g. axis size)."""
 
     __slots__ = ("level", "trace_type", "global_data", "description", "alive", "trace")
+    trace: Trace | None
 
     def __init__(self, level: int, trace_type: type[Trace], global_data: Any, description: str):
         self.level = level
@@ -291,6 +303,7 @@ def new_main(
     finally:
         stack.pop()
         main.alive = False
+        main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
 
 
 class new_dynamic_main:  # noqa: N801  # used like the generator context managers beside it
@@ -321,6 +334,7 @@ class new_dynamic_main:  # noqa: N801  # used like the generator context manager
         state.dynamic_trace = self.prev
         state.trace_stack.pop()
         self.main.alive = False
+        self.main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
 
 
 def cur_level() -> int:
@@ -415,11 +429,23 @@ def full_lower(val: Any) -> Any:
 def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
     """Apply `prim` to `args` through the interpreter stack; always returns a list."""
     state = _state
-    if state.dynamic_trace is None and len(state.trace_stack) == 1:
-        # Eager fast path: nothing is being traced.
-        if prim.impl_rule is None:
-            return _default_impl(prim, args, params)
-        return prim.impl(*args, **params)
+    dyn = state.dynamic_trace
+    if dyn is None:
+        if len(state.trace_stack) == 1:
+            # Eager fast path: nothing is being traced.
+            if prim.impl_rule is None:
+                return _default_impl(prim, args, params)
+            return prim.impl(*args, **params)
+    elif state.trace_stack[-1] is dyn:
+        # Staging fast path (make_jaxpr, jit): the dynamic main is the top of the stack, so no
+        # tracer outranks it; its own tracers need no raising.
+        trace = dyn.trace
+        tracers = [
+            x if isinstance(x, Tracer) and x._trace.main is dyn else full_raise(trace, x)
+            for x in args
+        ]
+        outs = trace.process_primitive(prim, tracers, params)
+        return [x.full_lower() if isinstance(x, Tracer) else x for x in outs]
     top_trace = find_top_trace(args)
     tracers = [full_raise(top_trace, arg) for arg in args]
     outs = top_trace.process_primitive(prim, tracers, params)
@@ -619,8 +645,13 @@ def rebind(handle: Any, new: Any) -> None:
         return
     for klass in cls.__mro__:
         for name in klass.__dict__.get("__slots__", ()):
-            if name != "__weakref__":
+            if name == "__weakref__":
+                continue
+            try:
                 setattr(handle, name, getattr(new, name))
+            except AttributeError:  # a lazily set slot (a cache) unset on `new`
+                if hasattr(handle, name):
+                    delattr(handle, name)
 
 
 def _kind(x: Any) -> str:

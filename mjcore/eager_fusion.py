@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mjcore import core
-from mjcore.array import Array
+from mjcore.array import Array, avals_and_buffers
 from mjcore.core import ShapedArray
 from mjcore.dispatch import to_buffer
 from mjcore.errors import (
@@ -101,8 +101,8 @@ def fuse_eagerly(fun: F) -> F:
             return fun(*args, **kwargs)
         if not kwargs:
             try:
-                execute, handlers, out_aval = simple[tuple([a.aval for a in args])]
-                bufs = [a._buf for a in args]
+                key, bufs = avals_and_buffers(args)
+                execute, handlers, out_aval = simple[key]
             except (KeyError, AttributeError):  # not yet compiled; scalars; NumPy arrays
                 pass
             else:

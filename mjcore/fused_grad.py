@@ -256,33 +256,34 @@ def _compile(jaxpr: Jaxpr, n_consts: int, diff: tuple[int, ...]):
 
 def _structure(jaxpr: Jaxpr) -> tuple[Any, ...]:
     """A hashable key equal for jaxprs that compute the same function of their inputs."""
-    ids: dict[int, int] = {}
-    for v in (*jaxpr.constvars, *jaxpr.invars):
-        ids[id(v)] = len(ids)
-
-    def atom(x: Any) -> Any:
-        if type(x) is Literal:
-            return ("lit", x.aval, _value_key(x.val))
-        return ids[id(x)]
-
-    eqns: list[Any] = []
+    # On every fused call's path: one flat list, variables numbered in a dict keyed by the Var
+    # objects themselves (identity hash, in C).
+    ids: dict[Any, int] = {}
+    for v in jaxpr.constvars:
+        ids[v] = len(ids)
+    for v in jaxpr.invars:
+        ids[v] = len(ids)
+    key: list[Any] = [
+        tuple([v.aval for v in jaxpr.constvars]),
+        tuple([v.aval for v in jaxpr.invars]),
+    ]
+    append = key.append
     for prim, inputs, params, out_binders in jaxpr.eqns:
-        eqns.append(prim)
-        eqns.extend([atom(x) for x in inputs])
-        eqns.append(None)  # separates inputs from the parameters
+        append(prim)
+        for x in inputs:
+            append(("lit", x.aval, _value_key(x.val)) if type(x) is Literal else ids[x])
+        append(None)  # separates inputs from the parameters
         for k, p in params.items():
-            eqns.append(k)
-            eqns.append(_param_key(p))
-        eqns.append(len(out_binders))
+            append(k)
+            append(_param_key(p))
+        append(len(out_binders))
         for v in out_binders:
-            ids[id(v)] = len(ids)
-            eqns.append(v.aval)
-    return (
-        tuple(v.aval for v in jaxpr.constvars),
-        tuple(v.aval for v in jaxpr.invars),
-        tuple(eqns),
-        tuple(atom(x) for x in jaxpr.outs),
-    )
+            ids[v] = len(ids)
+            append(v.aval)
+    append(None)  # separates the equations from the outputs
+    for x in jaxpr.outs:
+        append(("lit", x.aval, _value_key(x.val)) if type(x) is Literal else ids[x])
+    return tuple(key)
 
 
 def _value_key(v: Any) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 from mjcore import core
 from mjcore.ad import Zero, jvp_flat, zeros_like_aval
-from mjcore.array import Array
+from mjcore.array import Array, avals_and_buffers
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import donation_plan, lower_jaxpr, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
@@ -462,8 +462,8 @@ class JittedFunction:
         if simple is not None and not kwargs:
             # Fastest path: Array arguments, one output, no constants, no transformation.
             try:
-                execute, handlers, out_aval, program = simple[tuple([a.aval for a in args])]
-                bufs = [a._buf for a in args]  # tracers have avals but no buffers
+                key, bufs = avals_and_buffers(args)
+                execute, handlers, out_aval, program = simple[key]
             except (KeyError, AttributeError):
                 pass
             else:

@@ -314,6 +314,9 @@ def promote_args_numeric(fname: str, *args: ArrayLike) -> list[Any]:
     For NumPy ufuncs with integer but no boolean loops (power, floor_divide, remainder, square,
     left_shift, ...): `bool_array ** bool_array` is int8.
     """
+    common = _common_dtype(args)
+    if common is not None and common != _BOOL:  # one dtype already: nothing to promote
+        return list(args)
     vals, dtype, weak = _arrays_and_dtype(fname, args)
     if dtype == _BOOL:
         dtype = _INT8

@@ -131,7 +131,7 @@ def elementwise_abstract_eval(
         if (
             out_dtype is None
             and (allowed_kinds is None or first.dtype.kind in allowed_kinds)
-            and all(a == first for a in avals)
+            and _all_equal(first, avals)
         ):
             # One aval throughout (the common case after mjnp's promotion): the output's aval
             # is the input's, and avals are immutable, so share the object.
@@ -150,6 +150,14 @@ def elementwise_abstract_eval(
         return ShapedArray(shape, dtype, weak)
 
     return abstract_eval
+
+
+def _all_equal(first: ShapedArray, avals: tuple[ShapedArray, ...]) -> bool:
+    # A loop, not all(generator): this is on every traced elementwise op's path.
+    for a in avals:
+        if a is not first and a != first:
+            return False
+    return True
 
 
 def _kind_names(kinds: str) -> str:

@@ -28,17 +28,21 @@ def normalize_axes(x: ArrayLike, axes: int | Sequence[int]) -> tuple[int, ...]:
     Out-of-range entries are left alone so that the primitive's abstract_eval reports them.
     """
     ndim = get_aval(x).ndim
+    if type(axes) is int:  # the common case, without the general loop (this is on hot paths)
+        return (axes + ndim if -ndim <= axes < 0 else axes,)
     axes = (axes,) if isinstance(axes, int | np.integer) else axes
-    return tuple(int(a) + ndim if -ndim <= int(a) < 0 else int(a) for a in axes)
+    return tuple([int(a) + ndim if -ndim <= int(a) < 0 else int(a) for a in axes])
 
 
 def check_axes(name: str, axes: tuple[int, ...], shape: Shape) -> None:
     """Raise AxisError unless `axes` are distinct, in-range axes of `shape`."""
-    if any(not 0 <= a < len(shape) for a in axes):
-        raise np.exceptions.AxisError(
-            f"{name}: axes {axes} out of range for an array of shape {shape}"
-        )
-    if len(set(axes)) != len(axes):
+    ndim = len(shape)
+    for a in axes:
+        if not 0 <= a < ndim:
+            raise np.exceptions.AxisError(
+                f"{name}: axes {axes} out of range for an array of shape {shape}"
+            )
+    if len(axes) > 1 and len(set(axes)) != len(axes):
         raise ValueError(f"{name}: repeated axis in {axes}")
 
 
