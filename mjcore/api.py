@@ -9,6 +9,7 @@ from typing import Any
 
 from mjcore import core, fused_grad, tree_util
 from mjcore.ad import Zero, jvp_flat, tangent_aval
+from mjcore.array import Array
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
 from mjcore.core import ShapedArray, get_aval
 from mjcore.errors import InPlaceUpdateError
@@ -354,6 +355,14 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     return out, f_vjp
 
 
+def _all_arrays(xs: tuple[Any, ...]) -> bool:
+    """Whether every element is an Array (so the tuple is its own list of pytree leaves)."""
+    for x in xs:
+        if type(x) is not Array:
+            return False
+    return True
+
+
 def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
@@ -392,15 +401,16 @@ def value_and_grad(
 
     @functools.wraps(fun, updated=())
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        n_args = len(args)
         for i in nums:
-            if not -len(args) <= i < len(args):
+            if not -n_args <= i < n_args:
                 raise TypeError(
                     f"grad({name}): argnums={argnums} but the function was called with only "
-                    f"{len(args)} positional arguments"
+                    f"{n_args} positional arguments"
                 )
-        nums_pos = tuple(i % len(args) for i in nums)
-        diff_args = tuple(args[i] for i in nums_pos)
-        for leaf in tree_util.tree_leaves(diff_args):
+        nums_pos = nums if nums == (0,) else tuple([i % n_args for i in nums])
+        diff_args = tuple([args[i] for i in nums_pos])
+        for leaf in diff_args if _all_arrays(diff_args) else tree_util.tree_leaves(diff_args):
             aval = get_aval(leaf) if core.is_array_like(leaf) else None
             if aval is not None and not dtypes.is_inexact(aval.dtype):
                 raise TypeError(

@@ -124,7 +124,7 @@ class JaxprTrace(Trace):
         return self.main.global_data
 
     def new_arg(self, aval: ShapedArray, debug_name: str | None = None) -> JaxprTracer:
-        deps = frozenset((debug_name,)) if debug_name else frozenset()
+        deps = frozenset((debug_name,)) if debug_name else _NO_DEPS
         tracer = self.builder.new_tracer(self, aval, deps)
         self.builder.add_var(tracer)
         return tracer
@@ -154,25 +154,43 @@ class JaxprTrace(Trace):
         avals_out: Sequence[ShapedArray],
     ) -> list[JaxprTracer]:
         """Record one equation and return its output tracers."""
-        # The hot loop of tracing: builder methods inlined.
+        # The hot loop of tracing: builder methods inlined, the one-input and one-output
+        # cases without loops, and the equation built as a tuple without NamedTuple's
+        # Python-level `__new__`.
         builder = self.main.global_data
         tracer_to_var = builder.tracer_to_var
-        inputs = [tracer_to_var[id(t)] for t in tracers]
-        deps = _NO_DEPS
-        for t in tracers:
-            d = t.debug_deps
-            if d is not deps and d:
-                deps = d if not deps else deps | d
-        out_tracers = []
-        outvars = []
-        for a in avals_out:
+        if len(tracers) == 1:
+            (t,) = tracers
+            inputs = [tracer_to_var[id(t)]]
+            deps = t.debug_deps
+        else:
+            inputs = [tracer_to_var[id(t)] for t in tracers]
+            deps = _NO_DEPS
+            for t in tracers:
+                d = t.debug_deps
+                if d is not deps and d:
+                    deps = d if not deps else deps | d
+        if len(avals_out) == 1:
+            (a,) = avals_out
             tracer = JaxprTracer(self, a, deps)
             var = tracer_to_var[id(tracer)] = Var(a)
-            out_tracers.append(tracer)
-            outvars.append(var)
-        builder.tracers.extend(out_tracers)
-        builder.eqns.append(JaxprEqn(primitive, inputs, params, outvars))
+            out_tracers = [tracer]
+            outvars = [var]
+            builder.tracers.append(tracer)
+        else:
+            out_tracers = []
+            outvars = []
+            for a in avals_out:
+                tracer = JaxprTracer(self, a, deps)
+                var = tracer_to_var[id(tracer)] = Var(a)
+                out_tracers.append(tracer)
+                outvars.append(var)
+            builder.tracers.extend(out_tracers)
+        builder.eqns.append(_new_tuple(JaxprEqn, (primitive, inputs, params, outvars)))
         return out_tracers
+
+
+_new_tuple = tuple.__new__
 
 
 def trace_to_jaxpr(
@@ -184,7 +202,7 @@ def trace_to_jaxpr(
     """Stage out a flat function of arrays into a closed jaxpr."""
     builder = JaxprBuilder()
     with core.new_dynamic_main(JaxprTrace, builder, description) as main:
-        trace = JaxprTrace(main)
+        trace = main.trace
         names = debug_names or [None] * len(in_avals)
         tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, names, strict=True)]
         invars = [builder.getvar(t) for t in tracers_in]
