@@ -153,7 +153,7 @@ def test_random_bit_patterns(bits, seed, name):
 def test_float16(name):
     x = onp.concatenate(
         [
-            onp.arange(-2048, 2048, 0.0625, dtype=onp.float16),
+            onp.arange(-2048, 2048, 1 / 64, dtype=onp.float16),
             onp.array([0.0, -0.0, onp.inf, onp.nan, 6e-8, 65504], onp.float16),
         ]
     )
