@@ -1,13 +1,17 @@
 """Measurement: contenders of a workload run interleaved, repeated, summarised by medians.
 
-Within each repetition every contender runs one batch, in an order rotated from repetition to
-repetition, so machine drift (frequency scaling, a noisy neighbour, page cache) hits all of them
-equally and the ratios of medians stay meaningful on a shared 2-core machine.
+Within each repetition every contender runs one batch, in an order shuffled from repetition to
+repetition (seeded, so runs are reproducible), so machine drift (frequency scaling, a noisy
+neighbour, page cache) hits all of them equally and the ratios of medians stay meaningful on a
+shared 2-core machine. Shuffled rather than rotated: with three contenders a rotation puts one
+of them right after a given other in two repetitions of three, and the batch after NumPy's
+allocation-heavy Python loop starts with cold caches.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
 import types
@@ -143,6 +147,7 @@ def describe_failure(err: BaseException) -> str:
 
 
 WARM_UP_CALLS = 5
+_ORDER_SEED = 0
 WARM_UP_NS = 1_000_000_000
 
 
@@ -207,9 +212,10 @@ def run_workload(workload: Workload, settings: Settings) -> WorkloadResult:
 
     repeats = settings.process_repeats if workload.self_timed else settings.repeats
     order = list(calls)
-    for rep in range(repeats):
-        shift = rep % len(order) if order else 0
-        for name in order[shift:] + order[:shift]:
+    rng = random.Random(_ORDER_SEED)
+    for _ in range(repeats):
+        rng.shuffle(order)
+        for name in order:
             if name in notes:
                 continue
             try:
