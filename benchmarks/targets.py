@@ -49,9 +49,9 @@ GEOMEAN_TARGET = 1.0
 # the profiling of 2026-11-22; an entry stays while its workload can miss from run to run.
 _NOISE_1E6 = (
     "Same XLA kernel and one executable for both (mjnp's eager call is fused); in-process "
-    "interleaved runs give mjnp at or below JAX (add 1e6: 391 vs 512 µs). At this size the "
-    "time is memory allocation and bandwidth, which this shared machine makes vary by more "
-    "than the difference."
+    "interleaved runs give mjnp at or below JAX (add 1e6, three runs: 0.72-1.00x). At this "
+    "size the time is memory allocation and bandwidth, which this shared machine makes vary "
+    "by more than the difference."
 )
 MISS_REASONS: dict[str, str] = {
     "eager_add_1e6": _NOISE_1E6,
