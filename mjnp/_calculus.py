@@ -18,7 +18,7 @@ from mjcore.core import Tracer
 from mjnp import _elementwise as ew
 from mjnp._indexing import getitem
 from mjnp._joining import concatenate
-from mjnp._manipulation import astype, normalize_axes, reshape
+from mjnp._manipulation import astype, normalize_axes, reject_bool_axis, reshape
 from mjnp._promotion import asarray_arg
 from mjnp._reductions import sum as _sum
 from mjnp._statistics import diff
@@ -63,6 +63,7 @@ def trapezoid(
     """
     y = asarray_arg("trapezoid", y)
     nd = y.ndim
+    reject_bool_axis("mjnp.trapezoid", axis)  # NumPy's final sum(axis) rejects a bool
     axis = operator.index(axis)
     if not -nd <= axis < nd:
         raise IndexError(

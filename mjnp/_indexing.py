@@ -30,7 +30,7 @@ from mjcore.lax import (
     scatter_min,
     scatter_mul,
 )
-from mjnp._promotion import asarray_arg
+from mjnp._promotion import _contains_traced, asarray_arg
 
 ArrayLike = Any
 Array = Any
@@ -424,13 +424,35 @@ def _advanced_getitem(x: Array, entries: tuple[Any, ...]) -> Array:
 # --- updates: x[idx] = v and x.at[idx] ------------------------------------------------------
 
 
+def host_values(name: str, values: Any, dtype: np.dtype) -> Any:
+    """`values` for a write into an array of `dtype`: anything but an array or a tracer
+    (Python and NumPy scalars, untraced sequences) converted as `numpy.asarray(values, dtype)`,
+    the way NumPy's `x[i] = v`, put, place and putmask convert it; arrays, tracers and
+    sequences holding tracers are returned unchanged (the caller casts them).
+
+    Raises:
+        OverflowError: for a Python int (or a float, truncated) out of range of an integer
+            `dtype` (NEP 50: NumPy raises rather than wrapping), e.g. 300 into uint8.
+        ValueError: for a NaN into an integer `dtype`.
+        TypeError: for a complex into a real `dtype`.
+    """
+    if isinstance(values, np.ndarray | _DeviceArray | Tracer) or (
+        isinstance(values, list | tuple) and _contains_traced(values)
+    ):
+        return values
+    try:
+        return np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise type(err)(f"mjnp.{name}: cannot convert {values!r:.80} to {dtype}: {err}") from err
+
+
 def _update(x: ArrayLike, idx: Any, values: ArrayLike, scatter_fun: Any, name: str) -> Array:
     """`x` with `scatter_fun` applied at the elements `x[idx]` selects, `values` broadcast."""
     x = asarray_arg(name, x)
     aval = get_aval(x)
     positions = getitem(lax.reshape(lax.iota(_INT64, aval.size), aval.shape), idx)
     target = get_aval(positions).shape
-    values = asarray_arg(name, values)
+    values = asarray_arg(name, host_values(name, values, aval.dtype))
     values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
     vshape = get_aval(values).shape
     while len(vshape) > len(target) and vshape[0] == 1:

@@ -22,9 +22,9 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
-from mjnp._indexing import _update, getitem
+from mjnp._indexing import _update, getitem, host_values
 from mjnp._joining import stack
-from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape
+from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape, single_axis
 from mjnp._out import write_out
 from mjnp._promotion import _contains_traced, asarray_arg
 from mjnp._reductions import sum as _sum
@@ -92,10 +92,7 @@ def take(
     would raise); known indices are checked.
     """
     mode = _check_mode("take", mode)
-    a = asarray_arg("take", a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    axis = normalize_axis("take", axis, a.ndim)
+    a, axis = single_axis("mjnp.take", asarray_arg("take", a), axis)
     idx = _moded("take", _integer_index("take", indices), a.shape[axis], mode)
     # NumPy takes into a temporary of a's dtype and copies it back to `out`.
     return write_out("take", out, getitem(a, (slice(None),) * axis + (idx,)), "writeback")
@@ -162,26 +159,20 @@ def _safe_values(name: str, values: ArrayLike, dtype: np.dtype) -> Array:
     """`values` converted to `dtype` as NumPy's putmask and place convert them.
 
     Arrays must cast under casting="safe" (float64 into float32 or int64 into int8 raise);
-    scalars and sequences convert as `numpy.asarray(values, dtype)`, so 1.5 puts 1 into an int
-    array and a Python int out of the dtype's range raises OverflowError.
+    scalars and sequences convert as `numpy.asarray(values, dtype)` (`host_values`), so 1.5
+    puts 1 into an int array and a Python int out of the dtype's range raises OverflowError.
     """
-    if isinstance(values, np.ndarray | _Array | Tracer) or (
-        isinstance(values, list | tuple) and _contains_traced(values)
-    ):
-        v = asarray_arg(name, values)
-        if isinstance(values, list | tuple):
-            return lax.convert_element_type(v, dtype)
-        if not np.can_cast(v.dtype, dtype, "safe"):
-            raise TypeError(
-                f"mjnp.{name}: cannot cast values of dtype {v.dtype} to the array's dtype "
-                f"{dtype} according to the rule 'safe'; cast them with .astype({dtype.name!r})"
-            )
-        return lax.convert_element_type(v, dtype)
-    try:
-        host = np.asarray(values, dtype=dtype)
-    except (TypeError, ValueError, OverflowError) as err:
-        raise type(err)(f"mjnp.{name}: cannot convert {values!r:.80} to {dtype}: {err}") from err
-    return asarray_arg(name, host)
+    if isinstance(values, list | tuple) and _contains_traced(values):
+        return lax.convert_element_type(asarray_arg(name, values), dtype)
+    if not isinstance(values, np.ndarray | _Array | Tracer):
+        return asarray_arg(name, host_values(name, values, dtype))
+    v = asarray_arg(name, values)
+    if not np.can_cast(v.dtype, dtype, "safe"):
+        raise TypeError(
+            f"mjnp.{name}: cannot cast values of dtype {v.dtype} to the array's dtype "
+            f"{dtype} according to the rule 'safe'; cast them with .astype({dtype.name!r})"
+        )
+    return lax.convert_element_type(v, dtype)
 
 
 def put(a: Array, ind: ArrayLike, v: ArrayLike, mode: str = "raise") -> None:
@@ -189,6 +180,7 @@ def put(a: Array, ind: ArrayLike, v: ArrayLike, mode: str = "raise") -> None:
     mode = _check_mode("put", mode)
     x = asarray_arg("put", a)
     idx = ravel(_integer_index("put", ind))
+    v = host_values("put", v, x.dtype)  # checked first, as NumPy converts v even for no indices
     count = get_aval(idx).size
     if count == 0 or get_aval(asarray_arg("put", v)).size == 0:
         return
@@ -301,10 +293,7 @@ def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, out: A
     cond = _concrete("compress", asarray_arg("compress", condition))
     if cond.ndim != 1:
         raise ValueError("mjnp.compress: condition must be a 1-d array")
-    a = asarray_arg("compress", a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    axis = normalize_axis("compress", axis, a.ndim)
+    a, axis = single_axis("mjnp.compress", asarray_arg("compress", a), axis)
     picked = np.flatnonzero(cond)
     if picked.size and picked[-1] >= a.shape[axis]:
         raise IndexError(

@@ -188,7 +188,7 @@ def _concatenate(
     if arrs[0].ndim == 0:
         raise ValueError("mjnp.concatenate: zero-dimensional arrays cannot be concatenated")
     ndim = arrs[0].ndim
-    ax = normalize_axis("concatenate", axis, ndim)
+    ax = normalize_axis("concatenate", axis, ndim, allow_bool=False)
     for i, a in enumerate(arrs):
         if a.ndim != ndim:
             raise ValueError(
@@ -453,7 +453,7 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None) -> Array:
         a, axis = ravel(a), 0
     if a.ndim == 0:
         a = lax.reshape(a, (1,))  # NumPy repeats a 0-d array as a 1-d one
-    axis = normalize_axis("repeat", axis, a.ndim)
+    axis = normalize_axis("repeat", axis, a.ndim, allow_bool=False)
     n = a.shape[axis]
     if np.any(counts < 0):
         raise ValueError("mjnp.repeat: negative dimensions are not allowed in repeats")

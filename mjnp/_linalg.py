@@ -183,8 +183,8 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
     # NumPy's), unless an earlier pair's lengths already differ (ValueError).
     pairs = []
     for ax_a, ax_b in zip(a_axes, b_axes, strict=True):
-        i = normalize_axis("mjnp.tensordot", ax_a, a.ndim)
-        j = normalize_axis("mjnp.tensordot", ax_b, b.ndim)
+        i = normalize_axis("mjnp.tensordot", ax_a, a.ndim, allow_bool=False)
+        j = normalize_axis("mjnp.tensordot", ax_b, b.ndim, allow_bool=False)
         if a.shape[i] != b.shape[j]:
             raise ValueError(
                 f"mjnp.tensordot: shape-mismatch for sum: {a.shape} axis {i} and {b.shape} axis {j}"
@@ -231,8 +231,8 @@ def vecdot(
     a, b = _promote("vecdot", x1, x2, dtype)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("mjnp.vecdot: both inputs need at least one dimension")
-    a = moveaxis(a, normalize_axis("mjnp.vecdot", axis, a.ndim), -1)
-    b = moveaxis(b, normalize_axis("mjnp.vecdot", axis, b.ndim), -1)
+    a = moveaxis(a, normalize_axis("mjnp.vecdot", axis, a.ndim, allow_bool=False), -1)
+    b = moveaxis(b, normalize_axis("mjnp.vecdot", axis, b.ndim, allow_bool=False), -1)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(
             f"mjnp.vecdot: input operand 1 has a mismatch in its core dimension: {a.shape[-1]} "

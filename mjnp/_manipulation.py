@@ -1,7 +1,8 @@
 """Shape manipulation (NumPy's "array manipulation routines"): reshape, transpose, squeeze, ...
 
-Also the axis-argument helpers (`normalize_axis`, `normalize_axes`) that every mjnp function
-taking an `axis` uses, so that AxisError and duplicate-axis errors read the same everywhere.
+Also the axis-argument helpers (`normalize_axis`, `normalize_axes`, and `multi_axis` and
+`single_axis` for functions NumPy implements in C) that every mjnp function taking an `axis`
+uses, so that AxisError, bool-axis and duplicate-axis errors read the same everywhere.
 """
 
 from __future__ import annotations
@@ -28,34 +29,78 @@ ShapeLike = int | Sequence[int]
 # --- axis arguments -------------------------------------------------------------------------
 
 
-def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
+def normalize_axis(fname: str, axis: Any, ndim: int, *, allow_bool: bool = True) -> int:
     """`axis` as a non-negative int below `ndim`, as NumPy's `normalize_axis_index`.
 
+    NumPy's Python-level functions (flip, moveaxis, median, ...) go through
+    `normalize_axis_index`, which takes a bool as an int; its C-level axis converters (ufunc
+    reductions, argmax, cumsum, take, squeeze, concatenate, ...) reject one. Pass
+    `allow_bool=False` where the NumPy function being mirrored is of the second kind.
+
     Raises:
-        TypeError: if `axis` is not an integer.
+        TypeError: if `axis` is not an integer (or is a bool and `allow_bool` is False).
         AxisError: if it is out of range.
     """
+    if not allow_bool:
+        reject_bool_axis(fname, axis)
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise AxisError(axis, ndim, fname)
     return axis % ndim
 
 
-def normalize_axes(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tuple[int, ...]:
+def reject_bool_axis(fname: str, axis: Any) -> None:
+    """Raise TypeError for a bool `axis`, as NumPy's C-level axis converters do."""
+    if isinstance(axis, bool):
+        raise TypeError(
+            f"{fname}: axis must be an integer, not a bool (got {axis!r}); "
+            f"pass axis={int(axis)} if that is the axis you mean"
+        )
+
+
+def normalize_axes(
+    fname: str, axis: Any, ndim: int, argname: str = "axis", *, allow_bool: bool = True
+) -> tuple[int, ...]:
     """An int or a sequence of ints as a tuple of non-negative axes, in the given order.
 
     Raises:
-        TypeError: if an entry is not an integer.
+        TypeError: if an entry is not an integer (or is a bool and `allow_bool` is False).
         AxisError: if an axis is out of range.
         ValueError: if an axis repeats.
     """
     if isinstance(axis, tuple | list):
-        axes = tuple(normalize_axis(fname, a, ndim) for a in axis)
+        axes = tuple(normalize_axis(fname, a, ndim, allow_bool=allow_bool) for a in axis)
     else:
-        axes = (normalize_axis(fname, axis, ndim),)
+        axes = (normalize_axis(fname, axis, ndim, allow_bool=allow_bool),)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{fname}: duplicate value in '{argname}', got {axis!r}")
     return axes
+
+
+def multi_axis(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """`axis` (None, an int or a tuple) as sorted axes, as NumPy's C `PyArray_ConvertMultiAxis`
+    reads it for ufunc reductions and `squeeze`: None is every axis, a bool is a TypeError,
+    and on a 0-d array an int axis 0 or -1 is accepted and names no axis (a tuple axis is
+    still out of bounds there).
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    if ndim == 0 and not isinstance(axis, bool | tuple | list):
+        if operator.index(axis) in (0, -1):
+            return ()
+    return tuple(sorted(normalize_axes(fname, axis, ndim, allow_bool=False)))
+
+
+def single_axis(fname: str, x: Array, axis: Any) -> tuple[Array, int]:
+    """`x` and its one `axis` as NumPy's C `PyArray_CheckAxis` gives them to argmax, cumsum,
+    take, argsort, ...: flattened when `axis` is None, a 0-d `x` viewed as shape (1,) (so
+    axis 0 and -1 are valid and 1 is out of bounds), and a bool axis a TypeError.
+    """
+    if axis is None or x.ndim == 0:
+        x = lax.reshape(x, (x.size,))
+    if axis is None:
+        return x, 0
+    return x, normalize_axis(fname, axis, x.ndim, allow_bool=False)
 
 
 def _shape_arg(fname: str, shape: Any) -> tuple[int, ...]:
@@ -162,7 +207,9 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
             f"mjnp.transpose: axes don't match array: got axes {axes!r} for an array of shape "
             f"{a.shape}"
         )
-    perm = tuple(normalize_axis("mjnp.transpose", ax, a.ndim) for ax in axes_tuple)
+    perm = tuple(
+        normalize_axis("mjnp.transpose", ax, a.ndim, allow_bool=False) for ax in axes_tuple
+    )
     if len(set(perm)) != len(perm):
         raise ValueError(f"mjnp.transpose: repeated axis in transpose, got axes {axes!r}")
     return lax.transpose(a, perm)
@@ -213,7 +260,7 @@ def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
     if axis is None:
         axes = tuple(i for i, d in enumerate(a.shape) if d == 1)
     else:
-        axes = normalize_axes("mjnp.squeeze", axis, a.ndim)
+        axes = multi_axis("mjnp.squeeze", axis, a.ndim)
         for ax in axes:
             if a.shape[ax] != 1:
                 raise ValueError(

@@ -12,7 +12,7 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
-from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis
+from mjnp._manipulation import asarray_strong, multi_axis, normalize_axes, single_axis
 from mjnp._out import write_out
 from mjnp._promotion import asarray_arg
 
@@ -31,15 +31,20 @@ _FLOAT64 = np.dtype("float64")
 # --- shared steps ---------------------------------------------------------------------------
 
 
-def _reduced_axes(fname: str, axis: Axis, ndim: int, *, ufunc: bool = False) -> tuple[int, ...]:
+def _reduced_axes(
+    fname: str, axis: Axis, ndim: int, *, ufunc: bool = False, allow_bool: bool = False
+) -> tuple[int, ...]:
+    """The sorted axes a reduction over `axis` removes.
+
+    `ufunc` reads `axis` as NumPy's ufunc reductions (sum, prod, max, min, all, any) do: an
+    int 0 or -1 is accepted on a 0-d array. A bool axis is a TypeError, as in those and in
+    NumPy's mean, std and var; median and quantile take one as an int (`allow_bool`).
+    """
+    if ufunc:
+        return multi_axis(f"mjnp.{fname}", axis, ndim)
     if axis is None:
         return tuple(range(ndim))
-    is_int = isinstance(axis, int | np.integer) and not isinstance(axis, bool)
-    if ufunc and ndim == 0 and is_int and axis in (0, -1):
-        # NumPy's ufunc reductions (sum, prod, max, min, all, any) accept an int axis 0 or -1
-        # on a 0-d array and reduce nothing; a tuple axis is still out of bounds.
-        return ()
-    return tuple(sorted(normalize_axes(f"mjnp.{fname}", axis, ndim)))
+    return tuple(sorted(normalize_axes(f"mjnp.{fname}", axis, ndim, allow_bool=allow_bool)))
 
 
 def _where_mask(fname: str, where: ArrayLike, shape: tuple[int, ...]) -> Array | None:
@@ -320,17 +325,14 @@ def _arg_extremum(
 ) -> Array:
     x = asarray_arg(fname, a)
     ndim_in = x.ndim
-    if axis is None:
-        x, ax = lax.reshape(x, (x.size,)), 0
-    else:
-        ax = normalize_axis(f"mjnp.{fname}", axis, x.ndim)
+    x, ax = single_axis(f"mjnp.{fname}", x, axis)
     if x.shape[ax] == 0:
         raise ValueError(
             f"mjnp.{fname}: attempt to get {fname} of an empty sequence (array of shape "
             f"{x.shape}, axis={axis!r})"
         )
     result = lax_arg(x, ax, _INT64)
-    if keepdims:
+    if keepdims and ndim_in:  # a 0-d input keeps its 0-d shape, as in NumPy
         result = lax.expand_dims(result, tuple(range(ndim_in)) if axis is None else (ax,))
     # NumPy computes into an int64 temporary and copies it back to `out`.
     return write_out(fname, out, result, "writeback")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import lax
-from mjnp._manipulation import asarray_strong, normalize_axis
+from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 
 ArrayLike = Any
 Array = Any
@@ -86,10 +86,7 @@ def argsort(
     """
     x = asarray_strong("argsort", a)
     _check_sort_args("argsort", kind, order, stable)
-    if x.ndim == 0:
-        # NumPy argsorts a 0-d array as one element, whatever the axis.
-        axis = None
-    x, axis = _sort_axis("argsort", x, axis)
+    x, axis = single_axis("mjnp.argsort", x, axis)
     if not descending:
         return lax.sort([x, _indices(x, axis)], axis, num_keys=1)[1]
     # A stable descending order: sort the reversed array stably, reverse the result, and map
@@ -175,9 +172,7 @@ def argpartition(
     if kind != "introselect":
         raise ValueError(f"mjnp.argpartition: kind must be 'introselect', got {kind!r}")
     _check_sort_args("argpartition", None, order)
-    if x.ndim == 0:
-        axis = None  # as numpy.argpartition
-    x, axis = _sort_axis("argpartition", x, axis)
+    x, axis = single_axis("mjnp.argpartition", x, axis)
     _check_kth("argpartition", kth, x.shape[axis], x.size)
     return lax.sort([x, _indices(x, axis)], axis, num_keys=1)[1]
 

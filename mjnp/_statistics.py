@@ -17,7 +17,7 @@ from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp._linalg import matmul
-from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis
+from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis, single_axis
 from mjnp._out import write_out
 from mjnp._promotion import asarray_arg, promote_args
 
@@ -58,11 +58,7 @@ def _as_dtype_of(count: Any, like: Array) -> Any:
 def _cumulative(
     fname: str, a: ArrayLike, axis: int | None, dtype: DTypeLike | None, product: bool
 ) -> tuple[Array, int]:
-    x = asarray_strong(fname, a)
-    if axis is None:
-        x, axis = lax.reshape(x, (x.size,)), 0
-    else:
-        axis = normalize_axis(f"mjnp.{fname}", axis, x.ndim)
+    x, axis = single_axis(f"mjnp.{fname}", asarray_strong(fname, a), axis)
     if dtype is None:
         out_dtype = red._sum_dtype(x.dtype)
     else:
@@ -543,7 +539,7 @@ _UNSUPPORTED = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation")
 
 def _move_to_last(fname: str, x: Array, axis: Axis) -> tuple[Array, tuple[int, ...]]:
     """`x` with the reduced axes merged into one last axis, and those axes."""
-    axes = red._reduced_axes(fname, axis, x.ndim)
+    axes = red._reduced_axes(fname, axis, x.ndim, allow_bool=True)  # as numpy.median
     kept = tuple(i for i in range(x.ndim) if i not in axes)
     moved = lax.transpose(x, (*kept, *axes)) if x.ndim else x
     n = math.prod(x.shape[ax] for ax in axes)
@@ -844,6 +840,9 @@ def average(
             is NaN or inf).
     """
     x = asarray_strong("average", a)
+    if axis is not None:
+        # As numpy.average, which normalizes first (so a bool axis counts as an int there).
+        axis = normalize_axes("mjnp.average", axis, x.ndim)
     if weights is None:
         avg = red.mean(x, axis, keepdims=keepdims)
         scale = lax.full(avg.shape, x.size // max(avg.size, 1), avg.dtype)

@@ -606,11 +606,11 @@ def _bits_axis(fname: str, a: Array, axis: int | None) -> tuple[Array, int]:
         if axis is not None:
             from mjnp._manipulation import normalize_axis
 
-            normalize_axis(fname, axis, 1)
+            normalize_axis(fname, axis, 1, allow_bool=False)
         return lax.reshape(a, (a.size,)), 0
     from mjnp._manipulation import normalize_axis
 
-    return a, normalize_axis(fname, axis, a.ndim)
+    return a, normalize_axis(fname, axis, a.ndim, allow_bool=False)
 
 
 def _check_bitorder(fname: str, bitorder: str) -> bool:
@@ -714,7 +714,7 @@ def unwrap(
     from mjnp._manipulation import normalize_axis
 
     p = asarray_arg("unwrap", p)
-    axis = normalize_axis("unwrap", axis, p.ndim)
+    axis = normalize_axis("unwrap", axis, p.ndim, allow_bool=False)
     p = _manipulation.moveaxis(p, axis, -1)
     n = p.shape[-1]
     if discont is None:

@@ -295,6 +295,17 @@ def irfft2(
     return write_out("fft.irfft2", out, irfftn(a, s, axes, norm), "same_kind")
 
 
+def _window_length(fname: str, n: Any) -> int:
+    """`n` as an int, if it is a Python or NumPy integer (NumPy's `integer_types` check)."""
+    if not isinstance(n, int | np.integer):
+        # NumPy raises ValueError here, even for an integral float such as 3.0.
+        raise ValueError(
+            f"mjnp.fft.{fname}: n should be an integer, got {n!r} of type {type(n).__name__}; "
+            "pass an int, e.g. int(n) for a whole-number float"
+        )
+    return int(n)
+
+
 def _freq(
     fname: str, ints: np.ndarray, n: int, d: Any, device: Any, dtype: DTypeLike | None
 ) -> Array:
@@ -306,7 +317,6 @@ def _freq(
         raise ValueError(
             f"mjnp.fft.{fname}: dtype must be a real floating-point dtype, got {out_dtype.name}"
         )
-    n = operator.index(n)
     if type(d) in (bool, int, float, complex) and n * d == 0:
         # NumPy computes 1.0 / (n * d) in Python first, so n or d zero raises this (a NumPy
         # scalar or array d gives inf instead, with an empty or inf result).
@@ -325,7 +335,11 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None
     """Sample frequencies of `fft` for window length `n` and spacing `d`, as
     `numpy.fft.fftfreq`; `dtype` (the Array API's keyword, which NumPy lacks) casts the result
     to a real floating-point dtype."""
-    n = operator.index(n)
+    if n is True:
+        # NumPy's `empty(n)` rejects a bool length with TypeError (n=False divides by zero
+        # before that, and rfftfreq takes a bool as an int).
+        raise TypeError("mjnp.fft.fftfreq: n must be an integer, not a bool (got True)")
+    n = _window_length("fftfreq", n)
     half = (n - 1) // 2 + 1
     ints = np.concatenate([np.arange(0, half), np.arange(-(n // 2), 0)]).astype(np.int64)
     return _freq("fftfreq", ints, n, d, device, dtype)
@@ -333,7 +347,7 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None
 
 def rfftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None = None) -> Array:
     """Sample frequencies of `rfft`, as `numpy.fft.rfftfreq`; `dtype` as in `fftfreq`."""
-    n = operator.index(n)
+    n = _window_length("rfftfreq", n)
     return _freq("rfftfreq", np.arange(0, n // 2 + 1, dtype=np.int64), n, d, device, dtype)
 
 

@@ -1,0 +1,193 @@
+"""NumPy-compatibility edge cases, with NumPy as the oracle: fftfreq's `n` check, bool axes,
+axis 0 / -1 on 0-d arrays, and out-of-range Python ints written into small integer arrays."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+import pytest
+
+import mjnp
+
+NpOrMj = Any  # the numpy or the mjnp module
+
+
+def _numpy_outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    """NumPy's result of `fn()`, or the exception it raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. NumPy's own overflow warnings
+        try:
+            return fn(), None
+        except Exception as err:  # any exception is the oracle's answer
+            return None, err
+
+
+def _check_like_numpy(np_fn: Callable[[], Any], mj_fn: Callable[[], Any]) -> None:
+    """`mj_fn()` raises NumPy's exception type, or returns NumPy's value, dtype and shape."""
+    expected, err = _numpy_outcome(np_fn)
+    if err is not None:
+        with pytest.raises(type(err)):
+            mj_fn()
+        return
+    got = numpy.asarray(mj_fn())
+    expected = numpy.asarray(expected)
+    assert got.dtype == expected.dtype
+    assert got.shape == expected.shape
+    numpy.testing.assert_array_equal(got, expected)
+
+
+# --- 1. fft.fftfreq / rfftfreq: n must be a Python or NumPy integer ---------------------------
+
+FREQ_N = [3, 3.0, 3.5, numpy.int64(3), numpy.float64(3.0), True, False, 0, -1, "3", None]
+
+
+@pytest.mark.parametrize("fname", ["fftfreq", "rfftfreq"])
+@pytest.mark.parametrize("n", FREQ_N, ids=repr)
+def test_fftfreq_n(fname: str, n: Any) -> None:
+    _check_like_numpy(lambda: getattr(numpy.fft, fname)(n), lambda: getattr(mjnp.fft, fname)(n))
+
+
+@pytest.mark.parametrize("fname", ["fftfreq", "rfftfreq"])
+def test_fftfreq_float_n_message_names_function(fname: str) -> None:
+    with pytest.raises(ValueError, match=rf"mjnp\.fft\.{fname}: n should be an integer"):
+        getattr(mjnp.fft, fname)(3.0)
+
+
+# --- 2. bool axes: TypeError where NumPy's C axis converters reject them ---------------------
+
+X23 = numpy.arange(1.0, 7.0).reshape(2, 3)
+
+# name -> call(np, x, axis); x is a (2, 3) float64 array of the module's kind.
+BOOL_AXIS_CALLS: dict[str, Callable[[NpOrMj, Any, Any], Any]] = {
+    name: (lambda np, x, axis, name=name: getattr(np, name)(x, axis=axis))
+    for name in [
+        # ufunc reductions and NumPy's Python wrappers over them: TypeError in NumPy
+        "sum", "prod", "mean", "max", "min", "amax", "amin", "all", "any", "std", "var",
+        "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanstd", "nanvar",
+        "count_nonzero", "ptp",
+        # single-axis C functions: TypeError in NumPy
+        "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum",
+        "nancumprod", "cumulative_sum", "cumulative_prod", "argsort", "squeeze",
+        "trapezoid", "unwrap",
+        # Python-level functions (normalize_axis_index): NumPy takes the bool as an int
+        "median", "average", "flip", "sort", "expand_dims", "diff", "nanmedian",
+        "gradient",
+    ]
+}  # fmt: skip
+BOOL_AXIS_CALLS |= {
+    "take": lambda np, x, axis: np.take(x, [0], axis=axis),
+    "compress": lambda np, x, axis: np.compress([True], x, axis=axis),
+    "repeat": lambda np, x, axis: np.repeat(x, 2, axis=axis),
+    "concatenate": lambda np, x, axis: np.concatenate([x, x], axis=axis),
+    "stack": lambda np, x, axis: np.stack([x, x], axis=axis),
+    "argpartition": lambda np, x, axis: np.argpartition(x, 1, axis=axis),
+    "partition": lambda np, x, axis: np.partition(x, 1, axis=axis),
+    "transpose": lambda np, x, axis: np.transpose(x, (axis, 0)),
+    "swapaxes": lambda np, x, axis: np.swapaxes(x, axis, 0),
+    "moveaxis": lambda np, x, axis: np.moveaxis(x, axis, 0),
+    "vecdot": lambda np, x, axis: np.vecdot(x, x, axis=axis),
+    "tensordot": lambda np, x, axis: np.tensordot(x, x, axes=([axis], [axis])),
+    "quantile": lambda np, x, axis: np.quantile(x, 0.5, axis=axis),
+    "average_weights": lambda np, x, axis: np.average(x, axis, np.ones(3)),
+    "packbits": lambda np, x, axis: np.packbits(x.astype(numpy.uint8), axis=axis),
+    "method_sum": lambda np, x, axis: x.sum(axis=axis),
+    "method_argmax": lambda np, x, axis: x.argmax(axis=axis),
+}
+
+
+@pytest.mark.parametrize("axis", [True, False, (True,)], ids=repr)
+@pytest.mark.parametrize("name", sorted(BOOL_AXIS_CALLS))
+def test_bool_axis(name: str, axis: Any) -> None:
+    call = BOOL_AXIS_CALLS[name]
+    _check_like_numpy(lambda: call(numpy, X23, axis), lambda: call(mjnp, mjnp.asarray(X23), axis))
+
+
+def test_bool_axis_is_rejected_for_reductions() -> None:
+    # Guards against the table silently matching only because both sides accept bools.
+    with pytest.raises(TypeError, match=r"mjnp\.sum: axis must be an integer, not a bool"):
+        mjnp.sum(mjnp.ones((2, 3)), axis=True)
+    with pytest.raises(TypeError, match=r"mjnp\.argmax"):
+        mjnp.argmax(mjnp.ones((2, 3)), axis=False)
+
+
+# --- 3. axis 0 / -1 on a 0-d array --------------------------------------------------------
+
+ZERO_D_CALLS: dict[str, Callable[[NpOrMj, Any, int], Any]] = {
+    name: (lambda np, x, axis, name=name: getattr(np, name)(x, axis=axis))
+    for name in [
+        "argmax", "argmin", "nanargmax", "nanargmin", "cumsum", "cumprod", "nancumsum",
+        "nancumprod", "cumulative_sum", "ptp", "squeeze", "sum", "max", "count_nonzero",
+        "argsort", "sort", "mean",
+    ]
+}  # fmt: skip
+ZERO_D_CALLS |= {
+    "argmax_keepdims": lambda np, x, axis: np.argmax(x, axis=axis, keepdims=True),
+    "cumsum_float32": lambda np, x, axis: np.cumsum(x, axis=axis, dtype=numpy.float32),
+    "take_scalar": lambda np, x, axis: np.take(x, 0, axis=axis),
+    "take_list": lambda np, x, axis: np.take(x, [0, -1], axis=axis),
+    "take_out_of_bounds": lambda np, x, axis: np.take(x, 1, axis=axis),
+    "compress": lambda np, x, axis: np.compress([True], x, axis=axis),
+    "argpartition": lambda np, x, axis: np.argpartition(x, 0, axis=axis),
+    "squeeze_tuple": lambda np, x, axis: np.squeeze(x, axis=(axis,)),
+    "method_cumsum": lambda np, x, axis: x.cumsum(axis=axis),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool"])
+@pytest.mark.parametrize("axis", [0, -1, 1, -2])
+@pytest.mark.parametrize("name", sorted(ZERO_D_CALLS))
+def test_zero_d_axis(name: str, axis: int, dtype: str) -> None:
+    call = ZERO_D_CALLS[name]
+    x = numpy.asarray(5, dtype=dtype)
+    _check_like_numpy(lambda: call(numpy, x, axis), lambda: call(mjnp, mjnp.asarray(x), axis))
+
+
+# --- 4. out-of-range Python ints written into uint8 / int8 arrays (NEP 50) ----------------
+
+
+def _setitem(a: Any, index: Any, v: Any) -> Any:
+    a[index] = v
+    return a
+
+
+# name -> call(np, a, v) returning the updated a; a is [0, 1, 2] of the module's kind.
+WRITE_CALLS: dict[str, Callable[[NpOrMj, Any, Any], Any]] = {
+    "put": lambda np, a, v: (np.put(a, [0], v), a)[1],
+    "put_no_indices": lambda np, a, v: (np.put(a, [], v), a)[1],
+    "put_list": lambda np, a, v: (np.put(a, [0, 1], [1, v]), a)[1],
+    "method_put": lambda np, a, v: (a.put([0], v), a)[1],
+    "place": lambda np, a, v: (np.place(a, a > 0, v), a)[1],
+    "putmask": lambda np, a, v: (np.putmask(a, a > 0, v), a)[1],
+    "put_along_axis": lambda np, a, v: (np.put_along_axis(a, np.asarray([0]), v, axis=0), a)[1],
+    "setitem": lambda np, a, v: _setitem(a, 0, v),
+    "setitem_slice": lambda np, a, v: _setitem(a, slice(1, None), v),
+    "setitem_list": lambda np, a, v: _setitem(a, slice(None, 2), [1, v]),
+    "setitem_fancy": lambda np, a, v: _setitem(a, [0, 1], v),
+    "setitem_mask": lambda np, a, v: _setitem(a, numpy.array([True, False, True]), v),
+}
+
+# NumPy arrays wrap (an unsafe cast), except in putmask and place (a safe cast, TypeError).
+# NB: NumPy scalars are left out: NumPy's int8 `x[i] = numpy.int64(300)` raises but its uint8
+# one wraps, a quirk mjnp does not copy (both wrap here).
+WRITE_VALUES = [300, -1, 127, 128, -129, 255, 1.5, 300.0, 2**70, numpy.array(300)]
+
+
+@pytest.mark.parametrize("v", WRITE_VALUES, ids=repr)
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+@pytest.mark.parametrize("name", sorted(WRITE_CALLS))
+def test_write_python_int_out_of_range(name: str, dtype: str, v: Any) -> None:
+    call = WRITE_CALLS[name]
+    _check_like_numpy(
+        lambda: call(numpy, numpy.array([0, 1, 2], dtype=dtype), v),
+        lambda: call(mjnp, mjnp.array([0, 1, 2], dtype=dtype), v),
+    )
+
+
+def test_put_overflow_message_names_function() -> None:
+    a = mjnp.array([0, 1, 2], dtype="uint8")
+    with pytest.raises(OverflowError, match=r"mjnp\.put: .*300"):
+        mjnp.put(a, [0], 300)
+    numpy.testing.assert_array_equal(numpy.asarray(a), [0, 1, 2])  # left unchanged
