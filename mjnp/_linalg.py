@@ -66,10 +66,18 @@ def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
             )
     a_shape, b_shape = a.shape, b.shape
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
-    if a_vec:
-        a = lax.expand_dims(a, (0,))
-    if b_vec:
-        b = lax.expand_dims(b, (1,))
+    if a_vec or b_vec:
+        # A vector operand contracts directly, with no unit axis added and squeezed: the
+        # forms XLA (and the batching and transpose rules) handle best, e.g. under vmap.
+        a_axis = a.ndim - 1
+        b_axis = 0 if b_vec else b.ndim - 2
+        if a_shape[a_axis] != b_shape[b_axis]:
+            raise ValueError(
+                f"mjnp.matmul: mismatch in the contracted dimension of operands of shapes "
+                f"{a_shape} and {b_shape} (size {a_shape[a_axis]} is different from "
+                f"{b_shape[b_axis]})"
+            )
+        return _contract(a, b, a_axis, b_axis)
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"mjnp.matmul: mismatch in the contracted dimension of operands of shapes {a_shape} "
@@ -97,8 +105,7 @@ def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
         nb = len(batch)
         batch_dims = tuple(range(nb))
         result = lax.dot_general(a, b, (((nb + 1,), (nb,)), (batch_dims, batch_dims)))
-    squeezed = (() if not a_vec else (result.ndim - 2,)) + (() if not b_vec else (result.ndim - 1,))
-    return lax.squeeze(result, squeezed) if squeezed else result
+    return result
 
 
 @fuse_eagerly

@@ -76,6 +76,27 @@ def test_dot_of_python_scalars_is_strong():
     assert out.dtype == np.float64 and not out.weak_type and float(out) == 6.0
 
 
+@pytest.mark.parametrize(
+    "shape_a, shape_b", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((5, 2, 3), (3,))]
+)
+def test_matmul_with_a_vector_is_one_dot_general(shape_a, shape_b):
+    # No unit axis added and squeezed: XLA runs the vector forms (and their vmap and
+    # transposes) as matrix-vector products, not as batches of 1x1 matrix products.
+    a, b = np.ones(shape_a, np.float32), np.ones(shape_b, np.float32)
+    jaxpr = mjcore.make_jaxpr(mjnp.matmul)(a, b).jaxpr
+    assert [e.primitive.name for e in jaxpr.eqns] == ["dot_general"]
+
+
+def test_per_example_gradient_of_a_vector_product_has_no_transpose():
+    def loss(w, x, y):
+        return mjnp.sum((mjnp.tanh(x @ w) - y) ** 2)
+
+    w, x, y = np.ones(4, np.float32), np.ones((8, 4), np.float32), np.ones(8, np.float32)
+    jaxpr = mjcore.make_jaxpr(mjcore.vmap(mjcore.grad(loss), in_axes=(None, 0, 0)))(w, x, y)
+    names = {e.primitive.name for e in jaxpr.jaxpr.eqns}
+    assert not names & {"transpose", "expand_dims", "squeeze", "reshape"}, jaxpr
+
+
 @pytest.mark.parametrize("name", ["matmul", "dot", "inner", "outer", "vdot"])
 def test_vmap_and_jvp(name):
     rng = np.random.default_rng(0)
