@@ -68,6 +68,12 @@ class Workload:
     in ms or its peak RSS in MB) has calls that return their own sample in `unit`.
     `throughput=(amount, unit)` adds a rate column: `amount` per call divided by the median time
     in seconds, e.g. `(2 * n**3 / 1e9, "GFLOP/s")`.
+
+    With `lead_in` (the default) each timed batch follows one untimed call. Interleaving
+    leaves a batch's first call with caches its predecessors evicted (for float32[1e6]
+    operands, 2-3x a warm call), and contenders get different calls per batch, so without it
+    the ratio would mostly say how many warm calls dilute one cold one. A workload whose every
+    call is cold by design (a fresh compile) sets it off.
     """
 
     name: str
@@ -75,6 +81,7 @@ class Workload:
     contenders: tuple[Contender, ...]
     unit: str = "µs"
     throughput: tuple[float, str] | None = None
+    lead_in: bool = True
 
     @property
     def self_timed(self) -> bool:
@@ -199,16 +206,23 @@ def run_workload(workload: Workload, settings: Settings) -> WorkloadResult:
     for contender in workload.contenders:
         try:
             fn = contender.prepare()
-            if workload.self_timed:
-                batch[contender.name] = 1  # each sample is a fresh process: nothing to warm up
-            else:
+            if not workload.self_timed:  # a self-timed sample is a fresh process: no warm-up
                 warm_up(fn)
-                batch[contender.name] = calibrate(fn, settings.min_batch_ns)
         except Exception as err:  # a contender's failure is reported, never fatal to the run
             notes[contender.name] = describe_failure(err)
             continue
         calls[contender.name] = fn
         samples[contender.name] = []
+    # Calibrated only once every contender is warm: the first one calibrated right after its
+    # own warm-up could still pay for process-wide first-use costs (the allocator's first large
+    # blocks, page faults) that the others never see, and get batches too short to amortise
+    # the first call of a batch.
+    for name, fn in list(calls.items()):
+        try:
+            batch[name] = 1 if workload.self_timed else calibrate(fn, settings.min_batch_ns)
+        except Exception as err:  # as above: reported, never fatal
+            notes[name] = describe_failure(err)
+            del calls[name], samples[name]
 
     repeats = settings.process_repeats if workload.self_timed else settings.repeats
     order = list(calls)
@@ -238,4 +252,6 @@ def run_workload(workload: Workload, settings: Settings) -> WorkloadResult:
 def _sample(workload: Workload, fn: Callable[[], object], k: int) -> float:
     if workload.self_timed:
         return float(fn())  # type: ignore[arg-type]
+    if workload.lead_in:
+        fn()
     return time_batch(fn, k) / k / 1e3

@@ -118,3 +118,32 @@ def test_every_registered_workload_has_a_target():
 
     untargeted = {w.name for w in WORKLOADS if not w.name.startswith("floor_")} - set(TARGETS)
     assert not untargeted
+
+
+@pytest.mark.parametrize("lead_in", [True, False])
+def test_timed_batches_follow_a_call_of_their_own_contender(monkeypatch, lead_in):
+    """With `lead_in`, no timed batch starts right after another contender's call (with caches
+    that call evicted); without it, batches of interleaved contenders do."""
+    from benchmarks import harness
+
+    log: list[str] = []
+    batch_starts: list[int] = []  # len(log) when each timed batch began
+
+    def contender(name: str) -> Contender:
+        return Contender(name, lambda: lambda: log.append(name))
+
+    real_time_batch = harness.time_batch
+
+    def recording_time_batch(fn, k):
+        batch_starts.append(len(log))
+        return real_time_batch(fn, k)
+
+    monkeypatch.setattr(harness, "time_batch", recording_time_batch)
+    names = ("mjnp", "jax", "numpy")
+    workload = Workload("w", "three contenders", tuple(map(contender, names)), lead_in=lead_in)
+    repeats = 7
+    run_workload(workload, Settings(repeats=repeats, process_repeats=1))
+    measured = batch_starts[-repeats * len(names) :]
+    # The batch's own first call is log[start]; the call before it must be the same contender's.
+    followers = [log[start - 1] == log[start] for start in measured]
+    assert all(followers) if lead_in else not all(followers)
