@@ -18,9 +18,11 @@ every result within 0.5001 ulp (closer than XLA's):
   (truncation error below 1e-13). `asin x = atan(x / sqrt((1-x)(1+x)))`, `acos x =
   2 atan(sqrt((1-x)/(1+x)))`.
 
-Infinities, NaNs and signed zeros give NumPy's values. Smaller arrays and float64 keep XLA's
-op: the kernels compile 45-100 ms slower, which only large arrays repay, and float64 would need
-double-double arithmetic.
+Infinities, NaNs and signed zeros give NumPy's values. Smaller arrays keep XLA's op: the
+kernels compile 45-100 ms slower, which only large arrays repay. float64 sin and cos have their
+own kernels (`mjcore.lax.fast_trig64`, within 0.85 ulp; 2.5-3x faster than XLA's float64 ops
+and 4-5x faster than NumPy's); float64 tan and the inverse functions keep XLA's op, for which
+these float64 designs would need double-double arithmetic to stay within 1 ulp.
 (`atan2` stays XLA's: its subnormal inputs and outputs would need bit-level handling, as
 XLA's CPU code treats subnormal operands of float arithmetic as zero.)
 """
@@ -35,6 +37,7 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import ShapedArray, get_aval
+from mjcore.lax import fast_trig64
 from mjcore.lax.arithmetic import abs, add, div, floor, mul, neg, sub
 from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitwise import bitwise_or
@@ -44,10 +47,13 @@ from mjcore.lax.reductions import reduce_or
 # From this many elements on, the kernels pay back their compile time within ~40 (atan, asin,
 # acos: +45 ms over XLA's op) to ~120 (sin, cos, tan: +100 ms, most of it the guard's
 # conditional) calls of one shape; XLA's op takes ~4-7 ns an element, the kernels ~1-2.5 ns.
+# The float64 sin and cos (+100 ms; XLA's ops ~10-18 ns an element, the kernels ~4 ns) repay
+# theirs within ~70 calls from here.
 MIN_SIZE = 2**18
 # |x| up to here has |k| < 2**19, so the reduction below is exact to ~2**-100.
 LIMIT = 2.0**19
 _FAST_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float16)})
+_F64 = np.dtype(np.float64)
 
 _TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
 # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 to ~2**-120; the first two carry 33 significant bits.
@@ -155,48 +161,55 @@ def _acos64(x: Any) -> Any:
 
 class _Kernel(NamedTuple):
     fun: Callable[..., Any]  # the operands (in their dtype) -> the result in float64
-    odd_at_zero: bool  # f(x) rounds to x itself for |x| < TINY (sin, tan, atan, asin)
-    periodic: bool  # a range reduction exact only up to LIMIT (sin, cos, tan)
+    odd_at_zero: bool  # f(x) rounds to x itself for |x| < tiny (sin, tan, atan, asin)
+    periodic: bool  # a range reduction exact only up to a limit (sin, cos, tan)
+    tiny: float = 0.0  # below this, an odd kernel returns x itself
+    limit: float = math.inf  # past this, a periodic kernel's reduction is not exact
 
 
-_KERNELS = {
-    "stablehlo.sine": _Kernel(_sin64, True, True),
-    "stablehlo.cosine": _Kernel(_cos64, False, True),
-    "stablehlo.tan": _Kernel(_tan64, True, True),
-    "chlo.atan": _Kernel(_atan64, True, False),
-    "chlo.asin": _Kernel(_asin64, True, False),
-    "chlo.acos": _Kernel(_acos64, False, False),
-}
 # Below this, |f(x) - x| < 2**-26 |x| for sin, tan, atan and asin: the result rounds to x. Taking
 # x itself keeps subnormal results, which the float64 -> float32 conversion would flush to zero.
 TINY = 2.0**-13
 
+_KERNELS = {
+    "stablehlo.sine": _Kernel(_sin64, True, True, TINY, LIMIT),
+    "stablehlo.cosine": _Kernel(_cos64, False, True, TINY, LIMIT),
+    "stablehlo.tan": _Kernel(_tan64, True, True, TINY, LIMIT),
+    "chlo.atan": _Kernel(_atan64, True, False, TINY),
+    "chlo.asin": _Kernel(_asin64, True, False, TINY),
+    "chlo.acos": _Kernel(_acos64, False, False),
+}
+_KERNELS_F64 = {
+    "stablehlo.sine": _Kernel(fast_trig64.sin64, True, True, fast_trig64.TINY, fast_trig64.LIMIT),
+    "stablehlo.cosine": _Kernel(fast_trig64.cos64, False, True, 0.0, fast_trig64.LIMIT),
+}
 
-def _in_range(dtype: np.dtype) -> bool:
-    """Whether every finite value of `dtype` is within LIMIT (float16's are)."""
-    return float(np.finfo(dtype).max) <= LIMIT
+
+def _in_range(dtype: np.dtype, limit: float) -> bool:
+    """Whether every finite value of `dtype` is within `limit` (float16's are within LIMIT)."""
+    return float(np.finfo(dtype).max) <= limit
 
 
 def _vectorised(kernel: _Kernel) -> Callable[..., Any]:
     """operands -> the kernel's result in their dtype; for a periodic kernel on a dtype that
-    reaches past LIMIT, also `|x| > LIMIT` and whether any element is."""
+    reaches past its limit, also `|x| > limit` and whether any element is."""
 
     def fun(*xs: Any) -> Any:
         x = xs[0]
         aval = get_aval(x)
         fast = convert_element_type(kernel.fun(*xs), aval.dtype)
         if kernel.odd_at_zero:
-            fast = select_n(gt(full((), TINY, aval.dtype), abs(x)), fast, x)
-        if not kernel.periodic or _in_range(aval.dtype):
+            fast = select_n(gt(full((), kernel.tiny, aval.dtype), abs(x)), fast, x)
+        if not kernel.periodic or _in_range(aval.dtype, kernel.limit):
             return fast
-        big = gt(abs(x), full((), LIMIT, aval.dtype))
+        big = gt(abs(x), full((), kernel.limit, aval.dtype))
         return fast, big, reduce_or(big, tuple(range(aval.ndim)))
 
     return fun
 
 
 def _guarded(hlo_op: str, kernel: Callable[..., Any], ctx: LoweringContext, x: Any) -> Any:
-    """A periodic kernel, with XLA's `hlo_op` for the elements past LIMIT if any are."""
+    """A periodic kernel, with XLA's `hlo_op` for the elements past its limit if any are."""
     b, aval = ctx.builder, ctx.aval_out.strip_weak_type()
     mask, flag = aval.update(dtype=np.dtype(bool)), ShapedArray((), np.dtype(bool))
     fast, big, any_big = lower_fun(kernel)(LoweringContext(b, [x.aval], [aval, mask, flag]), x)
@@ -209,23 +222,36 @@ def _guarded(hlo_op: str, kernel: Callable[..., Any], ctx: LoweringContext, x: A
     return b.op("stablehlo.if", [any_big], aval, regions=regions)
 
 
-def uses_fast_trig(dtype: np.dtype, size: int) -> bool:
-    """Whether a real operand of this dtype and element count takes the vectorised path."""
-    return dtype in _FAST_DTYPES and size >= MIN_SIZE
+def _kernel_for(hlo_op: str, dtype: np.dtype, size: int) -> _Kernel | None:
+    if dtype in _FAST_DTYPES:
+        return _KERNELS[hlo_op] if size >= MIN_SIZE else None
+    if dtype == _F64 and size >= MIN_SIZE:
+        return _KERNELS_F64.get(hlo_op)
+    return None
+
+
+def uses_fast_trig(dtype: np.dtype, size: int, hlo_op: str = "stablehlo.sine") -> bool:
+    """Whether a real operand of this dtype and element count takes the vectorised path for
+    the function XLA computes as `hlo_op`."""
+    return _kernel_for(hlo_op, dtype, size) is not None
 
 
 def fast_trig_lowering(hlo_op: str, lowering: Callable[..., Any]) -> Callable[..., Any]:
     """The lowering of the function XLA computes as `hlo_op`: vectorised for large float32 and
-    float16 operands, `lowering` (XLA's op, with any complex handling) otherwise."""
-    kernel = _KERNELS[hlo_op]
-    vectorised = _vectorised(kernel)
+    float16 operands (and float64 ones, for sin and cos), `lowering` (XLA's op, with any
+    complex handling) otherwise."""
+    vectorised = {}
 
     def rule(ctx: LoweringContext, *xs: Any) -> Any:
         aval = ctx.aval_out
-        if not uses_fast_trig(aval.dtype, math.prod(aval.shape)):
+        kernel = _kernel_for(hlo_op, aval.dtype, math.prod(aval.shape))
+        if kernel is None:
             return lowering(ctx, *xs)
-        if kernel.periodic and not _in_range(aval.dtype):
-            return _guarded(hlo_op, vectorised, ctx, xs[0])
-        return lower_fun(vectorised)(ctx, *xs)
+        fun = vectorised.get(kernel)
+        if fun is None:
+            fun = vectorised[kernel] = _vectorised(kernel)
+        if kernel.periodic and not _in_range(aval.dtype, kernel.limit):
+            return _guarded(hlo_op, fun, ctx, xs[0])
+        return lower_fun(fun)(ctx, *xs)
 
     return rule
