@@ -21,8 +21,10 @@ every result within 0.5001 ulp (closer than XLA's):
 Infinities, NaNs and signed zeros give NumPy's values. Smaller arrays keep XLA's op: the
 kernels compile 45-100 ms slower, which only large arrays repay. float64 sin and cos have their
 own kernels (`mjcore.lax.fast_trig64`, within 0.85 ulp; 2.5-3x faster than XLA's float64 ops
-and 4-5x faster than NumPy's); float64 tan and the inverse functions keep XLA's op, for which
-these float64 designs would need double-double arithmetic to stay within 1 ulp.
+and 4-5x faster than NumPy's). float64 tan keeps XLA's op: sin over cos as double-double
+values stays within 0.99 ulp, but XLA splits that fusion at the division and computes the
+kernels twice, which left it at 0.86x XLA's time for +100 ms of compile. The float64 inverse
+functions keep XLA's op too (these designs would need double-double arithmetic there).
 (`atan2` stays XLA's: its subnormal inputs and outputs would need bit-level handling, as
 XLA's CPU code treats subnormal operands of float arithmetic as zero.)
 """
