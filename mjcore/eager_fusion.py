@@ -97,7 +97,7 @@ def fuse_eagerly(fun: F) -> F:
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
-        if state.dynamic_trace is not None or len(state.trace_stack) != 1:
+        if not state.eager:
             return fun(*args, **kwargs)
         if not kwargs:
             try:

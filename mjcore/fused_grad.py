@@ -82,7 +82,7 @@ def try_value_and_grad(
     """`(fun(*args), grads w.r.t. args[argnums])` through the fused path, or None to say
     "run the ordinary eager path" (not hot yet, not fusable, or not eager)."""
     state = core._state
-    if state.dynamic_trace is not None or len(state.trace_stack) != 1 or state.speculating:
+    if not state.eager or state.speculating:
         return None
     try:
         ident = _identity(fun)

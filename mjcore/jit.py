@@ -467,8 +467,7 @@ class JittedFunction:
             except (KeyError, AttributeError):
                 pass
             else:
-                state = core._state
-                if state.dynamic_trace is None and len(state.trace_stack) == 1:
+                if core._state.eager:
                     try:
                         return Array(execute(bufs).consume_with_handlers(handlers)[0], out_aval)
                     except Exception:  # e.g. a donated (deleted) buffer: run explains it
@@ -477,13 +476,7 @@ class JittedFunction:
         if flat_calls is not None and not kwargs:
             # Every argument a concrete Array, outside any transformation.
             entry = flat_calls.get(tuple([a.aval for a in args if type(a) is Array]))
-            state = core._state
-            if (
-                entry is not None
-                and entry.n_args == len(args)
-                and state.dynamic_trace is None
-                and len(state.trace_stack) == 1
-            ):
+            if entry is not None and entry.n_args == len(args) and core._state.eager:
                 exe = entry._exe or self._executable(entry)
                 bufs = [a._buf for a in args]
                 if entry.const_bufs:
@@ -509,8 +502,7 @@ class JittedFunction:
                 outs = [Array(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
                 return tree_unflatten(entry.out_tree, outs)
         entry, flat = self._entry_for(args, kwargs)
-        state = core._state
-        if entry.eager_ok and state.dynamic_trace is None and len(state.trace_stack) == 1:
+        if entry.eager_ok and core._state.eager:
             # Eager fast path: straight to the executable, no bind.
             exe = entry._exe or self._executable(entry)
             if entry.donated:

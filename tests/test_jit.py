@@ -273,3 +273,41 @@ def test_threads_get_correct_results_and_compile_once():
     for i in range(8):
         onp.testing.assert_array_equal(results[i], base * base + i)
     assert f.trace_count == 1 and f.compile_count == 1
+
+
+def test_tracing_in_one_thread_leaves_the_others_eager():
+    from mjcore.array import Array
+
+    inside, release = threading.Event(), threading.Event()
+    seen: dict[str, object] = {}
+
+    def traced(x):
+        inside.set()
+        assert release.wait(10)
+        return lax.mul(x, 2.0)
+
+    worker = threading.Thread(target=lambda: seen.setdefault("out", jit(traced)(_x(3))))
+    worker.start()
+    assert inside.wait(10)
+    # The worker is inside a trace: this thread still runs primitives and jitted calls eagerly.
+    assert mjcore.core._state.eager
+    eager = lax.sin(_x(3))
+    assert type(eager) is Array
+    onp.testing.assert_array_equal(onp.asarray(jit(lax.neg)(_x(3))), -onp.arange(1.0, 4.0))
+    release.set()
+    worker.join()
+    onp.testing.assert_array_equal(onp.asarray(seen["out"]), 2 * onp.arange(1.0, 4.0))
+
+
+def test_eager_again_after_a_transformation_raises():
+    def boom(x):
+        raise ValueError("inside")
+
+    for transform in (jit, mjcore.grad, vmap, make_jaxpr):
+        with pytest.raises(ValueError, match="inside"):
+            transform(boom)(_x(3) if transform is not mjcore.grad else 1.0)
+        assert mjcore.core._state.eager, transform
+    with pytest.raises(ValueError, match="inside"):
+        jvp(lambda x: jit(boom)(x), (_x(3),), (_x(3),))
+    assert mjcore.core._state.eager
+    assert type(lax.add(_x(3), 1.0)) is mjcore.array.Array
