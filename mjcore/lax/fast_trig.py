@@ -25,8 +25,8 @@ and 4-5x faster than NumPy's). float64 tan keeps XLA's op: sin over cos as doubl
 values stays within 0.99 ulp, but XLA splits that fusion at the division and computes the
 kernels twice, which left it at 0.86x XLA's time for +100 ms of compile. The float64 inverse
 functions keep XLA's op too (these designs would need double-double arithmetic there).
-(`atan2` stays XLA's: its subnormal inputs and outputs would need bit-level handling, as
-XLA's CPU code treats subnormal operands of float arithmetic as zero.)
+float32 `atan2` has its own kernel (`mjcore.lax.fast_atan2`), which also handles subnormal
+operands and results bit by bit, and divides without a division.
 """
 
 from __future__ import annotations

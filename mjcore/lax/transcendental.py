@@ -34,6 +34,7 @@ from mjcore.lax.complex_special import (
     tanh_rule,
 )
 from mjcore.lax.families import elementwise, scalar_constant
+from mjcore.lax.fast_atan2 import fast_atan2_lowering
 from mjcore.lax.fast_trig import fast_trig_lowering
 
 ArrayLike = Any
@@ -351,7 +352,11 @@ def atan2(x: ArrayLike, y: ArrayLike) -> Any:
     return atan2_p.bind1(x, y)
 
 
-elementwise(atan2_p, "stablehlo.atan2", _FLOAT)
+def _xla_atan2(ctx: LoweringContext, x: Any, y: Any) -> Any:
+    return ctx.builder.op("stablehlo.atan2", [x, y], ctx.aval_out.strip_weak_type())
+
+
+elementwise(atan2_p, fast_atan2_lowering(_xla_atan2), _FLOAT)
 
 
 @atan2_p.def_jvp(symbolic_zeros=True)
