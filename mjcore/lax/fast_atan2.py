@@ -3,8 +3,9 @@
 XLA's CPU `atan2` takes ~15 ns an element here, 13x NumPy's float32 `arctan2`. From
 `fast_trig.MIN_SIZE` elements on, float32 operands are computed in float64 instead and rounded
 once: `atan2(y, x)` is `atan(min/max)` of the magnitudes (or `pi/2` minus it), reflected to
-`pi -` it for a negative `x` (or `-0.0`) and given `y`'s sign, through `fast_trig`'s float64
-`atan` on [0, 1].
+`pi -` it for a negative `x` (or `-0.0`) and given `y`'s sign, with the division-free float64
+reciprocal and `atan` on [0, 1] of `float64_kernels` (six fusions and 14.8 ms at 2**20
+elements with divisions, one and 2.1 ms without).
 
 XLA's CPU code runs with subnormal operands read as zero and subnormal results flushed to zero,
 where NumPy keeps both. So the magnitudes are decoded from the bits (a subnormal float32 is its
@@ -22,21 +23,17 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import get_aval
-from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN, abs, add, mul, round, sub
+from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN, abs, mul, round, sub
 from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or, shift_right_logical
 from mjcore.lax.comparison import eq, gt, lt
 from mjcore.lax.fast_trig import MIN_SIZE
+from mjcore.lax.float64_kernels import atan_unit, reciprocal
 
 _F64, _I32 = np.dtype(np.float64), np.dtype(np.int32)
 _SMALLEST_NORMAL = 2.0**-126  # float32's
 _SUBNORMAL_UNIT = 2.0**-149  # float32's smallest subnormal: the significand's unit below 2**-126
-_I64 = np.dtype(np.int64)
-_RECIPROCAL_MAGIC = 0x7FDE623822FC16E6  # its bits minus d's: 1/d within 5.1%
-_TAN_PI_8 = math.sqrt(2.0) - 1.0
-# Taylor coefficients of atan u / u in u**2, up to u**34: below 2**-49 for |u| <= tan(pi/8).
-_ATAN_COEFFS = tuple((-1.0) ** n / (2 * n + 1) for n in range(18))
 
 
 def _f64(value: float) -> Any:
@@ -47,10 +44,6 @@ def _i32(value: int) -> Any:
     return full((), value, _I32)
 
 
-def _i64(value: int) -> Any:
-    return full((), value, _I64)
-
-
 def _magnitude(bits: Any, x: Any) -> Any:
     """|x| in float64 from float32 `x` and its bits, subnormals included."""
     exponent = bitwise_and(shift_right_logical(bits, _i32(23)), _i32(0xFF))
@@ -59,45 +52,16 @@ def _magnitude(bits: Any, x: Any) -> Any:
     return select_n(eq(exponent, _i32(0)), abs(convert_element_type(x, _F64)), subnormal)
 
 
-def _reciprocal(d: Any) -> Any:
-    """1/d for positive normal float64 d, to ~2**-52, without a division: the bit-pattern
-    estimate (within 5.1% over [1, 2)) refined by four Newton steps (error squared each).
-
-    XLA treats a division (and a square root) as expensive: one whose result has several users
-    ends its loop fusion there, and every intermediate array at such a boundary is written to
-    memory and read back, which at 1e6 elements cost more than XLA's own atan2. Multiplications
-    fuse.
-    """
-    r = bitcast_convert_type(sub(_i64(_RECIPROCAL_MAGIC), bitcast_convert_type(d, _I64)), _F64)
-    two = _f64(2.0)
-    for _ in range(4):
-        r = mul(r, sub(two, mul(d, r)))
-    return r
-
-
-def _atan_unit(t: Any) -> Any:
-    """atan t for float64 t in [0, 1] (or NaN), to ~2**-50 relative, with no division."""
-    past = gt(t, _f64(_TAN_PI_8))
-    # atan t = pi/4 + atan((t - 1) / (t + 1)) brings t past tan(pi/8) back below it.
-    u = select_n(past, t, mul(sub(t, _f64(1.0)), _reciprocal(add(t, _f64(1.0)))))
-    uu = mul(u, u)
-    acc = _f64(_ATAN_COEFFS[-1])
-    for c in _ATAN_COEFFS[-2::-1]:
-        acc = add(mul(acc, uu), _f64(c))
-    r = mul(u, acc)
-    return select_n(past, r, add(r, _f64(math.pi / 4)))
-
-
 def _unsigned_angle(a: Any, b: Any, x_negative: Any) -> Any:
     """atan2(|y|, x) in float64 for magnitudes a = |y|, b = |x| and x's sign bit."""
     swap = gt(a, b)
     num, den = select_n(swap, a, b), select_n(swap, b, a)
-    t = mul(num, _reciprocal(den))  # in [0, 1], or NaN
+    t = mul(num, reciprocal(den))  # in [0, 1], or NaN
     shape = get_aval(a).shape
     inf = _f64(math.inf)
     # finite / inf is 0 (inf / inf: below; NaN / inf stays NaN).
     t = select_n(bitwise_and(eq(den, inf), eq(num, num)), t, full(shape, 0.0, _F64))
-    r = _atan_unit(t)
+    r = atan_unit(t)
     r = select_n(swap, r, sub(_f64(math.pi / 2), r))
     # inf/inf: the diagonal. 0/0 (and 0/b): 0, unless x is NaN.
     r = select_n(bitwise_and(eq(a, inf), eq(b, inf)), r, full(shape, math.pi / 4, _F64))

@@ -13,13 +13,14 @@ every result within 0.5001 ulp (closer than XLA's):
   element above `LIMIT` in magnitude (where `k * part` stops being exact) takes XLA's op for
   those elements, behind a run-time `cond` so ordinary arrays never pay for it.
 - atan, asin, acos: all through `atan` of a non-negative float64, reduced to [0, 1] by
-  `atan t = pi/2 - atan(1/t)`, then below tan(pi/8) by `atan t = pi/4 + atan((t-1)/(t+1))`,
-  then halved by `atan t = 2 atan(t / (1 + sqrt(1 + t**2)))`; a Taylor series does the rest
-  (truncation error below 1e-13). `asin x = atan(x / sqrt((1-x)(1+x)))`, `acos x =
-  2 atan(sqrt((1-x)/(1+x)))`.
+  `atan t = pi/2 - atan(1/t)`, then below tan(pi/8) by `atan t = pi/4 + atan((t-1)/(t+1))`;
+  a Taylor series does the rest (truncation error below 2**-49). `asin x = atan(x /
+  sqrt((1-x)(1+x)))`, `acos x = 2 atan(sqrt((1-x)/(1+x)))`. The reciprocals and square roots
+  are `float64_kernels`' division-free ones, so each kernel is one XLA loop fusion (with
+  divisions and square roots, three).
 
 Infinities, NaNs and signed zeros give NumPy's values. Smaller arrays keep XLA's op: the
-kernels compile 45-100 ms slower, which only large arrays repay. float64 sin and cos have their
+kernels compile 30-100 ms slower, which only large arrays repay. float64 sin and cos have their
 own kernels (`mjcore.lax.fast_trig64`, within 0.85 ulp; 2.5-3x faster than XLA's float64 ops
 and 4-5x faster than NumPy's). float64 tan keeps XLA's op: sin over cos as double-double
 values stays within 0.99 ulp, but XLA splits that fusion at the division and computes the
@@ -42,12 +43,13 @@ from mjcore.core import ShapedArray, get_aval
 from mjcore.lax import fast_trig64
 from mjcore.lax.arithmetic import abs, add, div, floor, mul, neg, sub
 from mjcore.lax.base import convert_element_type, full, select_n
-from mjcore.lax.bitwise import bitwise_or
+from mjcore.lax.bitwise import bitwise_and, bitwise_or
 from mjcore.lax.comparison import eq, ge, gt, lt
+from mjcore.lax.float64_kernels import atan_unit, reciprocal, rsqrt
 from mjcore.lax.reductions import reduce_or
 
-# From this many elements on, the kernels pay back their compile time within ~40 (atan, asin,
-# acos: +45 ms over XLA's op) to ~120 (sin, cos, tan: +100 ms, most of it the guard's
+# From this many elements on, the kernels pay back their compile time within ~20-40 (atan,
+# asin, acos, atan2: +25-50 ms over XLA's op) to ~120 (sin, cos, tan: +100 ms, most of it the guard's
 # conditional) calls of one shape; XLA's op takes ~4-7 ns an element, the kernels ~1-2.5 ns.
 # The float64 sin and cos (+100 ms; XLA's ops ~10-18 ns an element, the kernels ~4 ns) repay
 # theirs within ~70 calls from here.
@@ -110,30 +112,27 @@ def _tan64(x: Any) -> Any:
 
 # --- atan and its relatives ------------------------------------------------------------------
 
-_TAN_PI_8 = math.sqrt(2.0) - 1.0
-_ATAN_COEFFS = tuple((-1.0) ** n / (2 * n + 1) for n in range(8))  # up to u**15, |u| < 0.2
-
-
-def _sqrt(x: Any) -> Any:
-    from mjcore.lax.transcendental import sqrt  # transcendental imports this module
-
-    return sqrt(x)
-
-
-def _atan_unit(t: Any) -> Any:
-    """atan t for float64 t in [0, 1] (or NaN)."""
-    past = gt(t, _f64(_TAN_PI_8))
-    t = select_n(past, t, div(sub(t, _f64(1.0)), add(t, _f64(1.0))))
-    u = div(t, add(_f64(1.0), _sqrt(add(_f64(1.0), mul(t, t)))))
-    r = mul(mul(_f64(2.0), u), _horner(mul(u, u), _ATAN_COEFFS))
-    return select_n(past, r, add(r, _f64(math.pi / 4)))
-
 
 def _atan_nonnegative(a: Any) -> Any:
     """atan a for float64 a in [0, inf] (or NaN)."""
     inverted = gt(a, _f64(1.0))
-    r = _atan_unit(select_n(inverted, a, div(_f64(1.0), a)))
+    inverse = select_n(eq(a, _f64(math.inf)), reciprocal(a), _full_like(a, 0.0))
+    r = atan_unit(select_n(inverted, a, inverse))
     return select_n(inverted, r, sub(_f64(math.pi / 2), r))
+
+
+def _full_like(x: Any, value: float) -> Any:
+    return full(get_aval(x).shape, value, np.dtype(np.float64))
+
+
+def _sqrt_or_special(d: Any, at_zero: float) -> tuple[Any, Any]:
+    """(rsqrt(d) where d is positive and finite (1 elsewhere), the value elsewhere: `at_zero`
+    for 0, inf for inf, NaN for negative or NaN d)."""
+    ok = bitwise_and(gt(d, _f64(0.0)), lt(d, _f64(math.inf)))
+    inv_sqrt = rsqrt(select_n(ok, _full_like(d, 1.0), d))
+    special = select_n(ge(d, _f64(0.0)), _full_like(d, math.nan), d)  # inf stays
+    special = select_n(eq(d, _f64(0.0)), special, _full_like(d, at_zero))
+    return select_n(ok, special, inv_sqrt), ok
 
 
 def _odd(x64: Any, magnitude_result: Any) -> Any:
@@ -148,16 +147,27 @@ def _atan64(x: Any) -> Any:
 def _asin64(x: Any) -> Any:
     x64 = convert_element_type(x, np.float64)
     one = _f64(1.0)
-    # |x| = 1 gives atan(inf) = pi/2; |x| > 1 a NaN square root.
-    cos = _sqrt(mul(sub(one, x64), add(one, x64)))
-    return _odd(x64, _atan_nonnegative(div(abs(x64), cos)))
+    # asin x = atan(|x| / sqrt(1 - x**2)): |x| = 1 gives atan(inf) = pi/2, |x| > 1 NaN.
+    cos_squared = mul(sub(one, x64), add(one, x64))
+    inv_cos, ok = _sqrt_or_special(cos_squared, math.inf)
+    ratio = select_n(ok, inv_cos, mul(abs(x64), inv_cos))
+    return _odd(x64, _atan_nonnegative(ratio))
 
 
 def _acos64(x: Any) -> Any:
     x64 = convert_element_type(x, np.float64)
     one = _f64(1.0)
-    # x = -1 gives 2 atan(inf) = pi; |x| > 1 a NaN square root.
-    half_tan = _sqrt(div(sub(one, x64), add(one, x64)))
+    # acos x = 2 atan(sqrt((1 - x) / (1 + x))): x = -1 gives 2 atan(inf) = pi, |x| > 1 NaN.
+    opposite = add(one, x64)
+    q = mul(sub(one, x64), reciprocal(opposite))
+    # 1 + x of 0 (x = -1) gives inf; negative, infinite or NaN, NaN.
+    special = select_n(
+        eq(opposite, _f64(0.0)), _full_like(x64, math.nan), _full_like(x64, math.inf)
+    )
+    finite = bitwise_and(gt(opposite, _f64(0.0)), lt(opposite, _f64(math.inf)))
+    q = select_n(finite, special, q)
+    inv_sqrt, ok = _sqrt_or_special(q, 0.0)
+    half_tan = select_n(ok, inv_sqrt, mul(q, inv_sqrt))
     return mul(_f64(2.0), _atan_nonnegative(half_tan))
 
 
