@@ -49,8 +49,9 @@ from mjcore.lax.float64_kernels import atan_unit, reciprocal, rsqrt
 from mjcore.lax.reductions import reduce_or
 
 # From this many elements on, the kernels pay back their compile time within ~20-40 (atan,
-# asin, acos, atan2: +25-50 ms over XLA's op) to ~120 (sin, cos, tan: +100 ms, most of it the guard's
-# conditional) calls of one shape; XLA's op takes ~4-7 ns an element, the kernels ~1-2.5 ns.
+# asin, acos, atan2: +25-50 ms over XLA's op) to ~120 (sin, cos, tan: +100 ms, most of it the
+# guard's conditional) calls of one shape; XLA's op takes ~4-15 ns an element, the kernels
+# ~1-2.5 ns.
 # The float64 sin and cos (+100 ms; XLA's ops ~10-18 ns an element, the kernels ~4 ns) repay
 # theirs within ~70 calls from here.
 MIN_SIZE = 2**18
