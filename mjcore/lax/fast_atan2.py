@@ -23,13 +23,13 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import get_aval
-from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN, abs, mul, round, sub
+from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN, mul, round, sub
 from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
-from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or, shift_right_logical
+from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq, gt, lt
 from mjcore.lax.fast_trig import MIN_SIZE
-from mjcore.lax.float64_kernels import atan_unit, reciprocal
+from mjcore.lax.float64_kernels import atan_unit, float32_magnitude, reciprocal
 
 _F64, _I32 = np.dtype(np.float64), np.dtype(np.int32)
 _SMALLEST_NORMAL = 2.0**-126  # float32's
@@ -42,14 +42,6 @@ def _f64(value: float) -> Any:
 
 def _i32(value: int) -> Any:
     return full((), value, _I32)
-
-
-def _magnitude(bits: Any, x: Any) -> Any:
-    """|x| in float64 from float32 `x` and its bits, subnormals included."""
-    exponent = bitwise_and(shift_right_logical(bits, _i32(23)), _i32(0xFF))
-    significand = bitwise_and(bits, _i32(0x7FFFFF))
-    subnormal = mul(convert_element_type(significand, _F64), _f64(_SUBNORMAL_UNIT))
-    return select_n(eq(exponent, _i32(0)), abs(convert_element_type(x, _F64)), subnormal)
 
 
 def _unsigned_angle(a: Any, b: Any, x_negative: Any) -> Any:
@@ -73,7 +65,8 @@ def atan2_f32(y: Any, x: Any) -> Any:
     """atan2(y, x) of float32 operands of one shape, as float32."""
     y_bits = bitcast_convert_type(y, _I32)
     x_bits = bitcast_convert_type(x, _I32)
-    r = _unsigned_angle(_magnitude(y_bits, y), _magnitude(x_bits, x), lt(x_bits, _i32(0)))
+    a, b = float32_magnitude(y_bits, y), float32_magnitude(x_bits, x)
+    r = _unsigned_angle(a, b, lt(x_bits, _i32(0)))
     normal_bits = bitcast_convert_type(convert_element_type(r, np.dtype(np.float32)), _I32)
     scaled = round(mul(r, _f64(1.0 / _SUBNORMAL_UNIT)), ROUND_TO_NEAREST_EVEN)
     subnormal_bits = convert_element_type(scaled, _I32)

@@ -1,5 +1,6 @@
 """Division-free float64 building blocks for the vectorised float32 kernels (`fast_trig`,
-`fast_atan2`): reciprocal, reciprocal square root and atan on [0, 1], each to ~2**-50.
+`fast_atan2`, `fast_cbrt`): reciprocal, reciprocal square root and atan on [0, 1], each to
+~2**-50, and a float32's magnitude read from its bits.
 
 Why division-free: XLA counts a division or a square root as expensive, and an expensive
 result with several users ends its loop fusion there. Every array crossing such a boundary is
@@ -15,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.lax.arithmetic import add, mul, sub
-from mjcore.lax.base import full, select_n
+from mjcore.lax.arithmetic import abs, add, mul, sub
+from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
-from mjcore.lax.bitwise import shift_right_logical
-from mjcore.lax.comparison import gt
+from mjcore.lax.bitwise import bitwise_and, shift_right_logical
+from mjcore.lax.comparison import eq, gt
 
 _F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
 # Subtracting d's bits from the first (or half of them from the second) gives 1/d (1/sqrt d)
@@ -41,6 +42,10 @@ def _i64(value: int) -> Any:
     return full((), value, _I64)
 
 
+def _i32(value: int) -> Any:
+    return full((), value, np.dtype(np.int32))
+
+
 def reciprocal(d: Any) -> Any:
     """1/d for positive normal float64 d (finite garbage for zero, inf and NaN: callers
     select those cases themselves)."""
@@ -59,6 +64,19 @@ def rsqrt(d: Any) -> Any:
     for _ in range(_NEWTON_STEPS):
         y = mul(y, sub(three_halves, mul(half_d, mul(y, y))))
     return y
+
+
+def float32_magnitude(bits: Any, x: Any) -> Any:
+    """|x| in float64 from float32 `x` and its bits (int32), subnormals included.
+
+    XLA's CPU code reads subnormal operands of float arithmetic, conversions included, as zero;
+    a subnormal float32 is its 23-bit significand times 2**-149, an integer conversion and a
+    scaling, both exact.
+    """
+    exponent = bitwise_and(shift_right_logical(bits, _i32(23)), _i32(0xFF))
+    significand = bitwise_and(bits, _i32(0x7FFFFF))
+    subnormal = mul(convert_element_type(significand, _F64), f64(2.0**-149))
+    return select_n(eq(exponent, _i32(0)), abs(convert_element_type(x, _F64)), subnormal)
 
 
 def atan_unit(t: Any) -> Any:

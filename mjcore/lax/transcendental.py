@@ -35,6 +35,7 @@ from mjcore.lax.complex_special import (
 )
 from mjcore.lax.families import elementwise, scalar_constant
 from mjcore.lax.fast_atan2 import fast_atan2_lowering
+from mjcore.lax.fast_cbrt import fast_cbrt_lowering
 from mjcore.lax.fast_trig import fast_trig_lowering
 
 ArrayLike = Any
@@ -205,7 +206,11 @@ def cbrt(x: ArrayLike) -> Any:
 
 
 # XLA rejects complex operands of stablehlo.cbrt; NumPy has no complex cbrt either.
-elementwise(cbrt_p, "stablehlo.cbrt", _FLOAT)
+def _xla_cbrt(ctx: LoweringContext, x: Any) -> Any:
+    return ctx.builder.op("stablehlo.cbrt", [x], ctx.aval_out.strip_weak_type())
+
+
+elementwise(cbrt_p, fast_cbrt_lowering(_xla_cbrt), _FLOAT)
 
 
 @cbrt_p.def_jvp
