@@ -1,11 +1,11 @@
 """Measurement: contenders of a workload run interleaved, repeated, summarised by medians.
 
-Within each repetition every contender runs one batch, in an order shuffled from repetition to
-repetition (seeded, so runs are reproducible), so machine drift (frequency scaling, a noisy
-neighbour, page cache) hits all of them equally and the ratios of medians stay meaningful on a
-shared 2-core machine. Shuffled rather than rotated: with three contenders a rotation puts one
-of them right after a given other in two repetitions of three, and the batch after NumPy's
-allocation-heavy Python loop starts with cold caches.
+Within each repetition every contender runs one batch, so machine drift (frequency scaling, a
+noisy neighbour, page cache) hits all of them equally and the ratios of medians stay meaningful
+on a shared 2-core machine. The orders follow a Williams design (`balanced_orders`, contenders
+assigned to its slots by a seeded shuffle): each contender runs right after each other one
+equally often, since the batch after NumPy's allocation-heavy loop or BLAS call starts with
+cold caches or spinning threads.
 """
 
 from __future__ import annotations
@@ -225,11 +225,11 @@ def run_workload(workload: Workload, settings: Settings) -> WorkloadResult:
             del calls[name], samples[name]
 
     repeats = settings.process_repeats if workload.self_timed else settings.repeats
-    order = list(calls)
-    rng = random.Random(_ORDER_SEED)
-    for _ in range(repeats):
-        rng.shuffle(order)
-        for name in order:
+    names = list(calls)
+    random.Random(_ORDER_SEED).shuffle(names)
+    orders = balanced_orders(len(names))
+    for rep in range(repeats):
+        for name in (names[i] for i in orders[rep % len(orders)]):
             if name in notes:
                 continue
             try:
@@ -247,6 +247,29 @@ def run_workload(workload: Workload, settings: Settings) -> WorkloadResult:
         for c in workload.contenders
     )
     return WorkloadResult(workload, results)
+
+
+def balanced_orders(n: int) -> list[list[int]]:
+    """Orders of n contenders in which each one runs right after each other one equally often
+    (a Williams design: n orders for even n, 2n for odd n).
+
+    What runs just before a batch matters on this machine: NumPy's BLAS threads keep spinning
+    for a while after a matmul, and a large-array contender evicts the caches. With random
+    orders, 41 repetitions can put one contender after NumPy several times more often than
+    another (a 1024x1024 matmul measured 1.19x JAX's time that way, 1.03x in alternation).
+    """
+    first = [0]
+    low, high = 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    orders = [[(i + shift) % n for i in first] for shift in range(n)]
+    if n % 2:
+        orders += [list(reversed(order)) for order in orders]
+    return orders
 
 
 def _sample(workload: Workload, fn: Callable[[], object], k: int) -> float:

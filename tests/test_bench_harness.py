@@ -147,3 +147,16 @@ def test_timed_batches_follow_a_call_of_their_own_contender(monkeypatch, lead_in
     # The batch's own first call is log[start]; the call before it must be the same contender's.
     followers = [log[start - 1] == log[start] for start in measured]
     assert all(followers) if lead_in else not all(followers)
+
+
+@pytest.mark.parametrize("n", range(1, 8))
+def test_balanced_orders_put_each_contender_after_each_other_equally_often(n):
+    from collections import Counter
+
+    from benchmarks.harness import balanced_orders
+
+    orders = balanced_orders(n)
+    assert all(sorted(order) == list(range(n)) for order in orders)
+    follows = Counter((a, b) for order in orders for a, b in zip(order, order[1:], strict=False))
+    assert set(follows) == {(a, b) for a in range(n) for b in range(n) if a != b}
+    assert len(set(follows.values())) <= 1
