@@ -48,10 +48,11 @@ GEOMEAN_TARGET = 1.0
 # Why a target was missed, as profiling found it (workload -> one paragraph). Written from
 # the profiling of 2026-11-22; an entry stays while its workload can miss from run to run.
 _NOISE_1E6 = (
-    "Same XLA kernel and one executable for both (mjnp's eager call is fused); in-process "
-    "interleaved runs give mjnp at or below JAX (add 1e6, three runs: 0.72-1.00x). At this "
-    "size the time is memory allocation and bandwidth, which this shared machine makes vary "
-    "by more than the difference."
+    "Same XLA kernel and one executable for both (mjnp's eager call is fused). At this size "
+    "the time is memory allocation and bandwidth: warm calls in a loop vary 2-3x on this "
+    "shared machine (page faults when the allocator has returned memory). With warm batches "
+    "and balanced orders the ratio runs 0.94-1.10x from run to run, around parity; "
+    "in-process interleaved runs give 0.72-1.00x."
 )
 MISS_REASONS: dict[str, str] = {
     "eager_add_1e6": _NOISE_1E6,
@@ -94,15 +95,16 @@ MISS_REASONS: dict[str, str] = {
     "eager_grad": (
         "The fused eager grad re-traces the function on every call (Python semantics: side "
         "effects and closed-over arrays are fresh each call). Of ~65 µs a call, tracing is "
-        "~31 µs (4 mjnp ops), the executable ~10 µs and the structural key ~3 µs. Alone and "
-        "interleaved call by call with autograd it measures 0.97-1.02x; in the benchmark, "
-        "batches alternate with JAX's 3-5 ms eager grad, and mjnp's longer Python path "
-        "suffers more from the evicted caches (1.06-1.21x)."
+        "~28 µs (4 mjnp ops, ~8 µs of it fixed), the executable ~10 µs and the structural "
+        "key ~3 µs. Alone and interleaved call by call with autograd it measures 0.92-1.02x, "
+        "and 0.97-1.05x in full benchmark runs."
     ),
     "eager_sin_100": (
-        "At the floor, as eager_add_100: one PJRT execute (~4.8 µs) plus ~1.3 µs of Python "
-        "and wrapping, against ~1.2 µs of C++ dispatch in JAX. Per-call interleaved runs "
-        "give 1.01-1.03x; batch-interleaved ones 1.06-1.12x."
+        "At the floor, as eager_add_100: one PJRT execute (~4.8 µs) plus ~1.2 µs of Python "
+        "and wrapping (the fused wrapper's call, the aval key, one dict lookup, the Array), "
+        "against ~1.2 µs of C++ dispatch in JAX, whose `jnp.sin` is a jitted function with "
+        "no Python in front. Per-call interleaved runs give 1.01-1.03x, batches of 100 calls "
+        "1.05-1.08x (garbage collection is not it: the same with it off)."
     ),
     "eager_sum_100": ("At the floor, as eager_sin_100: one PJRT execute plus ~0.5 µs of Python."),
     "peak_rss": (
