@@ -93,7 +93,7 @@ def fuse_eagerly(fun: F) -> F:
 
     # The commonest case, one output and Array arguments only, keyed by the avals: what to
     # execute and the output's aval, with no attribute chains to walk.
-    simple: dict[tuple[ShapedArray, ...], tuple[Any, Any, ShapedArray]] = {}
+    simple: dict[ShapedArray | tuple[ShapedArray, ...], tuple[Any, Any, ShapedArray]] = {}
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
@@ -101,8 +101,13 @@ def fuse_eagerly(fun: F) -> F:
             return fun(*args, **kwargs)
         if not kwargs:
             try:
-                key, bufs = avals_and_buffers(args)
-                execute, handlers, out_aval = simple[key]
+                if len(args) == 1:  # keyed by the aval itself: no tuple, no helper call
+                    (a,) = args
+                    execute, handlers, out_aval = simple[a.aval]
+                    bufs = [a._buf]
+                else:
+                    key, bufs = avals_and_buffers(args)
+                    execute, handlers, out_aval = simple[key]
             except (KeyError, AttributeError):  # not yet compiled; scalars; NumPy arrays
                 pass
             else:
@@ -153,7 +158,11 @@ def fuse_eagerly(fun: F) -> F:
             if len(simple) >= _CACHE_SIZE:
                 simple.clear()
             program = exe.program
-            simple[key] = (program.executable.execute_sharded, program.handlers, exe.out_avals[0])
+            simple[key[0] if len(key) == 1 else key] = (
+                program.executable.execute_sharded,
+                program.handlers,
+                exe.out_avals[0],
+            )
         if scalars:
             bufs = [a._buf if type(a) is Array else to_buffer(a)[0] for a in args]
         else:

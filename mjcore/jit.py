@@ -308,8 +308,9 @@ class JittedFunction:
         self._flat_calls: dict[tuple[ShapedArray, ...], _CacheEntry] | None = (
             {} if not (self._static_argnums or self._donate_argnums) else None
         )
-        # Of those, the const-free single-output ones, with what to execute ready to call.
-        self._simple: dict[tuple[ShapedArray, ...], tuple[Any, Any, ShapedArray, Any]] | None = (
+        # Of those, the const-free single-output ones, with what to execute ready to call;
+        # keyed by the aval itself for one argument.
+        self._simple: dict[Any, tuple[Any, Any, ShapedArray, Any]] | None = (
             {} if self._flat_calls is not None else None
         )
         self._cache_size = cache_size
@@ -462,8 +463,13 @@ class JittedFunction:
         if simple is not None and not kwargs:
             # Fastest path: Array arguments, one output, no constants, no transformation.
             try:
-                key, bufs = avals_and_buffers(args)
-                execute, handlers, out_aval, program = simple[key]
+                if len(args) == 1:  # keyed by the aval itself: no tuple, no helper call
+                    (a,) = args
+                    execute, handlers, out_aval, program = simple[a.aval]
+                    bufs = [a._buf]
+                else:
+                    key, bufs = avals_and_buffers(args)
+                    execute, handlers, out_aval, program = simple[key]
             except (KeyError, AttributeError):
                 pass
             else:
@@ -492,7 +498,8 @@ class JittedFunction:
                     if not entry.const_bufs and self._simple is not None:
                         if len(self._simple) >= self._cache_size:
                             self._simple.clear()
-                        self._simple[tuple([a.aval for a in args])] = (
+                        avals = tuple([a.aval for a in args])
+                        self._simple[avals[0] if len(avals) == 1 else avals] = (
                             program.executable.execute_sharded,
                             program.handlers,
                             exe.out_avals[0],
