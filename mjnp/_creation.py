@@ -23,7 +23,7 @@ from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
 from mjnp._devices import check_device
 from mjnp._manipulation import new_handle, normalize_axis
-from mjnp._promotion import asarray_arg, check_arraylike
+from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
 
 ArrayLike = Any
 Array = Any
@@ -174,9 +174,9 @@ def _filled(fname: str, shape: tuple[int, ...], fill_value: ArrayLike, dtype: np
     """An array of `shape` filled with (a broadcast of) `fill_value`, as `numpy.full`."""
     if dtypes.is_python_scalar(fill_value):
         dt = dtypes.python_scalar_dtype(fill_value) if dtype is None else dtype
-        if type(fill_value) is complex and dt.kind != "c":
-            fill_value = fill_value.real  # NumPy's unsafe cast drops the imaginary part
-        value = dtypes.coerce_python_scalar(fill_value, dt, f"mjnp.{fname}").item()
+        # NumPy fills by `copyto(out, fill_value, casting="unsafe")`: 300 into uint8 raises,
+        # 300.0 wraps (44), 1j into bool is True.
+        value = cast_python_scalar(fname, fill_value, dt, "unsafe").item()
         return lax.full(shape, value, dt)
     fill = asarray(fill_value, dtype)
     try:

@@ -10,6 +10,7 @@ they take the dtype of the arrays they meet (`uint8_array + 3` stays uint8) and 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -321,3 +322,51 @@ def promote_args_numeric(fname: str, *args: ArrayLike) -> list[Any]:
     if dtype == _BOOL:
         dtype = _INT8
     return _convert_all(fname, vals, dtype, weak)
+
+
+# --- writing a Python scalar into an array of a given dtype ---------------------------------
+
+
+def cast_python_scalar(fname: str, value: Any, dtype: np.dtype, casting: str) -> np.ndarray:
+    """Python scalar `value` as a 0-d NumPy array of `dtype`, converted as NumPy's `copyto`
+    converts it under `casting` (and so `full`, `full_like` and `ndarray.fill`, with 'unsafe').
+
+    An int, float or complex is weak (NEP 50): it first becomes the dtype promotion gives it
+    against `dtype` (`dtype` itself for an int into an integer dtype, float64 for a float into
+    one, int64 for an int into bool), and must fit that dtype, whatever `casting` says; then that
+    dtype casts to `dtype` under `casting`, with NumPy's own result for an unsafe cast
+    (`full(3, 300.0, dtype=uint8)` is 44 on the host as in NumPy). A bool is a strong bool.
+
+    Raises:
+        OverflowError: for an int out of range of the promoted integer dtype (300 into uint8,
+            2**70 into int64), as NumPy raises even under casting='unsafe'.
+        TypeError: when the cast is not allowed under `casting` (a float into uint8 under
+            'same_kind', an int into bool), and for any conversion under casting='equiv'.
+    """
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(
+            f"mjnp.{fname}: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
+            f"'unsafe', got {casting!r}"
+        )
+    weak_dtype = _BOOL if type(value) is bool else np.result_type(value, dtype)
+    if casting == "equiv" and type(value) is not bool and np.asarray(value).dtype != weak_dtype:
+        # NumPy's copyto: converting the scalar at all is not an 'equiv' cast.
+        raise TypeError(
+            f"mjnp.{fname}: cannot cast Python {type(value).__name__} {value!r} to {dtype} "
+            "under the casting rule 'equiv'"
+        )
+    # NB: mjnp never warns on floating-point errors or on dropping an imaginary part.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        try:
+            host = np.asarray(value, dtype=weak_dtype)
+        except OverflowError as err:
+            raise OverflowError(
+                f"mjnp.{fname}: cannot convert {value!r} to {weak_dtype}: {err}"
+            ) from err
+        if not np.can_cast(weak_dtype, dtype, casting):
+            raise TypeError(
+                f"mjnp.{fname}: cannot cast Python {type(value).__name__} {value!r} (as "
+                f"{weak_dtype}) to {dtype} according to the rule {casting!r}"
+            )
+        return host.astype(dtype)

@@ -21,7 +21,7 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer, rebind
 from mjnp import _elementwise as ew
 from mjnp import _manipulation
-from mjnp._promotion import asarray_arg
+from mjnp._promotion import asarray_arg, cast_python_scalar
 
 ArrayLike = Any
 Array = Any
@@ -241,16 +241,21 @@ def copyto(dst: Any, src: ArrayLike, casting: str = "same_kind", where: ArrayLik
     destination is written in place.
 
     Raises:
-        TypeError: when `src` cannot be cast to `dst`'s dtype under `casting`.
+        TypeError: when `src` cannot be cast to `dst`'s dtype under `casting` (a Python
+            scalar first takes the dtype NEP 50 gives it: 1.5 into uint8 is a TypeError).
+        OverflowError: for a Python int out of range of `dst`'s integer dtype, whatever
+            `casting` and `where` are, as NumPy raises.
     """
     if isinstance(dst, np.ndarray):
         np.copyto(dst, _host(src), casting=casting, where=_host(where))
         return
     if not isinstance(dst, _Array | Tracer):
         raise TypeError(f"mjnp.copyto: dst must be an array, got {type(dst).__name__}")
+    if type(src) in (bool, int, float, complex):
+        # Checked before `where`, as NumPy raises even where nothing is written.
+        src = cast_python_scalar("copyto", src, dst.dtype, casting)
     source = asarray_arg("copyto", src)
-    weak = type(src) in (bool, int, float, complex)
-    if not weak and not np.can_cast(source.dtype, dst.dtype, casting):
+    if not np.can_cast(source.dtype, dst.dtype, casting):
         raise TypeError(
             f"mjnp.copyto: Cannot cast array data from dtype('{source.dtype}') to "
             f"dtype('{dst.dtype}') according to the rule '{casting}'"

@@ -191,3 +191,60 @@ def test_put_overflow_message_names_function() -> None:
     with pytest.raises(OverflowError, match=r"mjnp\.put: .*300"):
         mjnp.put(a, [0], 300)
     numpy.testing.assert_array_equal(numpy.asarray(a), [0, 1, 2])  # left unchanged
+
+
+# --- 5. Python scalars into a dtype by copyto's rules: copyto, full, full_like ------------
+# A weak int, float or complex first takes its NEP 50 dtype against the destination's, which
+# must hold it (300 into uint8 is an OverflowError, even under casting='unsafe'); that dtype
+# then casts under `casting` (1.5 into uint8 is a TypeError under 'same_kind'; full's unsafe
+# cast makes 300.0 into uint8 44, as NumPy's C cast does).
+
+SCALAR_VALUES = [300, -1, 255, -129, 2**70, 1.5, 300.0, -1.0, 1e300, 1j, True]
+SCALAR_DTYPES = ["uint8", "int8", "uint16", "float16", "bool"]
+
+
+def _copyto(np: NpOrMj, dtype: str, v: Any, **kwargs: Any) -> Any:
+    dst = np.zeros(3, dtype=dtype)
+    np.copyto(dst, v, **kwargs)
+    return dst
+
+
+@pytest.mark.parametrize("v", SCALAR_VALUES, ids=repr)
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_copyto_python_scalar(dtype: str, v: Any) -> None:
+    _check_like_numpy(lambda: _copyto(numpy, dtype, v), lambda: _copyto(mjnp, dtype, v))
+
+
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
+@pytest.mark.parametrize("v", [3, 300, 1.5, 1j, True], ids=repr)
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "bool"])
+def test_copyto_python_scalar_casting(dtype: str, v: Any, casting: str) -> None:
+    _check_like_numpy(
+        lambda: _copyto(numpy, dtype, v, casting=casting),
+        lambda: _copyto(mjnp, dtype, v, casting=casting),
+    )
+
+
+@pytest.mark.parametrize("where", [False, [True, False, True]], ids=repr)
+def test_copyto_overflow_even_where_nothing_is_written(where: Any) -> None:
+    dst = mjnp.zeros(3, dtype="uint8")
+    with pytest.raises(OverflowError, match=r"mjnp\.copyto: .*300.*uint8"):
+        mjnp.copyto(dst, 300, where=mjnp.asarray(where))
+    with pytest.raises(TypeError, match=r"mjnp\.copyto: .*1\.5.*uint8.*'same_kind'"):
+        mjnp.copyto(dst, 1.5, where=mjnp.asarray(where))
+    numpy.testing.assert_array_equal(numpy.asarray(dst), [0, 0, 0])
+
+
+@pytest.mark.parametrize("v", SCALAR_VALUES, ids=repr)
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_full_python_scalar(dtype: str, v: Any) -> None:
+    _check_like_numpy(lambda: numpy.full(3, v, dtype=dtype), lambda: mjnp.full(3, v, dtype=dtype))
+    like = numpy.zeros((), dtype=dtype)
+    _check_like_numpy(
+        lambda: numpy.full_like(like, v), lambda: mjnp.full_like(mjnp.asarray(like), v)
+    )
+
+
+def test_full_overflow_message_names_function() -> None:
+    with pytest.raises(OverflowError, match=r"mjnp\.full: .*300.*uint8"):
+        mjnp.full(3, 300, dtype="uint8")
