@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.core import Tracer
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN
 from mjnp._out import ufunc_out, write_out
@@ -28,6 +28,7 @@ from mjnp._promotion import (
     promote_args_float,
     promote_args_inexact,
     promote_args_numeric,
+    promote_args_wrapping,
 )
 
 ArrayLike = Any
@@ -838,7 +839,7 @@ def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     """
     check_arraylike("where", condition, x, y)
     cond = _truth("where", condition)
-    x, y = promote_args("where", x, y)
+    x, y = promote_args_wrapping("where", x, y)
     return _select(cond, y, x)
 
 
@@ -868,6 +869,19 @@ def _clip(a: ArrayLike, a_min: Any, a_max: Any, min: Any, max: Any) -> Array:  #
         if a_max is not None:
             raise TypeError("mjnp.clip: pass either a_max or max, not both")
         a_max = max
+    if type(a) in (bool, int, float, complex):
+        a_dtype = dtypes.python_scalar_dtype(a)
+    else:
+        a = asarray_arg("clip", a)
+        a_dtype = a.dtype
+    if a_dtype.kind in "iu":
+        # NumPy's rule: a Python int bound beyond the dtype's range clips nothing (where
+        # maximum(uint8_array, -1) would raise OverflowError), so it is dropped.
+        info = np.iinfo(a_dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     bounds = [b for b in (a_min, a_max) if b is not None]
     a, *bounds = promote_args("clip", a, *bounds)
     if a_min is not None:

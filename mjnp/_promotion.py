@@ -267,6 +267,33 @@ def promote_args(fname: str, *args: ArrayLike) -> list[Any]:
     return _convert_all(fname, vals, dtype, weak)
 
 
+def promote_args_wrapping(fname: str, *args: ArrayLike) -> list[Any]:
+    """`promote_args`, except that a Python int out of range of the integer result dtype wraps.
+
+    This is NumPy's `where` (and `choose`): it makes each Python int an int64 array (uint64
+    from 2**63 on) marked weak, so the int does not change the result dtype, then casts it
+    unsafely: `np.where(c, uint8_array, 300)` is uint8 with 44 where `c` is False.
+
+    Raises:
+        OverflowError: for a Python int outside both int64 and uint64, as NumPy raises.
+    """
+    if not any(type(x) is int for x in args):
+        return promote_args(fname, *args)
+    vals, dtype, weak = _arrays_and_dtype(fname, args)
+    if dtype.kind in "iu":
+        vals = [_wrapped_int(fname, x, dtype) if type(x) is int else x for x in vals]
+    return _convert_all(fname, vals, dtype, weak)
+
+
+def _wrapped_int(fname: str, value: int, dtype: np.dtype) -> int:
+    """Python int `value` as NumPy casts `np.asarray(value)` (int64 or uint64) to `dtype`."""
+    if not -(2**63) <= value < 2**64:
+        raise OverflowError(
+            f"mjnp.{fname}: Python integer {value} out of bounds for int64 and uint64"
+        )
+    return int(np.asarray(value).astype(dtype))
+
+
 def promote_args_inexact(fname: str, *args: ArrayLike) -> list[Any]:
     """`promote_args`, then bool and integer results go to float64.
 

@@ -248,3 +248,44 @@ def test_full_python_scalar(dtype: str, v: Any) -> None:
 def test_full_overflow_message_names_function() -> None:
     with pytest.raises(OverflowError, match=r"mjnp\.full: .*300.*uint8"):
         mjnp.full(3, 300, dtype="uint8")
+
+
+# --- 6. where and clip with Python ints beyond a small integer dtype ----------------------
+# NumPy's where makes a Python int an int64 (uint64 from 2**63) array that does not change the
+# result dtype, then casts it unsafely: it wraps. NumPy's clip drops a Python int bound beyond
+# the dtype's range (it clips nothing), but a bound on the wrong side still raises.
+
+BIG_INTS = [300, -1, -129, 70000, 2**63, 2**64 - 1, 2**64, -(2**63) - 1, 1.5, 1e300]
+COND = numpy.array([True, False, True])
+
+
+@pytest.mark.parametrize("v", BIG_INTS, ids=repr)
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "uint16", "float16", "bool"])
+def test_where_python_int_wraps(dtype: str, v: Any) -> None:
+    x = numpy.array([1, 0, 3], dtype=dtype)
+    for call in (
+        lambda np, x: np.where(np.asarray(COND), x, v),
+        lambda np, x: np.where(np.asarray(COND), v, x),
+        lambda np, x: np.where(np.asarray(COND), v, 1),
+    ):
+        _check_like_numpy(lambda: call(numpy, x), lambda: call(mjnp, mjnp.asarray(x)))  # noqa: B023
+
+
+@pytest.mark.parametrize("bounds", [(0, 300), (-1, None), (None, 70000), (-129, 2**70),
+                                    (300, None), (None, -1), (0, -1), (2**70, None), (0, 300.0),
+                                    (-1, 2), (1, 255)], ids=repr)  # fmt: skip
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "uint16", "bool"])
+def test_clip_python_int_bounds(dtype: str, bounds: tuple[Any, Any]) -> None:
+    x = numpy.array([1, 0, 3], dtype=dtype)
+    lo, hi = bounds
+    _check_like_numpy(lambda: numpy.clip(x, lo, hi), lambda: mjnp.clip(mjnp.asarray(x), lo, hi))
+
+
+def test_where_and_clip_under_jit() -> None:
+    import mjcore
+
+    x = numpy.array([1, 0, 3], dtype="uint8")
+    got = mjcore.jit(lambda c, x: mjnp.where(c, x, 300) + mjnp.clip(x, -1, 300))(COND, x)
+    numpy.testing.assert_array_equal(
+        numpy.asarray(got), numpy.where(COND, x, 300) + numpy.clip(x, -1, 300)
+    )
