@@ -159,6 +159,12 @@ def _trace_for_grad(
     """`fun` traced speculatively at `args`' avals (None in place of the jaxpr if that
     failed), with the flat arguments, their tree and the leaves to differentiate; or None
     for arguments that are not traced as values (ints, NumPy arrays, other objects)."""
+    n_args = len(args)
+    if n_args <= 2 and all([type(a) is Array for a in args]):
+        # The common case on every call of a hot eager grad: Array arguments, no pytrees to
+        # flatten (~1.5 µs of the trace's ~13 µs of fixed cost).
+        in_tree = _flat_trees.get(n_args) or _flat_tree(n_args)
+        return _speculative_trace(fun, None, [a.aval for a in args]), list(args), in_tree, argnums
     flat, in_tree = tree_flatten(args)
     avals = []
     for i, x in enumerate(flat):
@@ -204,12 +210,25 @@ def _unflatten_grads(
     return tuple(out)
 
 
+_flat_trees: dict[int, PyTreeDef] = {}
+
+
+def _flat_tree(n_args: int) -> PyTreeDef:
+    """The tree of a tuple of n leaves (as `tree_flatten` gives for n Array arguments)."""
+    tree = _flat_trees[n_args] = tree_flatten((0,) * n_args)[1]
+    return tree
+
+
 def _speculative_trace(
-    fun: Callable[..., Any], in_tree: PyTreeDef, avals: Sequence[ShapedArray]
+    fun: Callable[..., Any], in_tree: PyTreeDef | None, avals: Sequence[ShapedArray]
 ) -> ClosedJaxpr | None:
+    """`fun` traced at `avals`, its arguments rebuilt from the leaves by `in_tree` (None:
+    the leaves are the arguments); None if tracing failed."""
+
     def flat_fun(*leaves: Any) -> list[Any]:
-        out = fun(*tree_unflatten(in_tree, list(leaves)))
-        return [out]
+        if in_tree is None:
+            return [fun(*leaves)]
+        return [fun(*tree_unflatten(in_tree, list(leaves)))]
 
     state = core._state
     state.speculating = True
