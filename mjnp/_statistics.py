@@ -101,6 +101,12 @@ def _cumulative_array_api(
                 f"mjnp.{fname}: axis must be given for an array of {arr.ndim} dimensions"
             )
         axis = 0
+    if isinstance(axis, tuple):  # NumPy's ufunc.accumulate takes a 1-tuple as its axis
+        if len(axis) != 1:
+            raise ValueError(
+                f"mjnp.{fname}: accumulate does not allow multiple axes, got axis={axis!r}"
+            )
+        (axis,) = axis
     result, axis = _cumulative(fname, arr, axis, dtype, product)
     if not include_initial:
         return result
@@ -483,8 +489,10 @@ def _nan_arg_extremum(
     if x.dtype.kind not in "fc":
         return op(x, axis, out, keepdims=keepdims)
     nan = ew.isnan(x)
-    result = op(ew.where(nan, lax.full((), fill, x.dtype), x), axis, keepdims=keepdims)
+    # Reduced first, as NumPy does: a tuple axis is checked as all's (AxisError, duplicates)
+    # before argmax rejects it.
     all_nan = red.all(nan, axis, keepdims=keepdims)
+    result = op(ew.where(nan, lax.full((), fill, x.dtype), x), axis, keepdims=keepdims)
     if _is_concrete(all_nan) and bool(np.any(np.asarray(all_nan))):
         raise ValueError(f"mjnp.{fname}: All-NaN slice encountered")
     return write_out(fname, out, result, "writeback")

@@ -714,6 +714,8 @@ def unwrap(
     from mjnp._manipulation import normalize_axis
 
     p = asarray_arg("unwrap", p)
+    if p.ndim == 0:  # NumPy's diff checks this before it looks at `axis`
+        raise ValueError("mjnp.unwrap: p must be at least one dimensional, got a 0-d array")
     axis = normalize_axis("unwrap", axis, p.ndim, allow_bool=False)
     p = _manipulation.moveaxis(p, axis, -1)
     n = p.shape[-1]

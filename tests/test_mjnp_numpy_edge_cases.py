@@ -289,3 +289,31 @@ def test_where_and_clip_under_jit() -> None:
     numpy.testing.assert_array_equal(
         numpy.asarray(got), numpy.where(COND, x, 300) + numpy.clip(x, -1, 300)
     )
+
+
+# --- 7. tuple axes on 0-d (and other) arrays ----------------------------------------------
+# cumulative_sum/prod take a 1-tuple axis (NumPy's ufunc.accumulate does) and raise ValueError
+# for several; nanargmax/nanargmin of a float array check a tuple axis through all() first
+# (AxisError, duplicate ValueError) and only then reject it; unwrap of a 0-d array is a
+# ValueError whatever the axis. (NumPy's cumulative_sum with include_initial=True and a tuple axis
+# fails on a 2-d array with an internal TypeError, a NumPy bug mjnp does not copy.)
+
+TUPLE_AXIS_CALLS: dict[str, Callable[[NpOrMj, Any, Any], Any]] = {
+    name: (lambda np, x, axis, name=name: getattr(np, name)(x, axis=axis))
+    for name in ["cumulative_sum", "cumulative_prod", "nanargmax", "nanargmin", "unwrap"]
+}
+
+
+@pytest.mark.parametrize("axis", [(0,), (-1,), (1,), (), (0, 0), 0, 1], ids=repr)
+@pytest.mark.parametrize("shape", [(), (2, 3)], ids=repr)
+@pytest.mark.parametrize("dtype", ["float64", "int8"])
+@pytest.mark.parametrize("name", sorted(TUPLE_AXIS_CALLS))
+def test_tuple_axis(name: str, dtype: str, shape: tuple[int, ...], axis: Any) -> None:
+    call = TUPLE_AXIS_CALLS[name]
+    x = numpy.arange(numpy.prod(shape, dtype=int)).reshape(shape).astype(dtype)
+    _check_like_numpy(lambda: call(numpy, x, axis), lambda: call(mjnp, mjnp.asarray(x), axis))
+
+
+def test_cumulative_sum_multiple_axes_message() -> None:
+    with pytest.raises(ValueError, match=r"mjnp\.cumulative_sum: accumulate does not allow"):
+        mjnp.cumulative_sum(mjnp.ones((2, 3)), axis=(0, 1))
