@@ -180,6 +180,7 @@ SURFACE: dict[str, Any] = {
     # Indexing.
     "__getitem__": _indexing.getitem,
     "__setitem__": _indexing.setitem,
+    "fill": _indexing.fill,
     "at": property(_indexing.at),
     "take": _ixf.take,
     "put": _ixf.put,

@@ -441,7 +441,8 @@ def host_values(name: str, values: Any, dtype: np.dtype) -> Any:
     ):
         return values
     try:
-        return np.asarray(values, dtype=dtype)
+        with np.errstate(all="ignore"):  # NB: mjnp never warns on floating-point errors
+            return np.asarray(values, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as err:
         raise type(err)(f"mjnp.{name}: cannot convert {values!r:.80} to {dtype}: {err}") from err
 
@@ -489,6 +490,31 @@ def setitem(x: Array, idx: Any, value: ArrayLike) -> None:
     values raises TypeError there: write `out = out.at[i].set(v)` instead.
     """
     rebind(x, _update(x, idx, value, scatter, "setitem"))
+
+
+def fill(x: Array, value: ArrayLike) -> None:
+    """`x.fill(value)`: rebinds the handle `x` to an array of its shape and dtype holding
+    `value` everywhere, as `numpy.ndarray.fill` (the handle and transformations as `setitem`).
+
+    `value` converts as NumPy's fill converts it: a Python or NumPy scalar as
+    `numpy.asarray(value, x.dtype)` (1.5 into an int array is 1), an array or tracer cast
+    unsafely.
+
+    Raises:
+        OverflowError: for a Python int (or a float, truncated) out of range of an integer
+            dtype, e.g. 300 into uint8, as NumPy raises.
+        TypeError: for a complex into a real integer or float dtype.
+        ValueError: for a NaN into an integer dtype, and for a `value` that is not 0-d.
+    """
+    aval = get_aval(x)
+    v = asarray_arg("fill", host_values("fill", value, aval.dtype))
+    if get_aval(v).ndim != 0:
+        raise ValueError(
+            f"mjnp.fill: value must be a scalar or a 0-d array, got an array of shape "
+            f"{get_aval(v).shape}; to write an array use x[...] = value"
+        )
+    v = lax.convert_element_type(v, aval.dtype, aval.weak_type)
+    rebind(x, lax.broadcast_to(v, aval.shape))
 
 
 def _factors(x: ArrayLike, idx: Any, values: ArrayLike, name: str) -> Array:

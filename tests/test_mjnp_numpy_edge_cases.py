@@ -317,3 +317,64 @@ def test_tuple_axis(name: str, dtype: str, shape: tuple[int, ...], axis: Any) ->
 def test_cumulative_sum_multiple_axes_message() -> None:
     with pytest.raises(ValueError, match=r"mjnp\.cumulative_sum: accumulate does not allow"):
         mjnp.cumulative_sum(mjnp.ones((2, 3)), axis=(0, 1))
+
+
+# --- 8. Array.fill ------------------------------------------------------------------------
+# NumPy's fill converts a scalar as numpy.asarray(value, dtype) does (so 300 and 300.0 into
+# uint8 raise OverflowError, 1.5 into int8 is 1, 1j into a real dtype is a TypeError) and
+# casts a 0-d array unsafely. NB: as for setitem, NumPy scalars out of range are left out
+# (NumPy's int8 fill(numpy.int64(300)) raises but its uint8 one wraps; both wrap here).
+
+FILL_VALUES = [300, -1, 127, 1.5, 300.0, 1e300, 1j, 2**70, True, float("nan"),
+               numpy.float64(2.5), numpy.array(1.5), numpy.array(2.5, numpy.float32)]  # fmt: skip
+
+
+def _fill(np: NpOrMj, shape: tuple[int, ...], dtype: str, v: Any) -> Any:
+    a = np.zeros(shape, dtype=dtype)
+    a.fill(v)
+    return a
+
+
+@pytest.mark.parametrize("v", FILL_VALUES, ids=repr)
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "float16", "complex64", "int64"])
+def test_fill(dtype: str, v: Any) -> None:
+    _check_like_numpy(lambda: _fill(numpy, (2,), dtype, v), lambda: _fill(mjnp, (2,), dtype, v))
+
+
+@pytest.mark.parametrize("shape", [(), (2, 3), (0,)], ids=repr)
+def test_fill_shapes(shape: tuple[int, ...]) -> None:
+    _check_like_numpy(
+        lambda: _fill(numpy, shape, "float32", 7), lambda: _fill(mjnp, shape, "float32", 7)
+    )
+
+
+def test_fill_messages_and_no_change_on_error() -> None:
+    a = mjnp.array([1, 2], dtype="uint8")
+    with pytest.raises(OverflowError, match=r"mjnp\.fill: .*300.*uint8"):
+        a.fill(300)
+    with pytest.raises(ValueError, match=r"mjnp\.fill: value must be a scalar"):
+        a.fill(mjnp.array([1]))
+    numpy.testing.assert_array_equal(numpy.asarray(a), [1, 2])
+
+
+def test_fill_under_transformations() -> None:
+    import mjcore
+
+    def f(x: Any, v: Any) -> Any:
+        x.fill(v)
+        return x
+
+    x = numpy.arange(3.0)
+    numpy.testing.assert_array_equal(numpy.asarray(mjcore.jit(f)(x, 2.5)), [2.5, 2.5, 2.5])
+    got = mjcore.vmap(f)(numpy.ones((2, 3)), numpy.array([4.0, 5.0]))
+    numpy.testing.assert_array_equal(numpy.asarray(got), [[4.0] * 3, [5.0] * 3])
+    assert float(mjcore.grad(lambda v: f(v * mjnp.ones(3), 2 * v).sum())(1.0)) == 6.0
+
+    def filled_constant(v: Any) -> Any:  # as setitem: fine under jit, an error under vmap
+        z = mjnp.zeros(3)
+        z.fill(v)
+        return z
+
+    numpy.testing.assert_array_equal(numpy.asarray(mjcore.jit(filled_constant)(1.0)), [1.0] * 3)
+    with pytest.raises(TypeError, match="x.at"):
+        mjcore.vmap(filled_constant)(numpy.ones(2))
