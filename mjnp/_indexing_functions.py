@@ -26,7 +26,7 @@ from mjnp._indexing import _update, getitem, host_values
 from mjnp._joining import stack
 from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape, single_axis
 from mjnp._out import write_out
-from mjnp._promotion import _contains_traced, asarray_arg
+from mjnp._promotion import _contains_traced, asarray_arg, promote_args_wrapping
 from mjnp._reductions import sum as _sum
 
 ArrayLike = Any
@@ -241,6 +241,8 @@ def choose(
         if value is not None and value.size and (value.min() < 0 or value.max() >= n):
             raise ValueError("mjnp.choose: invalid entry in choice array")
         mode = "clip"
+    # Python ints in `choices` are weak and wrap into the result dtype, as in NumPy's `where`.
+    choices = promote_args_wrapping("choose", *choices) if n else []
     which, *cases = _broadcast_all([a, *choices])
     which = _moded("choose", which, n, mode)
     picked = getitem(take_along_axis(stack(cases), lax.expand_dims(which, (0,)), axis=0), 0)

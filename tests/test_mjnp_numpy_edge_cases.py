@@ -378,3 +378,17 @@ def test_fill_under_transformations() -> None:
     numpy.testing.assert_array_equal(numpy.asarray(mjcore.jit(filled_constant)(1.0)), [1.0] * 3)
     with pytest.raises(TypeError, match="x.at"):
         mjcore.vmap(filled_constant)(numpy.ones(2))
+
+
+# --- 9. choose with Python ints among the choices: weak, and they wrap as in where ---------
+
+
+@pytest.mark.parametrize("v", [300, -1, 2**63, 1.5, 7], ids=repr)
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool"])
+def test_choose_python_scalar_choice(dtype: str, v: Any) -> None:
+    x = numpy.array([1, 0, 1], dtype=dtype)
+    which = numpy.array([0, 1, 0])
+    _check_like_numpy(
+        lambda: numpy.choose(which, [x, v]),
+        lambda: mjnp.choose(mjnp.asarray(which), [mjnp.asarray(x), v]),
+    )
