@@ -29,15 +29,11 @@ from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq, gt, lt
 from mjcore.lax.fast_trig import MIN_SIZE
-from mjcore.lax.float64_kernels import atan_unit, float32_magnitude, reciprocal
+from mjcore.lax.float64_kernels import atan_unit, f64, float32_magnitude, reciprocal
 
 _F64, _I32 = np.dtype(np.float64), np.dtype(np.int32)
 _SMALLEST_NORMAL = 2.0**-126  # float32's
 _SUBNORMAL_UNIT = 2.0**-149  # float32's smallest subnormal: the significand's unit below 2**-126
-
-
-def _f64(value: float) -> Any:
-    return full((), value, _F64)
 
 
 def _i32(value: int) -> Any:
@@ -50,15 +46,15 @@ def _unsigned_angle(a: Any, b: Any, x_negative: Any) -> Any:
     num, den = select_n(swap, a, b), select_n(swap, b, a)
     t = mul(num, reciprocal(den))  # in [0, 1], or NaN
     shape = get_aval(a).shape
-    inf = _f64(math.inf)
+    inf = f64(math.inf)
     # finite / inf is 0 (inf / inf: below; NaN / inf stays NaN).
     t = select_n(bitwise_and(eq(den, inf), eq(num, num)), t, full(shape, 0.0, _F64))
     r = atan_unit(t)
-    r = select_n(swap, r, sub(_f64(math.pi / 2), r))
+    r = select_n(swap, r, sub(f64(math.pi / 2), r))
     # inf/inf: the diagonal. 0/0 (and 0/b): 0, unless x is NaN.
     r = select_n(bitwise_and(eq(a, inf), eq(b, inf)), r, full(shape, math.pi / 4, _F64))
-    r = select_n(bitwise_and(eq(a, _f64(0.0)), eq(b, b)), r, full(shape, 0.0, _F64))
-    return select_n(x_negative, r, sub(_f64(math.pi), r))
+    r = select_n(bitwise_and(eq(a, f64(0.0)), eq(b, b)), r, full(shape, 0.0, _F64))
+    return select_n(x_negative, r, sub(f64(math.pi), r))
 
 
 def atan2_f32(y: Any, x: Any) -> Any:
@@ -68,9 +64,9 @@ def atan2_f32(y: Any, x: Any) -> Any:
     a, b = float32_magnitude(y_bits, y), float32_magnitude(x_bits, x)
     r = _unsigned_angle(a, b, lt(x_bits, _i32(0)))
     normal_bits = bitcast_convert_type(convert_element_type(r, np.dtype(np.float32)), _I32)
-    scaled = round(mul(r, _f64(1.0 / _SUBNORMAL_UNIT)), ROUND_TO_NEAREST_EVEN)
+    scaled = round(mul(r, f64(1.0 / _SUBNORMAL_UNIT)), ROUND_TO_NEAREST_EVEN)
     subnormal_bits = convert_element_type(scaled, _I32)
-    tiny = lt(r, _f64(_SMALLEST_NORMAL))  # NaN is not: its bits come from the conversion
+    tiny = lt(r, f64(_SMALLEST_NORMAL))  # NaN is not: its bits come from the conversion
     magnitude_bits = select_n(tiny, normal_bits, subnormal_bits)
     sign = bitwise_and(y_bits, bitwise_not(_i32(0x7FFFFFFF)))
     return bitcast_convert_type(bitwise_or(magnitude_bits, sign), np.dtype(np.float32))

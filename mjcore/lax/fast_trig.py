@@ -45,7 +45,7 @@ from mjcore.lax.arithmetic import abs, add, div, floor, mul, neg, sub
 from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitwise import bitwise_and, bitwise_or
 from mjcore.lax.comparison import eq, ge, gt, lt
-from mjcore.lax.float64_kernels import atan_unit, reciprocal, rsqrt
+from mjcore.lax.float64_kernels import atan_unit, f64, horner, reciprocal, rsqrt
 from mjcore.lax.reductions import reduce_or
 
 # From this many elements on, the kernels pay back their compile time within ~20-40 (atan,
@@ -69,28 +69,17 @@ _SIN_COEFFS = tuple((-1.0) ** n / math.factorial(2 * n + 1) for n in range(6))  
 _COS_COEFFS = tuple((-1.0) ** n / math.factorial(2 * n) for n in range(7))  # up to r**12
 
 
-def _f64(value: float) -> Any:
-    return full((), value, np.dtype(np.float64))
-
-
-def _horner(rr: Any, coeffs: tuple[float, ...]) -> Any:
-    acc = _f64(coeffs[-1])
-    for c in coeffs[-2::-1]:
-        acc = add(mul(acc, rr), _f64(c))
-    return acc
-
-
 def _reduced(x: Any) -> tuple[Any, Any, Any, Any]:
     """(sin r, cos r, k odd, k mod 4 >= 2) in float64 for `x = k pi/2 + r`."""
     x64 = convert_element_type(x, np.float64)
-    k = floor(add(mul(x64, _f64(_TWO_OVER_PI)), _f64(0.5)))
-    r = sub(sub(sub(x64, mul(k, _f64(_PIO2_1))), mul(k, _f64(_PIO2_2))), mul(k, _f64(_PIO2_3)))
+    k = floor(add(mul(x64, f64(_TWO_OVER_PI)), f64(0.5)))
+    r = sub(sub(sub(x64, mul(k, f64(_PIO2_1))), mul(k, f64(_PIO2_2))), mul(k, f64(_PIO2_3)))
     rr = mul(r, r)
-    sin_r, cos_r = mul(r, _horner(rr, _SIN_COEFFS)), _horner(rr, _COS_COEFFS)
+    sin_r, cos_r = mul(r, horner(rr, _SIN_COEFFS)), horner(rr, _COS_COEFFS)
     # k mod 4 in floating point: exact, and vectorises where an int64 conversion may not.
-    q = sub(k, mul(_f64(4.0), floor(mul(k, _f64(0.25)))))
-    odd = bitwise_or(eq(q, _f64(1.0)), eq(q, _f64(3.0)))
-    return sin_r, cos_r, odd, ge(q, _f64(2.0))
+    q = sub(k, mul(f64(4.0), floor(mul(k, f64(0.25)))))
+    odd = bitwise_or(eq(q, f64(1.0)), eq(q, f64(3.0)))
+    return sin_r, cos_r, odd, ge(q, f64(2.0))
 
 
 def _sin64(x: Any) -> Any:
@@ -116,10 +105,10 @@ def _tan64(x: Any) -> Any:
 
 def _atan_nonnegative(a: Any) -> Any:
     """atan a for float64 a in [0, inf] (or NaN)."""
-    inverted = gt(a, _f64(1.0))
-    inverse = select_n(eq(a, _f64(math.inf)), reciprocal(a), _full_like(a, 0.0))
+    inverted = gt(a, f64(1.0))
+    inverse = select_n(eq(a, f64(math.inf)), reciprocal(a), _full_like(a, 0.0))
     r = atan_unit(select_n(inverted, a, inverse))
-    return select_n(inverted, r, sub(_f64(math.pi / 2), r))
+    return select_n(inverted, r, sub(f64(math.pi / 2), r))
 
 
 def _full_like(x: Any, value: float) -> Any:
@@ -129,15 +118,15 @@ def _full_like(x: Any, value: float) -> Any:
 def _sqrt_or_special(d: Any, at_zero: float) -> tuple[Any, Any]:
     """(rsqrt(d) where d is positive and finite (1 elsewhere), the value elsewhere: `at_zero`
     for 0, inf for inf, NaN for negative or NaN d)."""
-    ok = bitwise_and(gt(d, _f64(0.0)), lt(d, _f64(math.inf)))
+    ok = bitwise_and(gt(d, f64(0.0)), lt(d, f64(math.inf)))
     inv_sqrt = rsqrt(select_n(ok, _full_like(d, 1.0), d))
-    special = select_n(ge(d, _f64(0.0)), _full_like(d, math.nan), d)  # inf stays
-    special = select_n(eq(d, _f64(0.0)), special, _full_like(d, at_zero))
+    special = select_n(ge(d, f64(0.0)), _full_like(d, math.nan), d)  # inf stays
+    special = select_n(eq(d, f64(0.0)), special, _full_like(d, at_zero))
     return select_n(ok, special, inv_sqrt), ok
 
 
 def _odd(x64: Any, magnitude_result: Any) -> Any:
-    return select_n(lt(x64, _f64(0.0)), magnitude_result, neg(magnitude_result))
+    return select_n(lt(x64, f64(0.0)), magnitude_result, neg(magnitude_result))
 
 
 def _atan64(x: Any) -> Any:
@@ -147,7 +136,7 @@ def _atan64(x: Any) -> Any:
 
 def _asin64(x: Any) -> Any:
     x64 = convert_element_type(x, np.float64)
-    one = _f64(1.0)
+    one = f64(1.0)
     # asin x = atan(|x| / sqrt(1 - x**2)): |x| = 1 gives atan(inf) = pi/2, |x| > 1 NaN.
     cos_squared = mul(sub(one, x64), add(one, x64))
     inv_cos, ok = _sqrt_or_special(cos_squared, math.inf)
@@ -157,19 +146,17 @@ def _asin64(x: Any) -> Any:
 
 def _acos64(x: Any) -> Any:
     x64 = convert_element_type(x, np.float64)
-    one = _f64(1.0)
+    one = f64(1.0)
     # acos x = 2 atan(sqrt((1 - x) / (1 + x))): x = -1 gives 2 atan(inf) = pi, |x| > 1 NaN.
     opposite = add(one, x64)
     q = mul(sub(one, x64), reciprocal(opposite))
     # 1 + x of 0 (x = -1) gives inf; negative, infinite or NaN, NaN.
-    special = select_n(
-        eq(opposite, _f64(0.0)), _full_like(x64, math.nan), _full_like(x64, math.inf)
-    )
-    finite = bitwise_and(gt(opposite, _f64(0.0)), lt(opposite, _f64(math.inf)))
+    special = select_n(eq(opposite, f64(0.0)), _full_like(x64, math.nan), _full_like(x64, math.inf))
+    finite = bitwise_and(gt(opposite, f64(0.0)), lt(opposite, f64(math.inf)))
     q = select_n(finite, special, q)
     inv_sqrt, ok = _sqrt_or_special(q, 0.0)
     half_tan = select_n(ok, inv_sqrt, mul(q, inv_sqrt))
-    return mul(_f64(2.0), _atan_nonnegative(half_tan))
+    return mul(f64(2.0), _atan_nonnegative(half_tan))
 
 
 class _Kernel(NamedTuple):

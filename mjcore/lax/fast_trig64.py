@@ -29,6 +29,7 @@ from mjcore.lax.arithmetic import abs, add, floor, mul, neg, sub
 from mjcore.lax.base import full, select_n
 from mjcore.lax.bitwise import bitwise_or
 from mjcore.lax.comparison import eq, ge, gt, lt
+from mjcore.lax.float64_kernels import f64, horner
 
 # |x| up to here has |n| <= 2**20: the products n * piece below stay exact.
 LIMIT = 2.0**20
@@ -47,17 +48,6 @@ _S1 = -1.0 / 6.0
 _COS_COEFFS = tuple((-1.0) ** n / math.factorial(2 * n) for n in range(2, 10))  # y**4..y**18
 
 
-def _f64(value: float) -> Any:
-    return full((), value, np.dtype(np.float64))
-
-
-def _horner(z: Any, coeffs: tuple[float, ...]) -> Any:
-    acc = _f64(coeffs[-1])
-    for c in coeffs[-2::-1]:
-        acc = add(mul(acc, z), _f64(c))
-    return acc
-
-
 def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
     """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth's TwoSum)."""
     s = add(a, b)
@@ -67,11 +57,11 @@ def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _reduce(x: Any) -> tuple[Any, Any, Any]:
     """(n, y0, y1): x = n pi/2 + y0 + y1 with |y0| <= pi/4 and y1 below half an ulp of y0."""
-    n = floor(add(mul(x, _f64(_TWO_OVER_PI)), _f64(0.5)))
-    r1 = sub(x, mul(n, _f64(_PIO2_1)))  # exact: n * _PIO2_1 is, and it is close to x
-    s, e0 = _two_sum(r1, neg(mul(n, _f64(_PIO2_2))))
-    u, e1 = _two_sum(s, neg(mul(n, _f64(_PIO2_3))))
-    low = sub(add(e0, e1), mul(n, _f64(_PIO2_3T)))
+    n = floor(add(mul(x, f64(_TWO_OVER_PI)), f64(0.5)))
+    r1 = sub(x, mul(n, f64(_PIO2_1)))  # exact: n * _PIO2_1 is, and it is close to x
+    s, e0 = _two_sum(r1, neg(mul(n, f64(_PIO2_2))))
+    u, e1 = _two_sum(s, neg(mul(n, f64(_PIO2_3))))
+    low = sub(add(e0, e1), mul(n, f64(_PIO2_3T)))
     y0, y1 = _two_sum(u, low)
     return n, y0, y1
 
@@ -80,33 +70,33 @@ def _sin_kernel(y0: Any, y1: Any) -> Any:
     """sin(y0 + y1) for |y0| <= pi/4."""
     z = mul(y0, y0)
     v = mul(z, y0)
-    r = _horner(z, _SIN_COEFFS)
+    r = horner(z, _SIN_COEFFS)
     # y0 - ((z (y1/2 - v r) - y1) - v S1), the correction summed smallest first.
-    inner = sub(mul(z, sub(mul(_f64(0.5), y1), mul(v, r))), y1)
-    return sub(y0, sub(inner, mul(v, _f64(_S1))))
+    inner = sub(mul(z, sub(mul(f64(0.5), y1), mul(v, r))), y1)
+    return sub(y0, sub(inner, mul(v, f64(_S1))))
 
 
 def _cos_kernel(y0: Any, y1: Any) -> Any:
     """cos(y0 + y1) for |y0| <= pi/4."""
     z = mul(y0, y0)
-    r = mul(z, _horner(z, _COS_COEFFS))
+    r = mul(z, horner(z, _COS_COEFFS))
     ay = abs(y0)
     # cos = (1 - q) - ((z/2 - q) - (z r - y0 y1)) with q a short number near z/2 (so 1 - q
     # is exact and z/2 - q small): 0 below 0.3, y0/4 truncated to a multiple of 2**-23 up to
     # 0.78125, 0.28125 above. (Truncated by `floor`: XLA folds the `(a + 2**29) - 2**29`
     # rounding idiom into `a`.)
-    quarter = mul(floor(mul(ay, _f64(2.0**21))), _f64(2.0**-23))
+    quarter = mul(floor(mul(ay, f64(2.0**21))), f64(2.0**-23))
     shape = get_aval(y0).shape
-    q = select_n(gt(ay, _f64(0.78125)), quarter, full(shape, 0.28125, np.dtype(np.float64)))
-    q = select_n(lt(ay, _f64(0.3)), q, full(shape, 0.0, np.dtype(np.float64)))
-    hz = sub(mul(_f64(0.5), z), q)
-    return sub(sub(_f64(1.0), q), sub(hz, sub(mul(z, r), mul(y0, y1))))
+    q = select_n(gt(ay, f64(0.78125)), quarter, full(shape, 0.28125, np.dtype(np.float64)))
+    q = select_n(lt(ay, f64(0.3)), q, full(shape, 0.0, np.dtype(np.float64)))
+    hz = sub(mul(f64(0.5), z), q)
+    return sub(sub(f64(1.0), q), sub(hz, sub(mul(z, r), mul(y0, y1))))
 
 
 def _quadrant(n: Any) -> tuple[Any, Any]:
     """(n odd, n mod 4 >= 2), computed in floating point (exact, and it vectorises)."""
-    k = sub(n, mul(_f64(4.0), floor(mul(n, _f64(0.25)))))
-    return bitwise_or(eq(k, _f64(1.0)), eq(k, _f64(3.0))), ge(k, _f64(2.0))
+    k = sub(n, mul(f64(4.0), floor(mul(n, f64(0.25)))))
+    return bitwise_or(eq(k, f64(1.0)), eq(k, f64(3.0))), ge(k, f64(2.0))
 
 
 def sin64(x: Any) -> Any:

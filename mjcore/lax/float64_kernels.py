@@ -79,14 +79,18 @@ def float32_magnitude(bits: Any, x: Any) -> Any:
     return select_n(eq(exponent, _i32(0)), abs(convert_element_type(x, _F64)), subnormal)
 
 
+def horner(z: Any, coeffs: tuple[float, ...]) -> Any:
+    """The polynomial sum(coeffs[i] * z**i) in Horner's form."""
+    acc = f64(coeffs[-1])
+    for c in coeffs[-2::-1]:
+        acc = add(mul(acc, z), f64(c))
+    return acc
+
+
 def atan_unit(t: Any) -> Any:
     """atan t for float64 t in [0, 1] (or NaN)."""
     past = gt(t, f64(_TAN_PI_8))
     # atan t = pi/4 + atan((t - 1) / (t + 1)) brings t past tan(pi/8) back below it.
     u = select_n(past, t, mul(sub(t, f64(1.0)), reciprocal(add(t, f64(1.0)))))
-    uu = mul(u, u)
-    acc = f64(_ATAN_COEFFS[-1])
-    for c in _ATAN_COEFFS[-2::-1]:
-        acc = add(mul(acc, uu), f64(c))
-    r = mul(u, acc)
+    r = mul(u, horner(mul(u, u), _ATAN_COEFFS))
     return select_n(past, r, add(r, f64(math.pi / 4)))
