@@ -44,7 +44,7 @@ def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
     return buf
 
 
-_scalar_arrays: dict[Any, Array] = {}
+_scalar_arrays: dict[Any, tuple[Any, ShapedArray]] = {}
 
 
 @backend.clear_at_exit
@@ -55,17 +55,22 @@ def _clear_caches() -> None:
 
 
 def scalar_array(value: Any, dtype: np.dtype, weak_type: bool = False) -> Array:
-    """A 0-d Array holding a Python scalar as `dtype` (cached: Arrays are immutable)."""
+    """A 0-d Array holding a Python scalar as `dtype`.
+
+    The buffer and aval are cached, the Array is not: a handle is rebindable (`x.fill(v)`,
+    `x[...] = v`), so two calls must never share one, or filling `zeros(())` would change
+    every later zero.
+    """
     # The sign keeps -0.0 apart from 0.0, which compare (and hash) equal.
     sign = math.copysign(1.0, value.real) if isinstance(value, float | complex) else 0
     key = (type(value), value, sign, dtype, weak_type)
-    out = _scalar_arrays.get(key)
-    if out is None:
+    cached = _scalar_arrays.get(key)
+    if cached is None:
         if len(_scalar_arrays) >= _SCALAR_CACHE_SIZE:
             _scalar_arrays.clear()
         aval = ShapedArray((), dtype, weak_type)
-        out = _scalar_arrays[key] = Array(_scalar_buffer(value, aval), aval)
-    return out
+        cached = _scalar_arrays[key] = (_scalar_buffer(value, aval), aval)
+    return Array(*cached)
 
 
 def to_buffer(x: Any) -> tuple[Any, ShapedArray]:

@@ -337,3 +337,26 @@ def test_finfo_iinfo_issubdtype():
         mjnp.result_type()
     with pytest.raises(TypeError, match="mjnp.promote_types"):
         mjnp.promote_types("float32", "U3")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mjnp.zeros((), "float32"),
+        lambda: mjnp.full((), 0.0, "float32"),
+        lambda: mjnp.asarray(0.0, "float32"),
+        lambda: mjnp.array(0.0, "float32"),
+    ],
+    ids=["zeros", "full", "asarray", "array"],
+)
+def test_zero_d_results_are_fresh_handles(make):
+    # Scalars are cached on the device; filling one result must not change the next one or
+    # the constants eager operations use (x // 5.0 once gave -1 after zeros(()).fill(7)).
+    first = make()
+    first.fill(7)
+    first[...] = 7
+    assert float(make()) == 0.0
+    assert float(first) == 7.0
+    x = mjnp.array([1.0, 2.0, 3.0], "float32")
+    assert_matches(x // 5.0, np.array([1.0, 2.0, 3.0], np.float32) // 5.0)
+    assert_matches(x - 0.0, np.array([1.0, 2.0, 3.0], np.float32))
