@@ -560,8 +560,8 @@ __all__ += [
     "vander",
 ]
 
-# --- linalg and fft (_linalg.py, mjnp/linalg, mjnp/fft) -------------------------------------
-from mjnp import fft, linalg  # noqa: E402  (subpackages, after the main namespace)
+# --- linalg, fft and random (_linalg.py, mjnp/linalg, mjnp/fft, mjnp/random) -----------------
+from mjnp import fft, linalg, random  # noqa: E402  (subpackages, after the main namespace)
 from mjnp._linalg import (  # noqa: E402
     cross,
     einsum,
@@ -581,6 +581,7 @@ __all__ += [
     "kron",
     "linalg",
     "matvec",
+    "random",
     "tensordot",
     "vecdot",
     "vecmat",
