@@ -77,14 +77,25 @@ def normalize_axes(
     return axes
 
 
+def reject_list_axis(fname: str, axis: Any) -> None:
+    """Raise TypeError for a list `axis`, as NumPy's C-level multi-axis converter does (it
+    takes a tuple or an int, and reads anything else as an int)."""
+    if isinstance(axis, list):
+        raise TypeError(
+            f"{fname}: axis must be an integer or a tuple of integers, not a list (got "
+            f"{axis!r}); pass axis={tuple(axis)!r}"
+        )
+
+
 def multi_axis(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """`axis` (None, an int or a tuple) as sorted axes, as NumPy's C `PyArray_ConvertMultiAxis`
-    reads it for ufunc reductions and `squeeze`: None is every axis, a bool is a TypeError,
-    and on a 0-d array an int axis 0 or -1 is accepted and names no axis (a tuple axis is
-    still out of bounds there).
+    reads it for ufunc reductions and `squeeze`: None is every axis, a bool or a list is a
+    TypeError, and on a 0-d array an int axis 0 or -1 is accepted and names no axis (a tuple
+    axis is still out of bounds there).
     """
     if axis is None:
         return tuple(range(ndim))
+    reject_list_axis(fname, axis)
     if ndim == 0 and not isinstance(axis, bool | tuple | list):
         if operator.index(axis) in (0, -1):
             return ()

@@ -12,7 +12,13 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
-from mjnp._manipulation import asarray_strong, multi_axis, normalize_axes, single_axis
+from mjnp._manipulation import (
+    asarray_strong,
+    multi_axis,
+    normalize_axes,
+    reject_list_axis,
+    single_axis,
+)
 from mjnp._out import write_out
 from mjnp._promotion import asarray_arg
 
@@ -37,13 +43,17 @@ def _reduced_axes(
     """The sorted axes a reduction over `axis` removes.
 
     `ufunc` reads `axis` as NumPy's ufunc reductions (sum, prod, max, min, all, any) do: an
-    int 0 or -1 is accepted on a 0-d array. A bool axis is a TypeError, as in those and in
-    NumPy's mean, std and var; median and quantile take one as an int (`allow_bool`).
+    int 0 or -1 is accepted on a 0-d array. A bool or a list axis is a TypeError, as in those
+    and in NumPy's mean, std and var (which pass `axis` on to a ufunc reduction); median and
+    quantile normalize it in Python, taking a bool as an int and a list as a tuple
+    (`allow_bool`).
     """
     if ufunc:
         return multi_axis(f"mjnp.{fname}", axis, ndim)
     if axis is None:
         return tuple(range(ndim))
+    if not allow_bool:
+        reject_list_axis(f"mjnp.{fname}", axis)
     return tuple(sorted(normalize_axes(f"mjnp.{fname}", axis, ndim, allow_bool=allow_bool)))
 
 

@@ -103,6 +103,8 @@ def _cumulative_array_api(
         axis = 0
     if isinstance(axis, tuple):  # NumPy's ufunc.accumulate takes a 1-tuple as its axis
         if len(axis) != 1:
+            for ax in axis:  # NumPy reads every entry first (TypeError for a bool, AxisError)
+                normalize_axis(f"mjnp.{fname}", ax, arr.ndim, allow_bool=False)
             raise ValueError(
                 f"mjnp.{fname}: accumulate does not allow multiple axes, got axis={axis!r}"
             )

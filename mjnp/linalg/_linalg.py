@@ -20,7 +20,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.array import Array as _ConcreteArray
 from mjnp import _linalg as _products
-from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes
+from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, reject_list_axis
 from mjnp._out import write_exact_out
 
 ArrayLike = Any
@@ -553,6 +553,18 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
     return where(singular, np.inf, result)
 
 
+def _norm_axes(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """`axis` as NumPy's `linalg.norm` reads it: a tuple, whose entries go to a ufunc reduction
+    (so a bool is a TypeError), or one integer (a bool counts as an int); a list is a TypeError.
+
+    NB: NumPy calls `int(axis)` on a non-tuple, so it also takes a float; mjnp does not.
+    """
+    reject_list_axis(fname, axis)
+    if not isinstance(axis, tuple):
+        axis = operator.index(axis)
+    return normalize_axes(fname, axis, ndim, allow_bool=False)
+
+
 def vector_norm(
     x: ArrayLike,
     /,
@@ -576,7 +588,7 @@ def vector_norm(
         a = lax.reshape(a, (a.size,))
         axes: tuple[int, ...] = (0,)
     else:
-        axes = normalize_axes("mjnp.linalg.vector_norm", axis, a.ndim)
+        axes = _norm_axes("mjnp.linalg.vector_norm", axis, a.ndim)
         shape = None
     mag = aabs(a)
     if ord == 2:
@@ -622,9 +634,7 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
         if a.ndim != 2:
             raise ValueError("mjnp.linalg.norm: improper number of dimensions to norm")
         axis = (0, 1)
-    if isinstance(axis, int | np.integer):
-        axis = (int(axis),)
-    axes = normalize_axes("mjnp.linalg.norm", tuple(axis), a.ndim)
+    axes = _norm_axes("mjnp.linalg.norm", axis, a.ndim)
     if len(axes) == 1:
         if isinstance(ord, str):
             raise ValueError(f"mjnp.linalg.norm: invalid norm order {ord!r} for vectors")
