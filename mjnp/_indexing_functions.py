@@ -439,7 +439,8 @@ def fill_diagonal(a: Array, val: ArrayLike, wrap: bool = False) -> None:
             raise ValueError("mjnp.fill_diagonal: all dimensions of input must be of equal length")
         step = 1 + int(np.cumprod(x.shape[:-1]).sum())
         end = x.size
-    put(a, np.arange(0, end, step), val)
+    # Converted here, so that an error (300 into uint8) names fill_diagonal rather than put.
+    put(a, np.arange(0, end, step), host_values("fill_diagonal", val, x.dtype))
 
 
 def ravel_multi_index(

@@ -90,3 +90,24 @@ def test_list_axis_message() -> None:
         mjnp.mean(mjnp.ones((2, 3)), axis=[0, 1])
     with pytest.raises(TypeError, match=r"mjnp\.linalg\.norm: axis must be .* not a list"):
         mjnp.linalg.norm(mjnp.ones((2, 3)), axis=[0])
+
+
+# --- 2. fill_diagonal converts its value as NumPy's `a.flat[...] = val` -------------------
+
+
+@pytest.mark.parametrize("v", [300, -1, 2**70, 1.5, [1, 300], numpy.array(300), 1j], ids=repr)
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "float16", "bool"])
+def test_fill_diagonal_python_scalar(dtype: str, v: Any) -> None:
+    def call(np: NpOrMj) -> Any:
+        a = np.zeros((2, 2), dtype=dtype)
+        np.fill_diagonal(a, v)
+        return a
+
+    _check_like_numpy(lambda: call(numpy), lambda: call(mjnp))
+
+
+def test_fill_diagonal_overflow_message_names_function() -> None:
+    a = mjnp.zeros((2, 2), dtype="uint8")
+    with pytest.raises(OverflowError, match=r"^mjnp\.fill_diagonal: .*300.*uint8"):
+        mjnp.fill_diagonal(a, 300)
+    numpy.testing.assert_array_equal(numpy.asarray(a), numpy.zeros((2, 2)))
