@@ -40,7 +40,11 @@ def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
     if buf is None:
         if len(_scalar_buffers) >= _SCALAR_CACHE_SIZE:
             _scalar_buffers.clear()
-        buf = _scalar_buffers[key] = backend.device_put(np.asarray(x, aval.dtype))
+        # NB: inf without NumPy's 'overflow encountered in cast' warning (where(c, float16_array,
+        # 70000)): mjnp does not warn on floating-point errors, and the cache would warn once.
+        with np.errstate(over="ignore"):
+            host = np.asarray(x, aval.dtype)
+        buf = _scalar_buffers[key] = backend.device_put(host)
     return buf
 
 

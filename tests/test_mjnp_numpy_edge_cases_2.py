@@ -111,3 +111,20 @@ def test_fill_diagonal_overflow_message_names_function() -> None:
     with pytest.raises(OverflowError, match=r"^mjnp\.fill_diagonal: .*300.*uint8"):
         mjnp.fill_diagonal(a, 300)
     numpy.testing.assert_array_equal(numpy.asarray(a), numpy.zeros((2, 2)))
+
+
+# --- 3. where: a Python scalar beyond float16 is inf, with no warning ---------------------
+# NB: NumPy's where warns "overflow encountered in cast" here; mjnp never warns on
+# floating-point errors (its cached scalar buffer would have warned on the first call only).
+
+
+@pytest.mark.parametrize("v", [70001, -70001, 2**70, 1e300], ids=repr)
+def test_where_float16_overflow_is_inf_without_warning(v: Any) -> None:
+    cond = numpy.array([True, False, True])
+    x = numpy.array([1, 0, 3], dtype="float16")
+    expected, _ = _numpy_outcome(lambda: numpy.where(cond, x, v))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = numpy.asarray(mjnp.where(mjnp.asarray(cond), mjnp.asarray(x), v))
+    assert got.dtype == expected.dtype
+    numpy.testing.assert_array_equal(got, expected)
