@@ -29,8 +29,12 @@ from mjnp._creation import (
 
 # --- data types (_dtypes.py) ----------------------------------------------------------------
 from mjnp._dtypes import (
+    False_,
+    ScalarType,
+    True_,
     bool,  # noqa: A004  (NumPy 2's name for bool_)
     bool_,
+    byte,
     can_cast,
     cdouble,
     complex64,
@@ -56,25 +60,37 @@ from mjnp._dtypes import (
     int32,
     int64,
     int_,
+    intc,
     integer,
     intp,
     isdtype,
     issubdtype,
+    little_endian,
+    long,
+    longlong,
     nan,
+    ndarray,
     newaxis,
     number,
     pi,
     promote_types,
     result_type,
+    short,
     signedinteger,
     single,
+    typecodes,
+    ubyte,
     uint,
     uint8,
     uint16,
     uint32,
     uint64,
+    uintc,
     uintp,
+    ulong,
+    ulonglong,
     unsignedinteger,
+    ushort,
 )
 
 # --- elementwise functions (_elementwise.py) ------------------------------------------------
@@ -965,4 +981,45 @@ __all__ += [
     "isnat",
     "show_runtime",
     "trapezoid",
+]
+
+# --- index tricks, more scalar type names, exceptions (_index_tricks.py, _dtypes.py) ---------
+from mjnp import exceptions  # noqa: E402  (submodule, after the main namespace)
+from mjnp._index_tricks import (  # noqa: E402  (appended per-module export block)
+    c_,
+    index_exp,
+    mgrid,
+    ndenumerate,
+    ndindex,
+    ogrid,
+    r_,
+    s_,
+)
+
+__all__ += [
+    "False_",
+    "ScalarType",
+    "True_",
+    "byte",
+    "c_",
+    "exceptions",
+    "index_exp",
+    "intc",
+    "little_endian",
+    "long",
+    "longlong",
+    "mgrid",
+    "ndarray",
+    "ndenumerate",
+    "ndindex",
+    "ogrid",
+    "r_",
+    "s_",
+    "short",
+    "typecodes",
+    "ubyte",
+    "uintc",
+    "ulong",
+    "ulonglong",
+    "ushort",
 ]

@@ -1,4 +1,5 @@
-"""Data types: the NumPy scalar types as dtype names, type promotion queries and constants.
+"""Data types: the NumPy scalar types as dtype names, type promotion queries and constants, and
+`ndarray`, NumPy's name for the array type (mjcore's `Array`; tracers are not instances).
 
 The dtype objects are NumPy's own (`mjnp.float32 is numpy.float32`), so they work wherever NumPy
 expects a dtype and compare equal to NumPy dtypes. Promotion follows NumPy 2 (NEP 50) through
@@ -7,12 +8,15 @@ expects a dtype and compare equal to NumPy dtypes. Promotion follows NumPy 2 (NE
 
 from __future__ import annotations
 
+import builtins
 import math
-from typing import Any
+from types import MappingProxyType
+from typing import Any, cast
 
 import numpy as np
 
 from mjcore import dtypes
+from mjcore.array import Array
 from mjcore.dtypes import DTypeLike
 from mjnp._promotion import asarray_arg
 
@@ -43,6 +47,38 @@ single = np.single
 double = np.double
 csingle = np.csingle
 cdouble = np.cdouble
+# The C-named aliases. NB: `longlong` and `ulonglong` are NumPy's distinct types of the same
+# width as int64/uint64; mjnp arrays of them report the canonical dtype ('l', not 'q').
+byte = np.byte
+short = np.short
+intc = np.intc
+long = np.long
+longlong = np.longlong
+ubyte = np.ubyte
+ushort = np.ushort
+uintc = np.uintc
+ulong = np.ulong
+ulonglong = np.ulonglong
+True_ = np.True_
+False_ = np.False_
+
+# NB: NumPy's tables restricted to the dtypes mjnp holds on the device (no longdouble, object,
+# str/bytes/datetime entries). `typecodes` is read-only (a mapping proxy, where NumPy's is a dict).
+typecodes = MappingProxyType(
+    {
+        kind: "".join(c for c in codes if np.dtype(c) in dtypes.SUPPORTED_DTYPES)
+        for kind, codes in cast("dict[str, str]", np.typecodes).items()
+    }
+)
+ScalarType = (int, float, complex, builtins.bool) + tuple(
+    t for t in np.ScalarType if issubclass(t, np.generic) and np.dtype(t) in dtypes.SUPPORTED_DTYPES
+)
+little_endian = np.little_endian
+
+# NB: the array type is mjcore's `Array`, so `isinstance(x, mjnp.ndarray)` holds for concrete
+# mjnp arrays only: values traced by `jit`, `grad` or `vmap` are `mjcore.core.Tracer`s, which
+# are not `Array` instances (test `isinstance(x, mjnp.ndarray | mjcore.core.Tracer)` instead).
+ndarray = Array
 
 # The abstract scalar types, for `issubdtype(x.dtype, mjnp.floating)`.
 generic = np.generic
