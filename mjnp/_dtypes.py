@@ -1,5 +1,5 @@
 """Data types: the NumPy scalar types as dtype names, type promotion queries and constants, and
-`ndarray`, NumPy's name for the array type (mjcore's `Array`; tracers are not instances).
+`ndarray`, NumPy's name for the array type (for isinstance: arrays and traced values).
 
 The dtype objects are NumPy's own (`mjnp.float32 is numpy.float32`), so they work wherever NumPy
 expects a dtype and compare equal to NumPy dtypes. Promotion follows NumPy 2 (NEP 50) through
@@ -17,6 +17,7 @@ import numpy as np
 
 from mjcore import dtypes
 from mjcore.array import Array
+from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
 from mjnp._promotion import asarray_arg
 
@@ -75,10 +76,28 @@ ScalarType = (int, float, complex, builtins.bool) + tuple(
 )
 little_endian = np.little_endian
 
-# NB: the array type is mjcore's `Array`, so `isinstance(x, mjnp.ndarray)` holds for concrete
-# mjnp arrays only: values traced by `jit`, `grad` or `vmap` are `mjcore.core.Tracer`s, which
-# are not `Array` instances (test `isinstance(x, mjnp.ndarray | mjcore.core.Tracer)` instead).
-ndarray = Array
+
+class _ArrayTypeMeta(type):
+    # Traced values must pass `isinstance(x, mjnp.ndarray)` as concrete arrays do (as with
+    # `jax.Array`), or user code that checks would change behaviour under `jit`.
+    def __instancecheck__(cls, obj: object) -> builtins.bool:
+        return isinstance(obj, Array | Tracer)
+
+    def __subclasscheck__(cls, sub: type) -> builtins.bool:
+        return issubclass(sub, Array | Tracer)
+
+
+class ndarray(metaclass=_ArrayTypeMeta):
+    """The mjnp array type, for `isinstance` checks and annotations: concrete arrays (mjcore's
+    `Array`) and the values `jit`, `grad` and `vmap` trace are all instances. Make arrays with
+    `mjnp.array`, `mjnp.empty` and the other creation functions."""
+
+    def __new__(cls, *args: object, **kwargs: object) -> ndarray:
+        raise TypeError(
+            "mjnp.ndarray cannot be instantiated: create arrays with mjnp.array, mjnp.empty, "
+            "mjnp.zeros or another creation function"
+        )
+
 
 # The abstract scalar types, for `issubdtype(x.dtype, mjnp.floating)`.
 generic = np.generic

@@ -241,9 +241,14 @@ def test_ndarray_isinstance() -> None:
     assert isinstance(mjnp.arange(3), mjnp.ndarray)
     assert isinstance(mjnp.asarray(1.0), mjnp.ndarray)
     assert not isinstance(numpy.arange(3), mjnp.ndarray)
+    assert issubclass(mjcore.Array, mjnp.ndarray) and not issubclass(numpy.ndarray, mjnp.ndarray)
     seen = []
     mjcore.jit(lambda a: seen.append(isinstance(a, mjnp.ndarray)) or a)(mjnp.arange(3))
-    assert seen == [False]  # documented: tracers are not Array instances
+    mjcore.grad(lambda a: seen.append(isinstance(a, mjnp.ndarray)) or a)(1.0)
+    mjcore.vmap(lambda a: seen.append(isinstance(a, mjnp.ndarray)) or a)(mjnp.arange(3))
+    assert seen == [True, True, True]  # traced values are arrays too, as with jax.Array
+    with pytest.raises(TypeError, match="mjnp.array"):
+        mjnp.ndarray((2, 3))
 
 
 def test_exceptions_module_is_numpys() -> None:
