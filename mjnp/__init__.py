@@ -576,8 +576,8 @@ __all__ += [
     "vander",
 ]
 
-# --- linalg, fft and random (_linalg.py, mjnp/linalg, mjnp/fft, mjnp/random) -----------------
-from mjnp import fft, linalg, random  # noqa: E402  (subpackages, after the main namespace)
+# --- linalg, fft, random and emath (_linalg.py, the subpackages, emath.py) -------------------
+from mjnp import emath, fft, linalg, random  # noqa: E402  (subpackages, after the main namespace)
 from mjnp._linalg import (  # noqa: E402
     cross,
     einsum,
@@ -593,6 +593,7 @@ __all__ += [
     "cross",
     "einsum",
     "einsum_path",
+    "emath",
     "fft",
     "kron",
     "linalg",
