@@ -276,14 +276,47 @@ def select(
             )
     # Python scalars (in choicelist and as default) are weak, as in NumPy 2: int8 choices with
     # default=0 stay int8. The result is a strong array, as NumPy's always is.
-    choices = [asarray_arg("select", c) for c in choicelist]
-    default = asarray_arg("select", default)
-    dtype, _ = dtypes.result_type(*(get_aval(c) for c in [*choices, default]), fname="mjnp.select")
+    choices = [c if type(c) is int else asarray_arg("select", c) for c in choicelist]
+    if type(default) is not int:
+        default = asarray_arg("select", default)
+    dtype, _ = dtypes.result_type(*choices, default, fname="mjnp.select")
+    choices = [_select_int(c, dtype, "choice") if type(c) is int else c for c in choices]
+    if type(default) is int:
+        default = _select_int(default, dtype, "default")
     result = lax.convert_element_type(default, dtype)
     for cond, choice in zip(reversed(conds), reversed(choices), strict=True):
         result = ew.where(cond, lax.convert_element_type(choice, dtype), result)
     shape = np.broadcast_shapes(*(get_aval(c).shape for c in [*conds, *choices, default]))
     return lax.broadcast_to(result, shape)
+
+
+def _select_int(value: int, dtype: np.dtype, role: str) -> Array:
+    """A Python int among `select`'s choices or as its default, in the result `dtype`.
+
+    NumPy's select makes the int an int64 array (uint64 from 2**63, an object array beyond)
+    after finding the result dtype; it fills the result with the default by an unsafe cast
+    (300 into uint8 wraps to 44, 2**70 into float16 is inf, into an integer dtype an
+    OverflowError) and copies each choice in under casting='same_kind' (a TypeError for int64
+    into uint8, and for an object array; int64 300 into int8 wraps to 44). So does mjnp.
+
+    NB: a choice that fits an integer result dtype is written as it is. NumPy raises the
+    TypeError there too (`select([c], [3], uint8_array)`), which its own comments call a
+    stopgap for weak Python ints.
+    """
+    if dtype.kind in "iu" and np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+        return lax.full((), value, dtype)
+    host = np.asarray(value)
+    if role == "choice" and not np.can_cast(host.dtype, dtype, "same_kind"):
+        raise TypeError(
+            f"mjnp.select: cannot write the choice {value} (a Python int, taken as "
+            f"{host.dtype.name}) into the result dtype {dtype} under the rule 'same_kind'; "
+            f"pass it as an array of dtype {dtype}"
+        )
+    try:
+        with np.errstate(all="ignore"):  # NB: mjnp never warns on floating-point errors
+            return asarray_arg("select", host.astype(dtype))
+    except OverflowError as err:
+        raise OverflowError(f"mjnp.select: the {role} {value} does not fit {dtype}: {err}") from err
 
 
 def _is_array(x: Any) -> bool:
@@ -541,7 +574,9 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     result = lax.full(x.shape, 0, x.dtype)
     for cond, func in zip(conds, funclist, strict=True):
         value = func(x, *args, **kw) if callable(func) else func
-        value = lax.convert_element_type(asarray_arg("piecewise", value), x.dtype)
+        # As NumPy's `y[cond] = value`: 300 into a uint8 `x` is an OverflowError.
+        value = asarray_arg("piecewise", host_values("piecewise", value, x.dtype))
+        value = lax.convert_element_type(value, x.dtype)
         result = ew.where(cond, lax.broadcast_to(value, x.shape), result)
     return result
 

@@ -26,9 +26,10 @@ from mjcore.errors import ConcretizationTypeError
 from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
 from mjnp._creation import linspace
+from mjnp._indexing import host_values
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis, ravel
 from mjnp._out import write_out
-from mjnp._promotion import asarray_arg
+from mjnp._promotion import _contains_traced, asarray_arg
 
 ArrayLike = Any
 Array = Any
@@ -655,6 +656,55 @@ def _pad_pairs(fname: str, argname: str, values: Any, ndim: int) -> list[list[Ar
     ]
 
 
+def _pad_constants(values: Any, ndim: int, dtype: np.dtype) -> list[list[Array]]:
+    """`constant_values` as per-axis (before, after) scalars of `dtype`.
+
+    Host values convert exactly as NumPy's pad converts them: `np.array(values)`, then, when
+    that holds one or two values, each is written into the result as a NumPy scalar (an
+    int64 300 wraps to 44 in uint8 but is an OverflowError in int8, as NumPy's setitem of a
+    NumPy integer does); otherwise it is broadcast to (ndim, 2) and written as Python scalars
+    (NEP 50: 300 into uint8 is an OverflowError). Arrays and tracers are cast unsafely.
+    """
+    if isinstance(values, _Array | Tracer) or (
+        isinstance(values, list | tuple) and _contains_traced(values)
+    ):
+        return [
+            [lax.convert_element_type(v, dtype) for v in pair]
+            for pair in _pad_pairs("pad", "constant_values", values, ndim)
+        ]
+    try:
+        host = np.asarray(values)
+    except ValueError as err:
+        raise ValueError(f"mjnp.pad: cannot make an array of constant_values: {err}") from err
+    if host.dtype.kind not in "biufc" and not (
+        host.dtype == object and all(type(v) is int for v in host.flat)
+    ):
+        return _pad_pairs("pad", "constant_values", values, ndim)  # its TypeError
+    if host.ndim < 3 and (host.size == 1 or (host.size == 2 and host.shape != (2, 1))):
+        pairs = [[host.ravel()[0], host.ravel()[-1]]] * ndim
+    else:
+        try:
+            pairs = np.broadcast_to(host, (ndim, 2)).tolist()
+        except ValueError as err:
+            raise ValueError(
+                f"mjnp.pad: constant_values of shape {host.shape} cannot be broadcast to "
+                f"({ndim}, 2)"
+            ) from err
+    converted = np.empty((ndim, 2), dtype)
+    # NB: mjnp never warns on floating-point errors or on dropping an imaginary part.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        for i, pair in enumerate(pairs):
+            for j, v in enumerate(pair):
+                try:
+                    converted[i, j] = v
+                except (TypeError, ValueError, OverflowError) as err:
+                    raise type(err)(
+                        f"mjnp.pad: cannot write constant_values {v!r} into {dtype}: {err}"
+                    ) from err
+    return [[lax.full((), converted[i, j], dtype) for j in (0, 1)] for i in range(ndim)]
+
+
 def _with_width(x: Array, axis: int, width: int) -> tuple[int, ...]:
     return x.shape[:axis] + (width,) + x.shape[axis + 1 :]
 
@@ -761,10 +811,9 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
         )
     widths = _pad_width("pad", pad_width, x.ndim)
     if mode in ("constant", "empty"):
-        values = _pad_pairs("pad", "constant_values", kwargs.get("constant_values", 0), x.ndim)
+        values = _pad_constants(kwargs.get("constant_values", 0), x.ndim, x.dtype)
         for ax, (lo, hi) in enumerate(widths):
-            before, after = (lax.convert_element_type(v, x.dtype) for v in values[ax])
-            x = _pad_constant(x, ax, lo, hi, before, after)
+            x = _pad_constant(x, ax, lo, hi, *values[ax])
         return x
     if x.size == 0:
         for ax, (lo, hi) in enumerate(widths):
@@ -843,10 +892,12 @@ def delete(arr: ArrayLike, obj: Any, axis: int | None = None) -> Array:
 def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None) -> Array:
     """`arr` with `values` inserted before the indices `obj` along `axis`, as `numpy.insert`.
 
-    `obj` must be concrete; `values` may be traced and is cast to `arr`'s dtype.
+    `obj` must be concrete; `values` may be traced and is cast to `arr`'s dtype. Python
+    scalars and sequences convert as NumPy's `array(values, dtype=arr.dtype)` does, so 300 into
+    a uint8 array is an OverflowError and 1.5 into an int array is 1.
     """
     arr = asarray_strong("insert", arr)
-    values = asarray_arg("insert", values)
+    values = asarray_arg("insert", host_values("insert", values, arr.dtype))
     if axis is None:
         arr, axis = ravel(arr), 0
     elif arr.ndim == 0:

@@ -92,7 +92,114 @@ def test_list_axis_message() -> None:
         mjnp.linalg.norm(mjnp.ones((2, 3)), axis=[0])
 
 
-# --- 2. fill_diagonal converts its value as NumPy's `a.flat[...] = val` -------------------
+# --- 2. out-of-range Python ints in insert, piecewise, select and pad ----------------------
+# insert converts `values` as `np.array(values, dtype=arr.dtype)` and piecewise writes each
+# constant as `y[cond] = v`: both raise OverflowError for 300 or -1 into uint8 (NEP 50), and
+# make 2**70 True in bool and inf in float16. select makes a Python int an int64 (uint64,
+# object) array: the default is cast unsafely (it wraps) and a choice under 'same_kind' (a
+# TypeError for int64 into uint8, a wrap for int64 into int8). pad writes one or two constants
+# as NumPy scalars (an int64 wraps into uint8 but overflows int8) and more as Python scalars.
+
+
+INT_WRITE_CALLS: dict[str, Callable[[NpOrMj, Any, Any], Any]] = {
+    "insert": lambda np, a, v: np.insert(a, 1, v),
+    "insert_list": lambda np, a, v: np.insert(a, [1, 2], [1, v]),
+    "insert_axis": lambda np, a, v: np.insert(a.reshape(1, 3), 1, v, axis=1),
+    "piecewise": lambda np, a, v: np.piecewise(a, [a > 0], [v, 1]),
+    "piecewise_callable": lambda np, a, v: np.piecewise(a, [a > 0], [lambda x: v, 1]),
+    "piecewise_nothing_selected": lambda np, a, v: np.piecewise(a, [a > 5], [v]),
+    "select_default": lambda np, a, v: np.select([a > 0], [a], v),
+    "select_choice": lambda np, a, v: np.select([a > 0], [v], a),
+    "select_choice_and_default": lambda np, a, v: np.select([a > 0], [v], 0),
+    "pad": lambda np, a, v: np.pad(a, 1, constant_values=v),
+    "pad_pair": lambda np, a, v: np.pad(a, 1, constant_values=(0, v)),
+    "pad_per_axis": lambda np, a, v: np.pad(a.reshape(1, 3), 1, constant_values=((0, v), (1, 2))),
+}
+INT_WRITE_VALUES = [300, -1, 255, 70000, 2**63, 2**70, -(2**63) - 1, 1.5]
+INT_WRITE_DTYPES = ["uint8", "int8", "uint16", "int64", "float16", "bool"]
+
+
+def _fits(v: Any, dtype: str) -> bool:
+    dt = numpy.dtype(dtype)
+    return dt.kind in "iu" and numpy.iinfo(dt).min <= v <= numpy.iinfo(dt).max
+
+
+INT_WRITE_CASES = [
+    (name, dtype, v)
+    for name in sorted(INT_WRITE_CALLS)
+    for dtype in INT_WRITE_DTYPES
+    for v in INT_WRITE_VALUES
+    # NB: NumPy's select raises TypeError for any Python int choice into a uint result (it
+    # turns the int into an int64 array first); mjnp writes a choice that fits, see below.
+    if not (name.startswith("select_choice") and type(v) is int and _fits(v, dtype))
+]
+
+
+@pytest.mark.parametrize(("name", "dtype", "v"), INT_WRITE_CASES, ids=repr)
+def test_write_python_int_like_numpy(name: str, dtype: str, v: Any) -> None:
+    call = INT_WRITE_CALLS[name]
+    a = numpy.array([0, 1, 2], dtype=dtype)
+    _check_like_numpy(lambda: call(numpy, a, v), lambda: call(mjnp, mjnp.asarray(a), v))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "int8"])
+def test_select_choice_that_fits_is_written(dtype: str) -> None:
+    a = numpy.array([0, 1, 2], dtype=dtype)
+    got = mjnp.select([mjnp.asarray(a) > 0], [3], mjnp.asarray(a))
+    expected = numpy.select([a > 0], [numpy.array(3, dtype=dtype)], a)
+    assert numpy.asarray(got).dtype == expected.dtype
+    numpy.testing.assert_array_equal(numpy.asarray(got), expected)
+
+
+@pytest.mark.parametrize(
+    "value", [[1, 300], numpy.array(300), numpy.array([1.5, 3.0]), 300.0, 1j], ids=repr
+)
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "float16"])
+def test_insert_values_like_numpy(dtype: str, value: Any) -> None:
+    a = numpy.array([0, 1, 2], dtype=dtype)
+    _check_like_numpy(
+        lambda: numpy.insert(a, [1], value), lambda: mjnp.insert(mjnp.asarray(a), [1], value)
+    )
+
+
+@pytest.mark.parametrize(
+    "cv",
+    [numpy.array(300), numpy.array([0, 300]), [[1, 2], [3, 300]], ((300,), (0,)), 300.0,
+     (-1, 2**63), 1e300, 1j],
+    ids=repr,
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "float16", "complex64"])
+def test_pad_constant_values_like_numpy(dtype: str, cv: Any) -> None:
+    a = numpy.arange(4).reshape(2, 2).astype(dtype)
+    _check_like_numpy(
+        lambda: numpy.pad(a, 1, constant_values=cv),
+        lambda: mjnp.pad(mjnp.asarray(a), 1, constant_values=cv),
+    )
+
+
+def test_write_python_int_messages() -> None:
+    a = mjnp.array([0, 1, 2], dtype="uint8")
+    with pytest.raises(OverflowError, match=r"^mjnp\.insert: .*300.*uint8"):
+        mjnp.insert(a, 1, 300)
+    with pytest.raises(OverflowError, match=r"^mjnp\.piecewise: .*300.*uint8"):
+        mjnp.piecewise(a, [a > 0], [300])
+    with pytest.raises(TypeError, match=r"^mjnp\.select: .*300.*uint8.*'same_kind'"):
+        mjnp.select([a > 0], [300], a)
+    with pytest.raises(OverflowError, match=r"^mjnp\.pad: .*300.*int8"):
+        mjnp.pad(a.astype("int8"), 1, constant_values=300)
+
+
+def test_traced_pad_and_select_values() -> None:
+    import mjcore
+
+    a = numpy.array([0, 1, 2], dtype="uint8")
+    got = mjcore.jit(lambda a, c: mjnp.pad(a, 1, constant_values=c))(a, numpy.array(300))
+    numpy.testing.assert_array_equal(numpy.asarray(got), numpy.pad(a, 1, constant_values=300))
+    got = mjcore.jit(lambda a: mjnp.select([a > 0], [a], 300))(a)
+    numpy.testing.assert_array_equal(numpy.asarray(got), numpy.select([a > 0], [a], 300))
+
+
+# --- 3. fill_diagonal converts its value as NumPy's `a.flat[...] = val` -------------------
 
 
 @pytest.mark.parametrize("v", [300, -1, 2**70, 1.5, [1, 300], numpy.array(300), 1j], ids=repr)
@@ -113,7 +220,7 @@ def test_fill_diagonal_overflow_message_names_function() -> None:
     numpy.testing.assert_array_equal(numpy.asarray(a), numpy.zeros((2, 2)))
 
 
-# --- 3. where: a Python scalar beyond float16 is inf, with no warning ---------------------
+# --- 4. where: a Python scalar beyond float16 is inf, with no warning ---------------------
 # NB: NumPy's where warns "overflow encountered in cast" here; mjnp never warns on
 # floating-point errors (its cached scalar buffer would have warned on the first call only).
 
