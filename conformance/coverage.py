@@ -1,9 +1,9 @@
 """How much of NumPy's public API mjnp implements: `python -m conformance.coverage`.
 
-For each namespace (main, linalg, fft), NumPy's public callables are the names in `dir()`
-without a leading underscore that are callable and not classes (so dtypes, exceptions and
-submodules are left out). A name counts as implemented when mjnp's namespace has a callable
-of that name. Prints a count per namespace and the missing names.
+For each namespace (main, linalg, fft, random, emath), NumPy's public callables are the names
+in `dir()` without a leading underscore that are callable and not classes (so dtypes,
+exceptions and submodules are left out). A name counts as implemented when mjnp's namespace
+has a callable of that name. Prints a count per namespace and the missing names.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-NAMESPACES = ("main", "linalg", "fft")
+NAMESPACES = ("main", "linalg", "fft", "random", "emath")
 
 
 class Coverage(NamedTuple):
@@ -39,11 +39,13 @@ def public_callables(module: ModuleType) -> list[str]:
 
 
 def _module(package: str, namespace: str) -> ModuleType | None:
-    name = package if namespace == "main" else f"{package}.{namespace}"
+    if namespace == "main":
+        return importlib.import_module(package)
     try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
+        return importlib.import_module(f"{package}.{namespace}")
+    except ImportError:  # numpy.emath is an attribute (numpy.lib.scimath), not a module path
+        value = getattr(importlib.import_module(package), namespace, None)
+        return value if isinstance(value, ModuleType) else None
 
 
 def coverage(namespace: str) -> Coverage:

@@ -7,10 +7,13 @@ from typing import Any
 
 import numpy
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mjcore
 import mjnp
-from tests.mjnp_testing import assert_matches
+from tests.differential_registry import differential
+from tests.mjnp_testing import SETTINGS, arrays, assert_matches
 
 REAL_INPUTS = [
     numpy.array([4.0, 9.0]),
@@ -58,3 +61,21 @@ def test_traced_values_raise_clearly() -> None:
         mjcore.jit(mjnp.emath.sqrt)(mjnp.asarray([1.0]))
     with pytest.raises(mjcore.ConcretizationTypeError, match=r"mjnp\.emath\.arcsin"):
         mjcore.grad(lambda x: mjnp.emath.arcsin(x).real)(0.5)
+
+
+@differential("emath.sqrt", "emath.log", "emath.log2", "emath.log10", "emath.arccos",
+              "emath.arcsin", "emath.arctanh", "emath.power", "emath.logn")  # fmt: skip
+@SETTINGS
+@given(
+    x=arrays(dtypes=("int8", "uint8", "int64", "float16", "float32", "float64", "complex64")),
+    name=st.sampled_from(["sqrt", "log", "log2", "log10", "arccos", "arcsin", "arctanh"]),
+    second=st.sampled_from([2, -1, 0.5, 3.0]),
+)
+def test_drawn_arrays_match_numpy(x: numpy.ndarray, name: str, second: Any) -> None:
+    with numpy.errstate(all="ignore"):
+        want = getattr(numpy.emath, name)(x)
+        want_power = numpy.emath.power(x, second)
+        want_logn = numpy.emath.logn(second, x)
+    assert_matches(getattr(mjnp.emath, name)(mjnp.asarray(x)), want)
+    assert_matches(mjnp.emath.power(mjnp.asarray(x), second), want_power)
+    assert_matches(mjnp.emath.logn(second, mjnp.asarray(x)), want_logn)

@@ -8,10 +8,14 @@ from typing import Any
 
 import numpy
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mjcore
 import mjnp
 from mjnp.random import RandomStagingError
+from tests.differential_registry import differential
+from tests.mjnp_testing import SETTINGS
 
 # (function, args, kwargs) for every module-level sampler of NumPy's legacy API.
 LEGACY_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
@@ -265,3 +269,51 @@ def test_traced_parameters_of_other_distributions_are_refused() -> None:
         mjcore.grad(lambda lam: mjnp.sum(mjnp.random.poisson(lam, 3) * lam))(2.0)
     with pytest.raises(RandomStagingError, match=r"exponential: a traced argument"):
         mjcore.vmap(lambda s: mjnp.random.default_rng(0).exponential(s))(numpy.ones(2))
+
+
+@differential(*sorted({f"random.{name}" for name, _, _ in LEGACY_CALLS}), "random.seed")
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), case=st.sampled_from(LEGACY_CALLS))
+def test_drawn_seeds_give_numpys_draws(seed: int, case: tuple) -> None:
+    name, args, kwargs = case
+    numpy.random.seed(seed)
+    want = getattr(numpy.random, name)(*args, **kwargs)
+    mjnp.random.seed(seed)
+    _assert_same_draw(getattr(mjnp.random, name)(*args, **kwargs), want)
+
+
+@differential("random.default_rng")
+@SETTINGS
+@given(seed=st.integers(0, 2**63), case=st.sampled_from(GENERATOR_CALLS))
+def test_drawn_generator_seeds_give_numpys_draws(seed: int, case: tuple) -> None:
+    name, args, kwargs = case
+    want = getattr(numpy.random.default_rng(seed), name)(*args, **kwargs)
+    _assert_same_draw(getattr(mjnp.random.default_rng(seed), name)(*args, **kwargs), want)
+
+
+@differential("random.get_state", "random.set_state", "random.bytes",
+              "random.get_bit_generator", "random.set_bit_generator")  # fmt: skip
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 8))
+def test_drawn_state_round_trips(seed: int, n: int) -> None:
+    mjnp.random.seed(seed)
+    state = mjnp.random.get_state()
+    assert mjnp.random.bytes(n) == numpy.random.RandomState(seed).bytes(n)
+    mjnp.random.set_state(state)
+    assert mjnp.random.bytes(n) == numpy.random.RandomState(seed).bytes(n)
+    bit_generator = mjnp.random.get_bit_generator()
+    assert bit_generator is numpy.random.get_bit_generator()
+    mjnp.random.set_bit_generator(bit_generator)
+
+
+@differential("random.shuffle")
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), shape=st.lists(st.integers(1, 4), min_size=1, max_size=3))
+def test_drawn_shuffles_match_numpy(seed: int, shape: list[int]) -> None:
+    want = numpy.arange(float(numpy.prod(shape))).reshape(shape)
+    got = mjnp.asarray(want)
+    numpy.random.seed(seed)
+    numpy.random.shuffle(want)
+    numpy.random.seed(seed)
+    mjnp.random.shuffle(got)
+    _assert_same_draw(got, want)

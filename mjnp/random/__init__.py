@@ -25,6 +25,8 @@ PCG64 = _np.random.PCG64
 PCG64DXSM = _np.random.PCG64DXSM
 Philox = _np.random.Philox
 SFC64 = _np.random.SFC64
+get_bit_generator = _np.random.get_bit_generator
+set_bit_generator = _np.random.set_bit_generator
 
 # The module-level functions of NumPy's legacy API, on NumPy's global RandomState.
 _LEGACY = [
@@ -76,4 +78,6 @@ __all__ = [
     "SFC64",
     "SeedSequence",
     "default_rng",
+    "get_bit_generator",
+    "set_bit_generator",
 ]
