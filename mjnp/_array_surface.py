@@ -17,6 +17,7 @@ import numpy as np
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp import (
+    _array_bits,
     _devices,
     _indexing,
     _joining,
@@ -237,4 +238,16 @@ SURFACE: dict[str, Any] = {
     "var": _statistics.var,
     "std": _statistics.std,
     "ptp": _statistics.ptp,
+    # Bits, bytes and memory layout (mjnp/_array_bits.py).
+    "view": _array_bits.view,
+    "byteswap": _array_bits.byteswap,
+    "flat": _array_bits.flat,
+    "resize": _array_bits.resize,
+    "tobytes": _array_bits.tobytes,
+    "tofile": _array_bits.tofile,
+    "dump": _array_bits.dump,
+    "dumps": _array_bits.dumps,
+    "strides": _array_bits.strides,
+    "flags": _array_bits.flags,
+    "base": _array_bits.base,
 }
