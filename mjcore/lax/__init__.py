@@ -222,3 +222,7 @@ __all__ += [
     "scatter_min",
     "scatter_mul",
 ]
+
+from mjcore.lax.special import erf_inv  # noqa: E402  (appended family)
+
+__all__ += ["erf_inv"]

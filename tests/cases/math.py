@@ -1,8 +1,10 @@
-"""Rows for mjcore/lax/transcendental.py, complex.py and bitwise.py (and complex `abs`)."""
+"""Rows for mjcore/lax/transcendental.py, special.py, complex.py and bitwise.py (and complex
+`abs`)."""
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.special
 
 from mjcore import lax
 from tests.primitive_case import PrimCase
@@ -62,6 +64,7 @@ UNARY = [
     ("acosh", lax.acosh, np.arccosh, (1.1, 4.0), True),
     ("atanh", lax.atanh, np.arctanh, (-0.9, 0.9), True),
     ("logistic", lax.logistic, _logistic, (-4.0, 4.0), True),
+    ("erf_inv", lax.erf_inv, scipy.special.erfinv, (-0.9, 0.9), False),
 ]
 
 TRANSCENDENTAL_CASES = [

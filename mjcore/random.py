@@ -1,0 +1,661 @@
+"""Autodidax Part 1's primitives composed into a counter-based PRNG: JAX's `jax.random` with
+raw `uint32[2]` threefry2x32 keys, drawing the same bits as JAX (with `jax_enable_x64`).
+
+A key is data, not state: `split` and `fold_in` derive new keys and every sampler is a pure
+function of its key, so all of them work under `jit`, `vmap` (over keys), `grad` and `scan`.
+Bits follow JAX's default `jax_threefry_partitionable` scheme: element `i` of a draw of shape
+`shape` hashes the 64-bit counter `i` (as two 32-bit words) with the key.
+
+NB: default dtypes are this project's (float64, int64), i.e. JAX's with x64 enabled; `bits`
+defaults to uint32.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes, lax
+from mjcore.array import Array
+from mjcore.control_flow import fori_loop
+from mjcore.core import Tracer, get_aval
+from mjcore.jit import jit
+from mjcore.lax.gather import GatherDimensionNumbers
+
+ArrayLike = Any
+Shape = tuple[int, ...]
+
+_U32 = np.dtype("uint32")
+_U64 = np.dtype("uint64")
+_I64 = np.dtype("int64")
+
+
+def _const(value: Any, dtype: np.dtype) -> Any:
+    return lax.full((), value, dtype)
+
+
+def _as_array(x: Any) -> Any:
+    """Arrays and tracers as they are; anything else through NumPy (so it has an aval)."""
+    return x if isinstance(x, Array | Tracer) else np.asarray(x)
+
+
+def _shape_of(name: str, shape: Any) -> Shape:
+    if isinstance(shape, int | np.integer):
+        shape = (shape,)
+    try:
+        out = tuple(int(d) for d in shape)
+    except TypeError as err:
+        raise TypeError(f"{name}: shape must be a tuple of ints, got {shape!r}") from err
+    if any(d < 0 for d in out):
+        raise ValueError(f"{name}: shape must be non-negative, got {out}")
+    return out
+
+
+def _check_param_shapes(name: str, shape: Shape, *params: Any) -> None:
+    """Parameters broadcast to `shape` without changing it (JAX's rule for sampler arguments)."""
+    for p in params:
+        pshape = get_aval(p).shape
+        ok = len(pshape) <= len(shape) and all(
+            d in (1, s) for d, s in zip(pshape, shape[len(shape) - len(pshape) :], strict=True)
+        )
+        if not ok:
+            raise ValueError(
+                f"{name}: parameter shapes must broadcast to the shape argument {shape}, "
+                f"got a parameter of shape {pshape}"
+            )
+
+
+def _float_dtype(name: str, dtype: Any, kinds: str = "f") -> np.dtype:
+    dtype = dtypes.canonicalize_dtype(float if dtype is None else dtype, name)
+    if dtype.kind not in kinds:
+        what = "a float" if kinds == "f" else "a float or complex"
+        raise ValueError(f"{name}: dtype must be {what} dtype, got {dtype.name}")
+    return dtype
+
+
+# --- the threefry2x32 hash ------------------------------------------------------------------
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_KEY_PARITY = 0x1BD11BDA  # Threefish's key-schedule constant
+
+
+def _rotate_left(x: Any, r: int) -> Any:
+    return lax.bitwise_or(
+        lax.shift_left(x, _const(r, _U32)), lax.shift_right_logical(x, _const(32 - r, _U32))
+    )
+
+
+def _threefry_group(x1: Any, x2: Any, schedule: tuple, rotations: tuple, count: Any) -> tuple:
+    """Four mix rounds, then a key injection; the schedule rotates for the next group."""
+    for r in rotations:
+        x1 = lax.add(x1, x2)
+        x2 = lax.bitwise_xor(x1, _rotate_left(x2, r))
+    s0, s1, s2 = schedule
+    x1 = lax.add(x1, s1)
+    x2 = lax.add(lax.add(x2, s2), count)
+    return x1, x2, (s1, s2, s0)
+
+
+def _threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """Threefry-2x32 with 20 rounds (Salmon et al., 2011) of the counter words `x1`, `x2`
+    under the key words `k1`, `k2`; elementwise, uint32 arithmetic wraps."""
+    schedule = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _const(_KEY_PARITY, _U32)))
+    x1, x2 = lax.add(x1, k1), lax.add(x2, k2)
+
+    # Groups 0-3 as a loop over pairs (rolled, as JAX does on CPU: unrolled hashes that feed
+    # one another make XLA's fusion, and compile time, blow up), then group 4.
+    def pair(i: Any, carry: tuple) -> tuple:
+        x1, x2, *sched = carry
+        count = lax.add(
+            lax.mul(lax.convert_element_type(i, _U32), _const(2, _U32)), _const(1, _U32)
+        )
+        x1, x2, sched = _threefry_group(x1, x2, tuple(sched), _ROTATIONS[0], count)
+        count = lax.add(count, _const(1, _U32))
+        x1, x2, sched = _threefry_group(x1, x2, sched, _ROTATIONS[1], count)
+        return (x1, x2, *sched)
+
+    x1, x2 = (lax.broadcast_to(x, _broadcast_shape(x1, x2)) for x in (x1, x2))
+    x1, x2, *sched = fori_loop(0, 2, pair, (x1, x2, *schedule))
+    x1, x2, _ = _threefry_group(x1, x2, tuple(sched), _ROTATIONS[0], _const(5, _U32))
+    return x1, x2
+
+
+def _broadcast_shape(x: Any, y: Any) -> Shape:
+    return tuple(np.broadcast_shapes(get_aval(x).shape, get_aval(y).shape))
+
+
+def _key_words(key: Any) -> tuple[Any, Any]:
+    return (
+        lax.reshape(lax.slice(key, (0,), (1,)), ()),
+        lax.reshape(lax.slice(key, (1,), (2,)), ()),
+    )
+
+
+def _hash_counters(key: Any, shape: Shape) -> tuple[Any, Any]:
+    """The hash of every element's flat index (a 64-bit counter), as two uint32 arrays."""
+    counts = lax.reshape(lax.iota(_U64, math.prod(shape)), shape)
+    hi = lax.convert_element_type(lax.shift_right_logical(counts, _const(32, _U64)), _U32)
+    lo = lax.convert_element_type(counts, _U32)
+    k1, k2 = _key_words(key)
+    return _threefry2x32(k1, k2, hi, lo)
+
+
+def _stack_words(w1: Any, w2: Any) -> Any:
+    shape = get_aval(w1).shape
+    return lax.concatenate([lax.reshape(w1, (*shape, 1)), lax.reshape(w2, (*shape, 1))], len(shape))
+
+
+def _check_key(name: str, key: Any) -> Any:
+    key = _as_array(key)
+    aval = get_aval(key)
+    if aval.dtype != _U32:
+        raise TypeError(
+            f"mjcore.random.{name}: a key must be a uint32 array of shape (2,), got dtype "
+            f"{aval.dtype.name}; make keys with mjcore.random.PRNGKey(seed)"
+        )
+    if aval.shape != (2,):
+        hint = " (map over a batch of keys with mjcore.vmap)" if aval.shape[-1:] == (2,) else ""
+        raise ValueError(
+            f"mjcore.random.{name}: a key must have shape (2,), got shape {aval.shape}{hint}"
+        )
+    return key
+
+
+# --- keys -----------------------------------------------------------------------------------
+
+
+@jit
+def _seed(seed: Any) -> Any:
+    dtype = get_aval(seed).dtype
+    # A 64-bit seed is its two 32-bit words; narrower seeds have a zero high word (a shift by
+    # 32 or more bits gives 0).
+    hi = lax.convert_element_type(lax.shift_right_logical(seed, _const(32, dtype)), _U32)
+    lo = lax.convert_element_type(seed, _U32)
+    return lax.concatenate([lax.reshape(hi, (1,)), lax.reshape(lo, (1,))], 0)
+
+
+def PRNGKey(seed: int | ArrayLike) -> Any:  # noqa: N802  (JAX's name)
+    """A key (uint32[2]) from an integer seed, as `jax.random.PRNGKey` with threefry2x32.
+
+    A Python int is read as int64 (its two 32-bit words make the key); integer arrays of 32
+    bits or fewer give `[0, seed as uint32]`.
+
+    Raises:
+      TypeError: for a non-integer or non-scalar seed.
+      OverflowError: for a Python int outside int64.
+    """
+    return _make_key("PRNGKey", seed)
+
+
+def key(seed: int | ArrayLike) -> Any:
+    """A key from an integer seed; the same raw uint32[2] key as `PRNGKey`.
+
+    NB: `jax.random.key` returns a typed key array; here keys are always raw.
+    """
+    return _make_key("key", seed)
+
+
+def _make_key(name: str, seed: Any) -> Any:
+    if isinstance(seed, int):
+        if not -(2**63) <= seed < 2**63:
+            raise OverflowError(f"mjcore.random.{name}: seed {seed} does not fit in int64")
+        seed = np.int64(seed)
+    seed = _as_array(seed)
+    aval = get_aval(seed)
+    if aval.ndim:
+        raise TypeError(
+            f"mjcore.random.{name}: accepts a scalar seed, got an array of shape {aval.shape}; "
+            "map over seeds with mjcore.vmap"
+        )
+    if aval.dtype.kind not in "iu":
+        raise TypeError(
+            f"mjcore.random.{name}: the seed must be an integer, got dtype {aval.dtype.name}"
+        )
+    return _seed(seed)
+
+
+@jit(static_argnums=(1,))
+def _split(key: Any, shape: Shape) -> Any:
+    return _stack_words(*_hash_counters(key, shape))
+
+
+def split(key: ArrayLike, num: int | Sequence[int] = 2) -> Any:
+    """`num` new keys (shape `(num, 2)`, or `(*num, 2)` for a tuple), as `jax.random.split`."""
+    key = _check_key("split", key)
+    return _split(key, _shape_of("split", num))
+
+
+@jit
+def _fold_in(key: Any, data: Any) -> Any:
+    k1, k2 = _key_words(key)
+    return _stack_words(*_threefry2x32(k1, k2, _const(0, _U32), data))
+
+
+def fold_in(key: ArrayLike, data: int | ArrayLike) -> Any:
+    """A new key from `key` and a 32-bit integer `data`, as `jax.random.fold_in`.
+
+    Integer arrays are taken modulo 2**32.
+
+    Raises:
+      OverflowError: for a Python int outside [0, 2**32).
+      TypeError: for a non-scalar or non-integer `data`.
+    """
+    key = _check_key("fold_in", key)
+    if isinstance(data, int):
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"mjcore.random.fold_in: data {data} is out of bounds for uint32")
+        data = np.uint32(data)
+    data = _as_array(data)
+    aval = get_aval(data)
+    if aval.ndim or aval.dtype.kind not in "biu":
+        raise TypeError(
+            "mjcore.random.fold_in: data must be a scalar integer, got "
+            f"{aval.dtype.name}{list(aval.shape)}; map over data with mjcore.vmap"
+        )
+    return _fold_in(key, lax.convert_element_type(data, _U32))
+
+
+# --- bits -----------------------------------------------------------------------------------
+
+
+def _random_bits(key: Any, nbits: int, shape: Shape) -> Any:
+    w1, w2 = _hash_counters(key, shape)
+    udtype = np.dtype(f"uint{nbits}")
+    if nbits == 64:
+        hi = lax.shift_left(lax.convert_element_type(w1, _U64), _const(32, _U64))
+        return lax.bitwise_or(hi, lax.convert_element_type(w2, _U64))
+    return lax.convert_element_type(lax.bitwise_xor(w1, w2), udtype)
+
+
+@jit(static_argnums=(1, 2))
+def _bits(key: Any, shape: Shape, nbits: int) -> Any:
+    return _random_bits(key, nbits, shape)
+
+
+def bits(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = _U32) -> Any:
+    """Uniform random bits as unsigned integers, as `jax.random.bits`.
+
+    NB: the default dtype is uint32 (JAX's with x64 disabled).
+    """
+    key = _check_key("bits", key)
+    dtype = dtypes.canonicalize_dtype(dtype, "mjcore.random.bits")
+    if dtype.kind != "u":
+        raise ValueError(
+            f"mjcore.random.bits: dtype must be an unsigned integer dtype, got {dtype.name}"
+        )
+    return _bits(key, _shape_of("bits", shape), dtype.itemsize * 8)
+
+
+# --- uniform and normal ---------------------------------------------------------------------
+
+
+def _uniform_core(key: Any, minval: Any, maxval: Any, shape: Shape, dtype: np.dtype) -> Any:
+    finfo = np.finfo(dtype)
+    nbits = finfo.bits
+    udtype = np.dtype(f"uint{nbits}")
+    # Random mantissa bits under the exponent of 1.0 give a float in [1, 2); minus 1 is [0, 1).
+    mantissa = lax.shift_right_logical(
+        _random_bits(key, nbits, shape), _const(nbits - finfo.nmant, udtype)
+    )
+    one_bits = _const(int(np.array(1.0, dtype).view(udtype)), udtype)
+    floats = lax.sub(
+        lax.bitcast_convert_type(lax.bitwise_or(mantissa, one_bits), dtype), _const(1.0, dtype)
+    )
+    minval = lax.broadcast_in_dim(minval, shape, _trailing_dims(minval, shape))
+    maxval = lax.broadcast_in_dim(maxval, shape, _trailing_dims(maxval, shape))
+    return lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
+
+
+def _trailing_dims(x: Any, shape: Shape) -> tuple[int, ...]:
+    ndim = get_aval(x).ndim
+    return tuple(range(len(shape) - ndim, len(shape)))
+
+
+def _broadcast_param(x: Any, shape: Shape) -> Any:
+    """Broadcast a parameter whose size-1 axes may need stretching (NumPy's rule)."""
+    xshape = get_aval(x).shape
+    if xshape == shape:
+        return x
+    keep = tuple(
+        i for i, d in enumerate(xshape) if d != 1 or shape[len(shape) - len(xshape) + i] == 1
+    )
+    x = lax.reshape(x, tuple(xshape[i] for i in keep))
+    return lax.broadcast_in_dim(x, shape, tuple(len(shape) - len(xshape) + i for i in keep))
+
+
+@jit(static_argnums=(3, 4))
+def _uniform(key: Any, minval: Any, maxval: Any, shape: Shape, dtype: np.dtype) -> Any:
+    minval = _broadcast_param(lax.convert_element_type(minval, dtype), shape)
+    maxval = _broadcast_param(lax.convert_element_type(maxval, dtype), shape)
+    return _uniform_core(key, minval, maxval, shape, dtype)
+
+
+def uniform(
+    key: ArrayLike,
+    shape: Sequence[int] = (),
+    dtype: Any = float,
+    minval: ArrayLike = 0.0,
+    maxval: ArrayLike = 1.0,
+) -> Any:
+    """Uniform floats in [minval, maxval), as `jax.random.uniform`; differentiable in
+    `minval` and `maxval`, which must broadcast to `shape`."""
+    key = _check_key("uniform", key)
+    dtype = _float_dtype("mjcore.random.uniform", dtype)
+    shape = _shape_of("uniform", shape)
+    minval, maxval = _as_param(minval, dtype), _as_param(maxval, dtype)
+    _check_param_shapes("mjcore.random.uniform", shape, minval, maxval)
+    return _uniform(key, minval, maxval, shape, dtype)
+
+
+def _as_param(x: Any, dtype: np.dtype) -> Any:
+    """Python scalars in the sampling dtype; arrays keep theirs (converted inside)."""
+    if isinstance(x, bool | int | float | complex):
+        return np.asarray(x, dtype)
+    return _as_array(x)
+
+
+def _normal_real(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # erf_inv of a uniform on (-1, 1); the open lower end keeps erf_inv finite.
+    lo = _const(float(np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))), dtype)
+    hi = _const(1.0, dtype)
+    u = _uniform_core(key, lo, hi, shape, dtype)
+    return lax.mul(_const(np.sqrt(2), dtype), lax.erf_inv(u))
+
+
+@jit(static_argnums=(1, 2))
+def _normal(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    if dtype.kind != "c":
+        return _normal_real(key, shape, dtype)
+    # Real and imaginary parts with variance 1/2 each, as JAX draws them.
+    real_dtype = np.dtype(f"float{dtype.itemsize * 4}")
+    key_re, key_im = _split_rows(key)
+    z = lax.complex(
+        _normal_real(key_re, shape, real_dtype), _normal_real(key_im, shape, real_dtype)
+    )
+    return lax.div(z, _const(np.sqrt(2), dtype))
+
+
+def _split_rows(key: Any) -> tuple[Any, Any]:
+    keys = _split(key, (2,))
+    return lax.reshape(lax.slice(keys, (0, 0), (1, 2)), (2,)), lax.reshape(
+        lax.slice(keys, (1, 0), (2, 2)), (2,)
+    )
+
+
+def normal(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = float) -> Any:
+    """Standard normal floats (or complex numbers), as `jax.random.normal`."""
+    key = _check_key("normal", key)
+    dtype = _float_dtype("mjcore.random.normal", dtype, "fc")
+    return _normal(key, _shape_of("normal", shape), dtype)
+
+
+# --- randint --------------------------------------------------------------------------------
+
+
+def _clip_convert(x: Any, dtype: np.dtype) -> Any:
+    """`x` (integer) in `dtype`, clipped to the values both dtypes hold instead of wrapping."""
+    src = get_aval(x).dtype
+    lo = max(np.iinfo(dtype).min, np.iinfo(src).min)
+    hi = min(np.iinfo(dtype).max, np.iinfo(src).max)
+    return lax.convert_element_type(_clip(x, lo, hi), dtype)
+
+
+def _clip(x: Any, lo: int, hi: int) -> Any:
+    dtype = get_aval(x).dtype
+    return lax.min(lax.max(x, _const(lo, dtype)), _const(hi, dtype))
+
+
+@jit(static_argnums=(3, 4))
+def _randint(key: Any, minval: Any, maxval: Any, shape: Shape, dtype: np.dtype) -> Any:
+    nbits = dtype.itemsize * 8
+    udtype = np.dtype(f"uint{nbits}")
+    # A maxval above dtype's range (randint(key, s, 0, 256, uint8)) allows dtype's maximum.
+    top = min(np.iinfo(dtype).max, np.iinfo(get_aval(maxval).dtype).max)
+    maxval_above = lax.gt(maxval, _const(top, get_aval(maxval).dtype))
+    minval = _broadcast_param(_clip_convert(minval, dtype), shape)
+    maxval = _broadcast_param(_clip_convert(maxval, dtype), shape)
+    maxval_above = _broadcast_param(maxval_above, shape)
+    key_hi, key_lo = _split_rows(key)
+    higher, lower = _random_bits(key_hi, nbits, shape), _random_bits(key_lo, nbits, shape)
+    # An empty range returns minval; a span that wraps to 0 leaves the offset unreduced.
+    one = lax.full(shape, 1, udtype)
+    span = lax.convert_element_type(lax.sub(maxval, minval), udtype)
+    span = lax.select_n(lax.le(maxval, minval), span, one)
+    span = lax.select_n(
+        lax.bitwise_and(maxval_above, lax.gt(maxval, minval)), span, lax.add(span, one)
+    )
+    # The offset is (higher * 2**nbits + lower) mod span, from residues that cannot overflow.
+    multiplier = lax.rem(_const(2 ** (nbits // 2), udtype), span)
+    multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
+    offset = lax.add(lax.mul(lax.rem(higher, span), multiplier), lax.rem(lower, span))
+    return lax.add(minval, lax.convert_element_type(lax.rem(offset, span), dtype))
+
+
+def _int_param(name: str, x: Any) -> Any:
+    if isinstance(x, bool | int):
+        if not -(2**63) <= x < 2**63:
+            raise OverflowError(f"mjcore.random.{name}: bound {x} does not fit in int64")
+        return np.asarray(x, _I64)
+    x = _as_array(x)
+    if get_aval(x).dtype.kind not in "iu":
+        x = lax.convert_element_type(x, _I64)
+    return x
+
+
+def randint(
+    key: ArrayLike,
+    shape: Sequence[int],
+    minval: ArrayLike,
+    maxval: ArrayLike,
+    dtype: Any = int,
+) -> Any:
+    """Uniform integers in [minval, maxval), as `jax.random.randint` (a modulus of 2*nbits
+    random bits, so slightly biased when the span is not a power of two). Bounds are clipped
+    to `dtype`'s range; an empty range gives `minval`."""
+    key = _check_key("randint", key)
+    dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.randint")
+    if dtype.kind not in "iu":
+        raise TypeError(f"mjcore.random.randint: dtype must be an integer dtype, got {dtype.name}")
+    shape = _shape_of("randint", shape)
+    minval, maxval = _int_param("randint", minval), _int_param("randint", maxval)
+    _check_param_shapes("mjcore.random.randint", shape, minval, maxval)
+    info = np.iinfo(dtype)
+    if info.bits >= 32:
+        return _randint(key, minval, maxval, shape, dtype)
+    # Narrow dtypes are drawn in int32 (less bias), with bounds wrapped then clipped to dtype.
+    i32 = np.dtype("int32")
+    minval = _clip(lax.convert_element_type(minval, i32), int(info.min), int(info.max))
+    maxval = _clip(lax.convert_element_type(maxval, i32), int(info.min), int(info.max) + 1)
+    return lax.convert_element_type(_randint(key, minval, maxval, shape, i32), dtype)
+
+
+# --- bernoulli ------------------------------------------------------------------------------
+
+
+@jit(static_argnums=(2,))
+def _bernoulli(key: Any, p: Any, shape: Shape) -> Any:
+    dtype = get_aval(p).dtype
+    return lax.lt(_uniform_core(key, _const(0.0, dtype), _const(1.0, dtype), shape, dtype), p)
+
+
+def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: Sequence[int] | None = None) -> Any:
+    """Booleans that are True with probability `p`, as `jax.random.bernoulli` (mode "low").
+
+    `shape` defaults to `p`'s shape; the draw is `uniform(key, shape, p.dtype) < p`.
+    """
+    key = _check_key("bernoulli", key)
+    p = _as_array(p)
+    dtype = get_aval(p).dtype
+    if dtype.kind != "f":
+        raise TypeError(
+            f"mjcore.random.bernoulli: the probability p must have a float dtype, got {dtype.name}"
+        )
+    if shape is None:
+        shape = get_aval(p).shape
+    else:
+        shape = _shape_of("bernoulli", shape)
+        _check_param_shapes("mjcore.random.bernoulli", shape, p)
+    return _bernoulli(key, p, shape)
+
+
+# --- permutation and choice -----------------------------------------------------------------
+
+
+@jit(static_argnums=(2, 3))
+def _shuffle(key: Any, x: Any, axis: int, independent: bool) -> Any:
+    # Sort by fresh random 32-bit keys, repeated until collisions are negligible (a static
+    # round count, as in JAX). Without `independent`, one key per position along `axis`
+    # permutes whole slices.
+    shape = get_aval(x).shape
+    key_shape = shape if independent else (shape[axis],)
+    rounds = math.ceil(3 * np.log(max(1, math.prod(key_shape))) / np.log(2**32 - 1))
+    for _ in range(rounds):
+        key, subkey = _split_rows(key)
+        sort_keys = _random_bits(subkey, 32, key_shape)
+        if not independent:
+            sort_keys = lax.broadcast_in_dim(sort_keys, shape, (axis,))
+        _, x = lax.sort([sort_keys, x], dimension=axis, is_stable=True, num_keys=1)
+    return x
+
+
+def _axis(name: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"mjcore.random.{name}: axis {axis} is out of bounds for {ndim} dims")
+    return axis % ndim
+
+
+def permutation(
+    key: ArrayLike, x: int | ArrayLike, axis: int = 0, independent: bool = False
+) -> Any:
+    """A shuffled `arange(x)` for an integer `x`, or `x` shuffled along `axis` (each 1-D
+    slice on its own if `independent`), as `jax.random.permutation`."""
+    key = _check_key("permutation", key)
+    x = _as_array(x)
+    aval = get_aval(x)
+    if aval.ndim == 0:
+        if aval.dtype.kind not in "iu":
+            raise TypeError(
+                "mjcore.random.permutation: x must be an integer or at least 1-dimensional, "
+                f"got {aval.dtype.name}[]"
+            )
+        return _shuffle(key, lax.iota(_I64, int(x)), 0, True)
+    axis = _axis("permutation", axis, aval.ndim)
+    return _shuffle(key, x, axis, bool(independent) or aval.ndim == 1)
+
+
+def _take(arr: Any, ind: Any, axis: int) -> Any:
+    """`numpy.take(arr, ind, axis)` for in-range integer indices."""
+    shape = get_aval(arr).shape
+    ind_shape = get_aval(ind).shape
+    ndim_out = len(shape) - 1 + len(ind_shape)
+    offset_dims = tuple(d for d in range(ndim_out) if not axis <= d < axis + len(ind_shape))
+    dnums = GatherDimensionNumbers(offset_dims, (axis,), (axis,))
+    slice_sizes = tuple(1 if d == axis else n for d, n in enumerate(shape))
+    return lax.gather(arr, lax.reshape(ind, (*ind_shape, 1)), dnums, slice_sizes)
+
+
+def _searchsorted_left(sorted_1d: Any, values: Any) -> Any:
+    """For each value, how many entries of the non-decreasing `sorted_1d` are below it."""
+    vshape = get_aval(values).shape
+    (n,) = get_aval(sorted_1d).shape
+    below = lax.lt(
+        lax.broadcast_in_dim(sorted_1d, (*vshape, n), (len(vshape),)),
+        lax.broadcast_in_dim(values, (*vshape, n), tuple(range(len(vshape)))),
+    )
+    return lax.reduce_sum(lax.convert_element_type(below, _I64), (len(vshape),))
+
+
+def choice(
+    key: ArrayLike,
+    a: int | ArrayLike,
+    shape: Sequence[int] = (),
+    replace: bool = True,
+    p: ArrayLike | None = None,
+    axis: int = 0,
+) -> Any:
+    """Random entries of `a` along `axis` (of `arange(a)` for an integer), as
+    `jax.random.choice`.
+
+    With `p`, entries are drawn with those probabilities: by inverting the cumulative sum
+    (with replacement) or by the Gumbel top-k trick (without).
+
+    Raises:
+      ValueError: for an empty population, more draws than entries without replacement, or
+        `p` of the wrong shape.
+    """
+    key = _check_key("choice", key)
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"mjcore.random.choice: shape must be a sequence, got {shape!r}")
+    shape = _shape_of("choice", shape)
+    arr = _as_array(a)
+    aval = get_aval(arr)
+    if aval.ndim == 0:
+        if aval.dtype.kind not in "iu":
+            raise TypeError(
+                f"mjcore.random.choice: a must be an integer or an array, got {aval.dtype.name}[]"
+            )
+        n_inputs = int(arr)
+    else:
+        axis = _axis("choice", axis, aval.ndim)
+        n_inputs = aval.shape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return lax.full(shape, 0, aval.dtype)
+    if n_inputs <= 0:
+        raise ValueError(
+            "mjcore.random.choice: a must be greater than 0 unless no samples are taken"
+        )
+    if not replace and n_draws > n_inputs:
+        raise ValueError(
+            f"mjcore.random.choice: cannot take a larger sample (size {n_draws}) than the "
+            f"population (size {n_inputs}) when replace=False"
+        )
+    if p is None and replace:
+        ind = randint(key, shape, 0, n_inputs)
+    elif p is None:
+        population = n_inputs if aval.ndim == 0 else arr
+        perm = permutation(key, population, axis)
+        pshape = get_aval(perm).shape
+        limit = tuple(n_draws if d == axis else n for d, n in enumerate(pshape))
+        result = lax.slice(perm, (0,) * len(pshape), limit)
+        return _choice_reshape(result, aval, shape, axis)
+    else:
+        ind = _weighted_indices(key, p, n_inputs, shape, n_draws, replace)
+    result = ind if aval.ndim == 0 else _take(arr, ind, axis)
+    return _choice_reshape(result, aval, shape, axis)
+
+
+def _choice_reshape(result: Any, aval: Any, shape: Shape, axis: int) -> Any:
+    if aval.ndim == 0:
+        return lax.reshape(result, shape)
+    return lax.reshape(result, (*aval.shape[:axis], *shape, *aval.shape[axis + 1 :]))
+
+
+def _weighted_indices(
+    key: Any, p: Any, n_inputs: int, shape: Shape, n_draws: int, replace: bool
+) -> Any:
+    p = _as_array(p)
+    p_aval = get_aval(p)
+    if p_aval.dtype.kind not in "fc":
+        p = lax.convert_element_type(p, np.dtype("float64"))
+    if p_aval.shape != (n_inputs,):
+        raise ValueError(
+            "mjcore.random.choice: p must be None or a 1-D vector with the same size as "
+            f"a.shape[axis]; p has shape {p_aval.shape} and a.shape[axis] is {n_inputs}"
+        )
+    dtype = get_aval(p).dtype
+    if replace:
+        p_cuml = lax.cumsum(p)
+        total = lax.reshape(lax.slice(p_cuml, (n_inputs - 1,), (n_inputs,)), ())
+        u = uniform(key, shape, dtype)
+        r = lax.mul(total, lax.sub(_const(1.0, dtype), u))
+        return _searchsorted_left(p_cuml, r)
+    # Gumbel top-k: the n_draws largest of log(p) + Gumbel noise (ties to the lower index).
+    tiny = float(np.finfo(dtype).tiny)
+    u = uniform(key, (n_inputs,), dtype, tiny, 1.0)
+    g = lax.add(lax.neg(lax.log(lax.neg(lax.log(u)))), lax.log(p))
+    _, order = lax.sort([lax.neg(g), lax.iota(_I64, n_inputs)], is_stable=True, num_keys=1)
+    return lax.slice(order, (0,), (n_draws,))
