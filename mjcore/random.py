@@ -275,11 +275,9 @@ def _bits(key: Any, shape: Shape, nbits: int) -> Any:
     return _random_bits(key, nbits, shape)
 
 
-def bits(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = _U32) -> Any:
-    """Uniform random bits as unsigned integers, as `jax.random.bits`.
-
-    NB: the default dtype is uint32 (JAX's with x64 disabled).
-    """
+def bits(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = np.uint64) -> Any:
+    """Uniform random bits as unsigned integers, as `jax.random.bits` (uint64 by default, as
+    JAX's with x64 enabled and as this project's other 64-bit defaults)."""
     key = _check_key("bits", key)
     dtype = dtypes.canonicalize_dtype(dtype, "mjcore.random.bits")
     if dtype.kind != "u":

@@ -40,6 +40,7 @@ DRAWS = [
         Draw(f"bits-{dt}", lambda r, k, dt=dt: r.bits(k, (3, 5), dt))
         for dt in ("uint8", "uint16", "uint32", "uint64")
     ],
+    Draw("bits-default", lambda r, k: r.bits(k, (2,))),
     *[
         Draw(f"uniform-{dt}", lambda r, k, dt=dt: r.uniform(k, (4, 3), dt))
         for dt in ("float16", "float32", "float64")
