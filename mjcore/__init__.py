@@ -4,7 +4,7 @@ The system of JAX's "Autodidax: JAX core from scratch", grown into a library.
 """
 
 from mjcore import dispatch as _dispatch  # noqa: F401  (installs eager XLA execution)
-from mjcore import lax, random, tree_util
+from mjcore import lax, tree_util
 from mjcore.ad import UndefinedPrimal, is_undefined_primal
 from mjcore.api import (
     eval_closed_jaxpr,
@@ -82,3 +82,13 @@ __all__ = [
     "vmap",
     "while_loop",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `mjcore.random` loads on first use: its jitted samplers are not needed by every program
+    # and import time is a goal (benchmarks/README.md).
+    if name == "random":
+        import importlib
+
+        return importlib.import_module("mjcore.random")
+    raise AttributeError(f"module 'mjcore' has no attribute {name!r}")

@@ -6,6 +6,8 @@ then gradients, scan, seeds and error messages."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -328,3 +330,13 @@ def test_bad_keys_raise(name, call, exc, match):
 def test_bad_arguments_raise(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_loaded_on_first_use_only() -> None:
+    # Import time is a goal: `import mjnp` must not pay for the samplers.
+    code = (
+        "import sys, mjnp, mjcore; assert 'mjcore.random' not in sys.modules; "
+        "from mjcore import random; assert random is mjcore.random; print(random.PRNGKey(3))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[0 3]"
