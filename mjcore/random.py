@@ -23,6 +23,7 @@ from mjcore.array import Array
 from mjcore.control_flow import fori_loop
 from mjcore.core import Tracer, get_aval
 from mjcore.jit import jit
+from mjcore.lax.base import _check_shape as check_shape
 from mjcore.lax.gather import GatherDimensionNumbers
 
 ArrayLike = Any
@@ -43,15 +44,10 @@ def _as_array(x: Any) -> Any:
 
 
 def _shape_of(name: str, shape: Any) -> Shape:
+    """`shape` as a tuple; an int is a 1-d shape, as JAX takes it."""
     if isinstance(shape, int | np.integer):
         shape = (shape,)
-    try:
-        out = tuple(int(d) for d in shape)
-    except TypeError as err:
-        raise TypeError(f"{name}: shape must be a tuple of ints, got {shape!r}") from err
-    if any(d < 0 for d in out):
-        raise ValueError(f"{name}: shape must be non-negative, got {out}")
-    return out
+    return check_shape(f"mjcore.random.{name}", shape)
 
 
 def _check_param_shapes(name: str, shape: Shape, *params: Any) -> None:

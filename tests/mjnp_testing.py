@@ -141,3 +141,27 @@ def _assert_same_structure(actual: Any, expected: Any) -> None:
     assert len(actual) == len(expected), (len(actual), len(expected))
     for a, e in zip(actual, expected, strict=True):
         _assert_same_structure(a, e)
+
+
+def numpy_outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    """NumPy's result of `fn()`, or the exception it raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. NumPy's own overflow warnings
+        try:
+            return fn(), None
+        except Exception as err:  # any exception is the oracle's answer
+            return None, err
+
+
+def check_like_numpy(np_fn: Callable[[], Any], mj_fn: Callable[[], Any]) -> None:
+    """`mj_fn()` raises NumPy's exception type, or returns NumPy's value, dtype and shape."""
+    expected, err = numpy_outcome(np_fn)
+    if err is not None:
+        with pytest.raises(type(err)):
+            mj_fn()
+        return
+    got = np.asarray(mj_fn())
+    expected = np.asarray(expected)
+    assert got.dtype == expected.dtype
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)

@@ -3,7 +3,6 @@ axis 0 / -1 on 0-d arrays, and out-of-range Python ints written into small integ
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -11,32 +10,9 @@ import numpy
 import pytest
 
 import mjnp
+from tests.mjnp_testing import check_like_numpy
 
 NpOrMj = Any  # the numpy or the mjnp module
-
-
-def _numpy_outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    """NumPy's result of `fn()`, or the exception it raises."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. NumPy's own overflow warnings
-        try:
-            return fn(), None
-        except Exception as err:  # any exception is the oracle's answer
-            return None, err
-
-
-def _check_like_numpy(np_fn: Callable[[], Any], mj_fn: Callable[[], Any]) -> None:
-    """`mj_fn()` raises NumPy's exception type, or returns NumPy's value, dtype and shape."""
-    expected, err = _numpy_outcome(np_fn)
-    if err is not None:
-        with pytest.raises(type(err)):
-            mj_fn()
-        return
-    got = numpy.asarray(mj_fn())
-    expected = numpy.asarray(expected)
-    assert got.dtype == expected.dtype
-    assert got.shape == expected.shape
-    numpy.testing.assert_array_equal(got, expected)
 
 
 # --- 1. fft.fftfreq / rfftfreq: n must be a Python or NumPy integer ---------------------------
@@ -47,7 +23,7 @@ FREQ_N = [3, 3.0, 3.5, numpy.int64(3), numpy.float64(3.0), True, False, 0, -1, "
 @pytest.mark.parametrize("fname", ["fftfreq", "rfftfreq"])
 @pytest.mark.parametrize("n", FREQ_N, ids=repr)
 def test_fftfreq_n(fname: str, n: Any) -> None:
-    _check_like_numpy(lambda: getattr(numpy.fft, fname)(n), lambda: getattr(mjnp.fft, fname)(n))
+    check_like_numpy(lambda: getattr(numpy.fft, fname)(n), lambda: getattr(mjnp.fft, fname)(n))
 
 
 @pytest.mark.parametrize("fname", ["fftfreq", "rfftfreq"])
@@ -102,7 +78,7 @@ BOOL_AXIS_CALLS |= {
 @pytest.mark.parametrize("name", sorted(BOOL_AXIS_CALLS))
 def test_bool_axis(name: str, axis: Any) -> None:
     call = BOOL_AXIS_CALLS[name]
-    _check_like_numpy(lambda: call(numpy, X23, axis), lambda: call(mjnp, mjnp.asarray(X23), axis))
+    check_like_numpy(lambda: call(numpy, X23, axis), lambda: call(mjnp, mjnp.asarray(X23), axis))
 
 
 def test_bool_axis_is_rejected_for_reductions() -> None:
@@ -142,7 +118,7 @@ ZERO_D_CALLS |= {
 def test_zero_d_axis(name: str, axis: int, dtype: str) -> None:
     call = ZERO_D_CALLS[name]
     x = numpy.asarray(5, dtype=dtype)
-    _check_like_numpy(lambda: call(numpy, x, axis), lambda: call(mjnp, mjnp.asarray(x), axis))
+    check_like_numpy(lambda: call(numpy, x, axis), lambda: call(mjnp, mjnp.asarray(x), axis))
 
 
 # --- 4. out-of-range Python ints written into uint8 / int8 arrays (NEP 50) ----------------
@@ -180,7 +156,7 @@ WRITE_VALUES = [300, -1, 127, 128, -129, 255, 1.5, 300.0, 2**70, numpy.array(300
 @pytest.mark.parametrize("name", sorted(WRITE_CALLS))
 def test_write_python_int_out_of_range(name: str, dtype: str, v: Any) -> None:
     call = WRITE_CALLS[name]
-    _check_like_numpy(
+    check_like_numpy(
         lambda: call(numpy, numpy.array([0, 1, 2], dtype=dtype), v),
         lambda: call(mjnp, mjnp.array([0, 1, 2], dtype=dtype), v),
     )
@@ -212,14 +188,14 @@ def _copyto(np: NpOrMj, dtype: str, v: Any, **kwargs: Any) -> Any:
 @pytest.mark.parametrize("v", SCALAR_VALUES, ids=repr)
 @pytest.mark.parametrize("dtype", SCALAR_DTYPES)
 def test_copyto_python_scalar(dtype: str, v: Any) -> None:
-    _check_like_numpy(lambda: _copyto(numpy, dtype, v), lambda: _copyto(mjnp, dtype, v))
+    check_like_numpy(lambda: _copyto(numpy, dtype, v), lambda: _copyto(mjnp, dtype, v))
 
 
 @pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
 @pytest.mark.parametrize("v", [3, 300, 1.5, 1j, True], ids=repr)
 @pytest.mark.parametrize("dtype", ["uint8", "float32", "bool"])
 def test_copyto_python_scalar_casting(dtype: str, v: Any, casting: str) -> None:
-    _check_like_numpy(
+    check_like_numpy(
         lambda: _copyto(numpy, dtype, v, casting=casting),
         lambda: _copyto(mjnp, dtype, v, casting=casting),
     )
@@ -238,9 +214,9 @@ def test_copyto_overflow_even_where_nothing_is_written(where: Any) -> None:
 @pytest.mark.parametrize("v", SCALAR_VALUES, ids=repr)
 @pytest.mark.parametrize("dtype", SCALAR_DTYPES)
 def test_full_python_scalar(dtype: str, v: Any) -> None:
-    _check_like_numpy(lambda: numpy.full(3, v, dtype=dtype), lambda: mjnp.full(3, v, dtype=dtype))
+    check_like_numpy(lambda: numpy.full(3, v, dtype=dtype), lambda: mjnp.full(3, v, dtype=dtype))
     like = numpy.zeros((), dtype=dtype)
-    _check_like_numpy(
+    check_like_numpy(
         lambda: numpy.full_like(like, v), lambda: mjnp.full_like(mjnp.asarray(like), v)
     )
 
@@ -268,7 +244,7 @@ def test_where_python_int_wraps(dtype: str, v: Any) -> None:
         lambda np, x: np.where(np.asarray(COND), v, x),
         lambda np, x: np.where(np.asarray(COND), v, 1),
     ):
-        _check_like_numpy(lambda: call(numpy, x), lambda: call(mjnp, mjnp.asarray(x)))  # noqa: B023
+        check_like_numpy(lambda: call(numpy, x), lambda: call(mjnp, mjnp.asarray(x)))  # noqa: B023
 
 
 @pytest.mark.parametrize("bounds", [(0, 300), (-1, None), (None, 70000), (-129, 2**70),
@@ -278,7 +254,7 @@ def test_where_python_int_wraps(dtype: str, v: Any) -> None:
 def test_clip_python_int_bounds(dtype: str, bounds: tuple[Any, Any]) -> None:
     x = numpy.array([1, 0, 3], dtype=dtype)
     lo, hi = bounds
-    _check_like_numpy(lambda: numpy.clip(x, lo, hi), lambda: mjnp.clip(mjnp.asarray(x), lo, hi))
+    check_like_numpy(lambda: numpy.clip(x, lo, hi), lambda: mjnp.clip(mjnp.asarray(x), lo, hi))
 
 
 def test_where_and_clip_under_jit() -> None:
@@ -311,7 +287,7 @@ TUPLE_AXIS_CALLS: dict[str, Callable[[NpOrMj, Any, Any], Any]] = {
 def test_tuple_axis(name: str, dtype: str, shape: tuple[int, ...], axis: Any) -> None:
     call = TUPLE_AXIS_CALLS[name]
     x = numpy.arange(numpy.prod(shape, dtype=int)).reshape(shape).astype(dtype)
-    _check_like_numpy(lambda: call(numpy, x, axis), lambda: call(mjnp, mjnp.asarray(x), axis))
+    check_like_numpy(lambda: call(numpy, x, axis), lambda: call(mjnp, mjnp.asarray(x), axis))
 
 
 def test_cumulative_sum_multiple_axes_message() -> None:
@@ -338,12 +314,12 @@ def _fill(np: NpOrMj, shape: tuple[int, ...], dtype: str, v: Any) -> Any:
 @pytest.mark.parametrize("v", FILL_VALUES, ids=repr)
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "float16", "complex64", "int64"])
 def test_fill(dtype: str, v: Any) -> None:
-    _check_like_numpy(lambda: _fill(numpy, (2,), dtype, v), lambda: _fill(mjnp, (2,), dtype, v))
+    check_like_numpy(lambda: _fill(numpy, (2,), dtype, v), lambda: _fill(mjnp, (2,), dtype, v))
 
 
 @pytest.mark.parametrize("shape", [(), (2, 3), (0,)], ids=repr)
 def test_fill_shapes(shape: tuple[int, ...]) -> None:
-    _check_like_numpy(
+    check_like_numpy(
         lambda: _fill(numpy, shape, "float32", 7), lambda: _fill(mjnp, shape, "float32", 7)
     )
 
@@ -388,7 +364,7 @@ def test_fill_under_transformations() -> None:
 def test_choose_python_scalar_choice(dtype: str, v: Any) -> None:
     x = numpy.array([1, 0, 1], dtype=dtype)
     which = numpy.array([0, 1, 0])
-    _check_like_numpy(
+    check_like_numpy(
         lambda: numpy.choose(which, [x, v]),
         lambda: mjnp.choose(mjnp.asarray(which), [mjnp.asarray(x), v]),
     )

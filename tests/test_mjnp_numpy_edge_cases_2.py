@@ -12,32 +12,9 @@ import numpy
 import pytest
 
 import mjnp
+from tests.mjnp_testing import check_like_numpy, numpy_outcome
 
 NpOrMj = Any  # the numpy or the mjnp module
-
-
-def _numpy_outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    """NumPy's result of `fn()`, or the exception it raises."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. NumPy's own overflow warnings
-        try:
-            return fn(), None
-        except Exception as err:  # any exception is the oracle's answer
-            return None, err
-
-
-def _check_like_numpy(np_fn: Callable[[], Any], mj_fn: Callable[[], Any]) -> None:
-    """`mj_fn()` raises NumPy's exception type, or returns NumPy's value, dtype and shape."""
-    expected, err = _numpy_outcome(np_fn)
-    if err is not None:
-        with pytest.raises(type(err)):
-            mj_fn()
-        return
-    got = numpy.asarray(mj_fn())
-    expected = numpy.asarray(expected)
-    assert got.dtype == expected.dtype
-    assert got.shape == expected.shape
-    numpy.testing.assert_array_equal(got, expected)
 
 
 def _get(module: NpOrMj, name: str) -> Any:
@@ -80,7 +57,7 @@ LIST_AND_BOOL_AXES = [[0], [1], [0, 1], [], [True], (True,), True, (False, 1), (
 @pytest.mark.parametrize("name", sorted(AXIS_CALLS))
 def test_list_and_bool_axis(name: str, axis: Any) -> None:
     call = AXIS_CALLS[name]
-    _check_like_numpy(lambda: call(numpy, X23, axis), lambda: call(mjnp, mjnp.asarray(X23), axis))
+    check_like_numpy(lambda: call(numpy, X23, axis), lambda: call(mjnp, mjnp.asarray(X23), axis))
 
 
 def test_list_axis_message() -> None:
@@ -139,7 +116,7 @@ INT_WRITE_CASES = [
 def test_write_python_int_like_numpy(name: str, dtype: str, v: Any) -> None:
     call = INT_WRITE_CALLS[name]
     a = numpy.array([0, 1, 2], dtype=dtype)
-    _check_like_numpy(lambda: call(numpy, a, v), lambda: call(mjnp, mjnp.asarray(a), v))
+    check_like_numpy(lambda: call(numpy, a, v), lambda: call(mjnp, mjnp.asarray(a), v))
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "uint16", "int8"])
@@ -157,7 +134,7 @@ def test_select_choice_that_fits_is_written(dtype: str) -> None:
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "float16"])
 def test_insert_values_like_numpy(dtype: str, value: Any) -> None:
     a = numpy.array([0, 1, 2], dtype=dtype)
-    _check_like_numpy(
+    check_like_numpy(
         lambda: numpy.insert(a, [1], value), lambda: mjnp.insert(mjnp.asarray(a), [1], value)
     )
 
@@ -171,7 +148,7 @@ def test_insert_values_like_numpy(dtype: str, value: Any) -> None:
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "float16", "complex64"])
 def test_pad_constant_values_like_numpy(dtype: str, cv: Any) -> None:
     a = numpy.arange(4).reshape(2, 2).astype(dtype)
-    _check_like_numpy(
+    check_like_numpy(
         lambda: numpy.pad(a, 1, constant_values=cv),
         lambda: mjnp.pad(mjnp.asarray(a), 1, constant_values=cv),
     )
@@ -210,7 +187,7 @@ def test_fill_diagonal_python_scalar(dtype: str, v: Any) -> None:
         np.fill_diagonal(a, v)
         return a
 
-    _check_like_numpy(lambda: call(numpy), lambda: call(mjnp))
+    check_like_numpy(lambda: call(numpy), lambda: call(mjnp))
 
 
 def test_fill_diagonal_overflow_message_names_function() -> None:
@@ -229,7 +206,7 @@ def test_fill_diagonal_overflow_message_names_function() -> None:
 def test_where_float16_overflow_is_inf_without_warning(v: Any) -> None:
     cond = numpy.array([True, False, True])
     x = numpy.array([1, 0, 3], dtype="float16")
-    expected, _ = _numpy_outcome(lambda: numpy.where(cond, x, v))
+    expected, _ = numpy_outcome(lambda: numpy.where(cond, x, v))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = numpy.asarray(mjnp.where(mjnp.asarray(cond), mjnp.asarray(x), v))
