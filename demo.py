@@ -96,6 +96,13 @@ def main() -> None:
 
     print("grad of a numerically safe log1pexp at 800.:", mjcore.grad(log1pexp)(800.0))
 
+    section("Random numbers")
+    np.random.seed(0)  # NumPy's API and NumPy's generator: the same numbers as NumPy
+    print("np.random.rand(3) after seed(0):", np.random.rand(3))
+    keys = mjcore.random.split(mjcore.random.PRNGKey(0), 3)  # JAX's keys: works under jit/vmap
+    noisy = mjcore.jit(mjcore.vmap(lambda k: mjcore.random.normal(k, (2,))))
+    print("jit(vmap(normal)) over three split keys:", noisy(keys))
+
 
 if __name__ == "__main__":
     main()
