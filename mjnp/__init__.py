@@ -695,6 +695,11 @@ __all__ += [
     "unwrap",
 ]
 
+# --- the polynomial class (_poly1d.py) ------------------------------------------------------
+from mjnp._poly1d import poly1d  # noqa: E402  (appended per-module export block)
+
+__all__ += ["poly1d"]
+
 # --- sorting (_sorting.py) ------------------------------------------------------------------
 from mjnp._sorting import (  # noqa: E402  (appended per-module export block)
     argpartition,

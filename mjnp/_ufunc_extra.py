@@ -752,6 +752,21 @@ def unwrap(
 # --- polynomials (coefficients highest power first, as numpy's poly* functions) -------------
 
 
+def _unwrap_poly1d(*args: Any) -> tuple[bool, list[Any]]:
+    """Whether some argument is a `poly1d` (NumPy's poly* functions then return poly1d), and
+    the arguments with each poly1d replaced by its coefficients."""
+    from mjnp._poly1d import poly1d  # mjnp._poly1d builds on this module
+
+    truepoly = any(isinstance(a, poly1d) for a in args)
+    return truepoly, [a.coeffs if isinstance(a, poly1d) else a for a in args]
+
+
+def _as_poly1d(truepoly: bool, val: Any) -> Any:
+    from mjnp._poly1d import poly1d
+
+    return poly1d(val) if truepoly else val
+
+
 def _poly_1d(fname: str, a: ArrayLike) -> Array:
     a = asarray_arg(fname, a)
     if a.ndim == 0:
@@ -762,8 +777,20 @@ def _poly_1d(fname: str, a: ArrayLike) -> Array:
 
 
 def polyval(p: ArrayLike, x: ArrayLike) -> Array:
-    """Evaluate the polynomial `p` at `x` by Horner's rule, as `numpy.polyval`."""
+    """Evaluate the polynomial `p` at `x` by Horner's rule, as `numpy.polyval`; at a poly1d
+    `x` the result is the composition `p(x)`, a poly1d."""
+    _, (p,) = _unwrap_poly1d(p)
     p = _poly_1d("polyval", p)
+    x_is_poly, _ = _unwrap_poly1d(x)
+    if x_is_poly:  # the composition, by poly1d arithmetic
+        if p.shape[0] == 0:
+            return 0  # as NumPy
+        # NumPy's first step, `0 * x + p[0]`, without the zero coefficients a traced `x` keeps.
+        first = ew.add(ew.multiply(_index(x.coeffs, 0), 0), _index(p, 0))
+        out = _as_poly1d(True, first)
+        for i in range(1, p.shape[0]):
+            out = out * x + _index(p, i)
+        return out
     x = _strong(asarray_arg("polyval", x))
     y = lax.full(x.shape, 0, x.dtype)
     for i in range(p.shape[0]):
@@ -789,17 +816,23 @@ def _pad_front(a: Array, n: int) -> Array:
 
 
 def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """Sum of two polynomials, as `numpy.polyadd`."""
+    """Sum of two polynomials, as `numpy.polyadd` (a poly1d if an input is one)."""
+    truepoly, (a1, a2) = _unwrap_poly1d(a1, a2)
     a1, a2 = promote_args("polyadd", _poly_1d("polyadd", a1), _poly_1d("polyadd", a2))
     n = max(a1.shape[0], a2.shape[0])
-    return ew.add(_pad_front(a1, n - a1.shape[0]), _pad_front(a2, n - a2.shape[0]))
+    return _as_poly1d(
+        truepoly, ew.add(_pad_front(a1, n - a1.shape[0]), _pad_front(a2, n - a2.shape[0]))
+    )
 
 
 def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """Difference of two polynomials, as `numpy.polysub`."""
+    """Difference of two polynomials, as `numpy.polysub` (a poly1d if an input is one)."""
+    truepoly, (a1, a2) = _unwrap_poly1d(a1, a2)
     a1, a2 = promote_args("polysub", _poly_1d("polysub", a1), _poly_1d("polysub", a2))
     n = max(a1.shape[0], a2.shape[0])
-    return ew.subtract(_pad_front(a1, n - a1.shape[0]), _pad_front(a2, n - a2.shape[0]))
+    return _as_poly1d(
+        truepoly, ew.subtract(_pad_front(a1, n - a1.shape[0]), _pad_front(a2, n - a2.shape[0]))
+    )
 
 
 def _trim_leading_zeros(p: Array) -> Array:
@@ -815,40 +848,44 @@ def polymul(a1: ArrayLike, a2: ArrayLike) -> Array:
     """Product of two polynomials (full convolution of coefficients), as `numpy.polymul`.
 
     As NumPy (which goes through `poly1d`), leading zero coefficients are dropped first, an
-    empty or all-zero polynomial being `[0]`. NB: only for concrete values; traced ones keep
-    their length.
+    empty or all-zero polynomial being `[0]`; a poly1d input gives a poly1d. NB: only for
+    concrete values; traced ones keep their length.
     """
+    truepoly, (a1, a2) = _unwrap_poly1d(a1, a2)
     a1, a2 = promote_args("polymul", _poly_1d("polymul", a1), _poly_1d("polymul", a2))
     a1, a2 = _trim_leading_zeros(a1), _trim_leading_zeros(a2)
     n1, n2 = a1.shape[0], a2.shape[0]
     if n1 == 0 or n2 == 0:
-        return lax.full((0,), 0, a1.dtype)
+        return _as_poly1d(truepoly, lax.full((0,), 0, a1.dtype))
     out = None
     for i in range(n1):
         term = lax.pad(
             ew.multiply(_index(a1, i), a2), lax.full((), 0, a1.dtype), [(i, n1 - 1 - i, 0)]
         )
         out = term if out is None else ew.add(out, term)
-    return out
+    return _as_poly1d(truepoly, out)
 
 
 def polyder(p: ArrayLike, m: int = 1) -> Array:
-    """The `m`-th derivative of a polynomial, as `numpy.polyder`."""
+    """The `m`-th derivative of a polynomial, as `numpy.polyder` (a poly1d for a poly1d)."""
     m = int(m)
     if m < 0:
         raise ValueError("mjnp.polyder: Order of derivative must be positive (see polyint)")
+    truepoly, (p,) = _unwrap_poly1d(p)
     p = _poly_1d("polyder", p)
     for _ in range(m):
         n = p.shape[0] - 1
         p = ew.multiply(lax.slice_in_dim(p, 0, max(n, 0), axis=0), np.arange(n, 0, -1))
-    return p
+    return _as_poly1d(truepoly, p)
 
 
 def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
-    """The `m`-th antiderivative with integration constants `k`, as `numpy.polyint`."""
+    """The `m`-th antiderivative with integration constants `k`, as `numpy.polyint` (a poly1d
+    for a poly1d)."""
     m = int(m)
     if m < 0:
         raise ValueError("mjnp.polyint: Order of integral must be positive (see polyder)")
+    truepoly, (p,) = _unwrap_poly1d(p)
     p = _poly_1d("polyint", p)
     ks = np.zeros(m) if k is None else k
     if isinstance(ks, _Array | Tracer):
@@ -874,7 +911,7 @@ def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
         scaled = ew.true_divide(p, np.arange(n, 0, -1))
         scaled, c = promote_args("polyint", scaled, consts[i])
         p = lax.concatenate([scaled, lax.reshape(c, (1,))], 0)
-    return p
+    return _as_poly1d(truepoly, p)
 
 
 def poly(seq_of_zeros: ArrayLike) -> Array | float:
@@ -890,6 +927,7 @@ def poly(seq_of_zeros: ArrayLike) -> Array | float:
     """
     from mjnp.linalg import eigvals
 
+    _, (seq_of_zeros,) = _unwrap_poly1d(seq_of_zeros)
     z = asarray_arg("poly", seq_of_zeros)
     if z.ndim == 0:
         raise TypeError(
@@ -927,8 +965,11 @@ def _mintypecode_of(dtype: np.dtype) -> str:
 def polydiv(u: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
     """Quotient and remainder of polynomial division, as `numpy.polydiv`.
 
+    Quotient and remainder are poly1d if an input is one.
+
     NB: leading (near-)zeros of the remainder are trimmed only for concrete values.
     """
+    truepoly, (u, v) = _unwrap_poly1d(u, v)
     u = ew.add(_poly_1d("polydiv", u), 0.0)
     v = ew.add(_poly_1d("polydiv", v), 0.0)
     u, v = promote_args("polydiv", u, v)
@@ -949,7 +990,7 @@ def polydiv(u: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
         while start < host.shape[0] - 1 and np.allclose(host[start], 0, rtol=1e-14):
             start += 1
         rem = lax.slice_in_dim(rem, start, host.shape[0], axis=0)
-    return quot, rem
+    return _as_poly1d(truepoly, quot), _as_poly1d(truepoly, rem)
 
 
 def roots(p: ArrayLike) -> Array:
@@ -961,6 +1002,7 @@ def roots(p: ArrayLike) -> Array:
     """
     from mjnp.linalg import eigvals
 
+    _, (p,) = _unwrap_poly1d(p)
     p = asarray_arg("roots", p)
     if p.ndim == 0:
         p = lax.reshape(p, (1,))
