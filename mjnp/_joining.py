@@ -520,6 +520,17 @@ def _roll_axis(a: Array, shift: Any, axis: int) -> Array:
     return lax.dynamic_slice(doubled, starts, a.shape)
 
 
+def _is_axis_iterable(axis: Any) -> bool:
+    """Whether `axis` is not an integer but an iterable of them (a NumPy array, a range)."""
+    if isinstance(axis, str | bytes) or not hasattr(axis, "__iter__"):
+        return False
+    try:
+        operator.index(axis)
+    except TypeError:
+        return True
+    return False
+
+
 def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> Array:
     """Roll elements along `axis` (the flattened array by default), as `numpy.roll`.
 
@@ -538,6 +549,8 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
     shifts = _concrete_ints("roll", "shift", shift)
     if axis is None:
         return lax.reshape(_roll_axis(ravel(a), int(shifts.sum()), 0), a.shape)
+    if not isinstance(axis, tuple | list) and _is_axis_iterable(axis):
+        axis = tuple(axis)  # NumPy's normalize_axis_tuple takes an array or a range of axes
     axes_t = axis if isinstance(axis, tuple | list) else (axis,)
     axes = np.asarray([normalize_axis("roll", ax, a.ndim) for ax in axes_t], dtype=_INT64)
     if not isinstance(axis, tuple | list):

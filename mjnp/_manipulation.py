@@ -59,9 +59,18 @@ def reject_bool_axis(fname: str, axis: Any) -> None:
 
 
 def normalize_axes(
-    fname: str, axis: Any, ndim: int, argname: str = "axis", *, allow_bool: bool = True
+    fname: str,
+    axis: Any,
+    ndim: int,
+    argname: str = "axis",
+    *,
+    allow_bool: bool = True,
+    allow_iterable: bool | None = None,
 ) -> tuple[int, ...]:
     """An int or a sequence of ints as a tuple of non-negative axes, in the given order.
+
+    With `allow_iterable` (by default, where `allow_bool` is: NumPy's Python-level
+    `normalize_axis_tuple`), any iterable of ints is taken, such as a NumPy array or a range.
 
     Raises:
         TypeError: if an entry is not an integer (or is a bool and `allow_bool` is False).
@@ -71,7 +80,16 @@ def normalize_axes(
     if isinstance(axis, tuple | list):
         axes = tuple(normalize_axis(fname, a, ndim, allow_bool=allow_bool) for a in axis)
     else:
-        axes = (normalize_axis(fname, axis, ndim, allow_bool=allow_bool),)
+        try:
+            axes = (normalize_axis(fname, axis, ndim, allow_bool=allow_bool),)
+        except TypeError:
+            # As NumPy's `normalize_axis_tuple`: what is not an integer may be any iterable of
+            # integers (a NumPy array, a range); anything else keeps the integer's TypeError.
+            if allow_iterable is None:
+                allow_iterable = allow_bool
+            if not allow_iterable or isinstance(axis, str | bytes) or not hasattr(axis, "__iter__"):
+                raise
+            axes = tuple(normalize_axis(fname, a, ndim, allow_bool=allow_bool) for a in axis)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{fname}: duplicate value in '{argname}', got {axis!r}")
     return axes
@@ -261,7 +279,7 @@ def expand_dims(a: ArrayLike, axis: Axis) -> Array:
     """Insert size-1 axes at positions `axis` of the result, as `numpy.expand_dims`."""
     a = asarray_strong("expand_dims", a)
     out_ndim = a.ndim + (len(axis) if isinstance(axis, tuple | list) else 1)
-    axes = normalize_axes("mjnp.expand_dims", axis, out_ndim)
+    axes = normalize_axes("mjnp.expand_dims", axis, out_ndim, allow_iterable=False)
     return lax.expand_dims(a, axes)
 
 

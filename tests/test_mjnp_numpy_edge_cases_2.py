@@ -212,3 +212,34 @@ def test_where_float16_overflow_is_inf_without_warning(v: Any) -> None:
         got = numpy.asarray(mjnp.where(mjnp.asarray(cond), mjnp.asarray(x), v))
     assert got.dtype == expected.dtype
     numpy.testing.assert_array_equal(got, expected)
+
+
+# --- 5. an axis given as an iterable of ints (a NumPy array, a range) ----------------------
+# NumPy's Python-level functions read `axis` with normalize_axis_tuple, which iterates what is
+# not an integer; its C-level and ufunc readers (and expand_dims) reject the same value.
+
+_ITERABLE_AXES = [numpy.array([0]), numpy.array([1, 0]), range(1), numpy.array([[0]]), 1.5, "a"]
+
+_AXIS_CALLS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "median": lambda np, a, ax: np.median(a, axis=ax),
+    "nanmedian": lambda np, a, ax: np.nanmedian(a, axis=ax),
+    "quantile": lambda np, a, ax: np.quantile(a, 0.25, axis=ax),
+    "percentile": lambda np, a, ax: np.percentile(a, 75, axis=ax),
+    "average": lambda np, a, ax: np.average(a, axis=ax),
+    "flip": lambda np, a, ax: np.flip(a, axis=ax),
+    "gradient": lambda np, a, ax: np.stack(np.gradient(a, axis=ax)),
+    "moveaxis": lambda np, a, ax: np.moveaxis(a, ax, ax),
+    "roll": lambda np, a, ax: np.roll(a, 1, axis=ax),
+    "expand_dims": lambda np, a, ax: np.expand_dims(a, axis=ax),
+    "nanmean": lambda np, a, ax: np.nanmean(a, axis=ax),
+    "count_nonzero": lambda np, a, ax: np.count_nonzero(a, axis=ax),
+    "sum": lambda np, a, ax: np.sum(a, axis=ax),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AXIS_CALLS))
+@pytest.mark.parametrize("axis", _ITERABLE_AXES, ids=repr)
+def test_axis_as_iterable_like_numpy(name: str, axis: Any) -> None:
+    call = _AXIS_CALLS[name]
+    a = numpy.arange(12.0).reshape(3, 4)
+    check_like_numpy(lambda: call(numpy, a, axis), lambda: call(mjnp, mjnp.asarray(a), axis))
