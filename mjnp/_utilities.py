@@ -58,6 +58,17 @@ def geterrcall() -> Any:
     return np.geterrcall()
 
 
+def setbufsize(size: int) -> int:
+    """`numpy.setbufsize`: set NumPy's ufunc buffer size (scoped by `errstate`), returning the
+    old one. NB: mjnp's computations run in XLA and use no such buffer."""
+    return np.setbufsize(size)
+
+
+def getbufsize() -> int:
+    """`numpy.getbufsize` (see `setbufsize`)."""
+    return np.getbufsize()
+
+
 # --- file I/O (through NumPy on the host) ---------------------------------------------------
 
 

@@ -29,6 +29,8 @@ EXEMPT: dict[str, str] = {
     "seterr": "sets floating-point error configuration",
     "geterrcall": "reads the error callback",
     "seterrcall": "sets the error callback",
+    "getbufsize": "reads the ufunc buffer size setting",
+    "setbufsize": "sets the ufunc buffer size setting",
     "isnat": "datetime64/timedelta64 only, dtypes mjnp has no arrays of",
     "save": "file I/O: round trip in test_mjnp_utilities.py",
     "load": "file I/O: round trip in test_mjnp_utilities.py",

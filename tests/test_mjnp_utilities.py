@@ -154,6 +154,20 @@ def test_error_state_keeps_numpy_settings():
     assert mjnp.geterrcall() is np.geterrcall()
 
 
+def test_bufsize_is_numpy_setting_scoped_by_errstate():
+    default = np.getbufsize()
+    with mjnp.errstate():
+        assert mjnp.setbufsize(4096) == default
+        assert mjnp.getbufsize() == np.getbufsize() == 4096
+    assert mjnp.getbufsize() == default
+    for bad in (-1, 4, 5, 10**8):  # NumPy's ValueErrors: negative, too small, not x16, too big
+        with pytest.raises(ValueError):
+            np.setbufsize(bad)
+        with pytest.raises(ValueError):
+            mjnp.setbufsize(bad)
+    assert mjnp.getbufsize() == default
+
+
 def test_printing_functions_match_numpy():
     x = np.array([[1e-8, 1.0], [np.pi, -2.5]])
     a = mjnp.asarray(x)
