@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
-from mjcore.array import Array
+from mjcore.array import Array, wrap_buffer
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_primitive
 from mjcore.core import Primitive, ShapedArray, get_aval
@@ -131,7 +131,7 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
             avals.append(aval)
     program, avals_out = compiled_primitive(prim, tuple(avals), params)
     outs = program.run(bufs)
-    return [Array(b, a) for b, a in zip(outs, avals_out, strict=True)]
+    return [wrap_buffer(b, a) for b, a in zip(outs, avals_out, strict=True)]
 
 
 def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:

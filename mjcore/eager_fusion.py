@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mjcore import core
-from mjcore.array import Array, avals_and_buffers
+from mjcore.array import Array, avals_and_buffers, wrap_buffer
 from mjcore.core import ShapedArray
 from mjcore.dispatch import to_buffer
 from mjcore.errors import (
@@ -112,7 +112,7 @@ def fuse_eagerly(fun: F) -> F:
                 pass
             else:
                 try:
-                    return Array(execute(bufs).consume_with_handlers(handlers)[0], out_aval)
+                    return wrap_buffer(execute(bufs).consume_with_handlers(handlers)[0], out_aval)
                 except Exception:  # noqa: BLE001  # e.g. a donated (deleted) buffer
                     return general(args)
         return general(args, kwargs)
@@ -175,8 +175,8 @@ def fuse_eagerly(fun: F) -> F:
         except Exception:  # e.g. a donated (deleted) buffer: run explains it
             outs = program.run(bufs)
         if entry.single_output:
-            return Array(outs[0], exe.out_avals[0])
-        arrays = [Array(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
+            return wrap_buffer(outs[0], exe.out_avals[0])
+        arrays = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
         return tree_unflatten(entry.out_tree, arrays)
 
     fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces

@@ -14,7 +14,7 @@ from typing import Any
 
 from mjcore import core
 from mjcore.ad import Zero, jvp_flat, zeros_like_aval
-from mjcore.array import Array, avals_and_buffers
+from mjcore.array import Array, avals_and_buffers, wrap_buffer
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import donation_plan, lower_jaxpr, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
@@ -72,8 +72,8 @@ class _Executable:
         outs = self.program.run(bufs)
         avals = self.out_avals
         if len(outs) == 1:
-            return [Array(outs[0], avals[0])]
-        return [Array(b, a) for b, a in zip(outs, avals, strict=True)]
+            return [wrap_buffer(outs[0], avals[0])]
+        return [wrap_buffer(b, a) for b, a in zip(outs, avals, strict=True)]
 
 
 _compiled: weakref.WeakKeyDictionary[ClosedJaxpr, _Executable] = weakref.WeakKeyDictionary()
@@ -475,7 +475,9 @@ class JittedFunction:
             else:
                 if core._state.eager:
                     try:
-                        return Array(execute(bufs).consume_with_handlers(handlers)[0], out_aval)
+                        return wrap_buffer(
+                            execute(bufs).consume_with_handlers(handlers)[0], out_aval
+                        )
                     except Exception:  # e.g. a donated (deleted) buffer: run explains it
                         return Array(program.run(bufs)[0], out_aval)
         flat_calls = self._flat_calls
@@ -505,8 +507,8 @@ class JittedFunction:
                             exe.out_avals[0],
                             program,
                         )
-                    return Array(outs[0], exe.out_avals[0])
-                outs = [Array(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
+                    return wrap_buffer(outs[0], exe.out_avals[0])
+                outs = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
                 return tree_unflatten(entry.out_tree, outs)
         entry, flat = self._entry_for(args, kwargs)
         if entry.eager_ok and core._state.eager:
