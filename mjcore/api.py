@@ -652,10 +652,16 @@ def linear_transpose(
 
     try:
         transposed = trace_to_jaxpr(transpose_flat, out_avals, f"transpose({name})")
-    except (MissingRuleError, TypeError, AssertionError) as err:
+    except MissingRuleError as err:
+        if err.rule != "transpose":
+            raise
         raise TypeError(
-            f"{fname}: the function is not linear in its inputs, so it has no transpose: {err}"
+            f"{fname}: the function is not linear in its inputs: it applies "
+            f"'{err.primitive_name}' to a value that depends on them, and '{err.primitive_name}'"
+            " is not linear (it has no transpose rule)"
         ) from err
+    except (TypeError, AssertionError) as err:
+        raise TypeError(f"{fname}: the function is not linear in its inputs: {err}") from err
 
     def f_transpose(out_cotangent: Any) -> tuple[Any, ...]:
         cts_flat, ct_tree = tree_flatten(out_cotangent)
