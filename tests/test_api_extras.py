@@ -557,6 +557,8 @@ def test_disable_jit_restored_after_exception_and_nesting():
             with pytest.raises(mjcore.ConcretizationTypeError):
                 _branchy(1.0)
         assert float(_branchy(1.0)) == 2.0
+    state = mjcore.core._state
+    assert state.eager and not state.jit_disabled  # eager fast paths are back on
 
 
 def test_disable_jit_control_flow_runs_python(capsys):
@@ -653,8 +655,15 @@ def test_ensure_compile_time_eval_matches_jax():
     _close(jit(make(mjcore))(1.5), jax.jit(make(jax))(1.5))
     text = str(make_jaxpr(make(mjcore))(1.5))
     assert "mul" in text and "iota" not in text  # only the traced product is staged
+
+    @jit
+    def g(x):
+        with mjcore.ensure_compile_time_eval():
+            return int(x)  # a traced argument stays abstract
+
     with pytest.raises(mjcore.ConcretizationTypeError):
-        jit(lambda x: mjcore.ensure_compile_time_eval().__enter__() or int(x))(1)
+        g(1)
+    assert mjcore.core._state.dynamic_trace is None and mjcore.core._state.eager
     assert float(make(mjcore)(1.0)) == 12.0  # a no-op outside tracing
 
 
