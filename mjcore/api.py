@@ -870,7 +870,10 @@ def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[
     Called eagerly it runs `fun` directly. Under `jit`, `make_jaxpr` or another
     transformation, a call with array arguments becomes one `pjit` equation with
     `name=name`, so the name shows in jaxprs; every transformation applies to it as to any
-    jitted function.
+    jitted function. Calls with non-array arguments run `fun` directly.
+
+    NB: JAX only pushes `name` on its name stack (op metadata); mjcore has no name stack, so
+    the name goes on a sub-jaxpr instead. Values and derivatives are the same.
     """
     from mjcore.jit import JittedFunction
 

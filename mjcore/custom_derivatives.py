@@ -998,7 +998,9 @@ def _maybe_perturbed(x: Any) -> bool:
     return True
 
 
-def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable[..., Any], list]:
+def closure_convert(
+    fun: Callable[..., Any], *example_args: Any
+) -> tuple[Callable[..., Any], list[Any]]:
     """`fun` with the values it closes over that might be differentiated made explicit
     arguments, as JAX's `closure_convert`.
 

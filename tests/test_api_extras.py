@@ -125,6 +125,17 @@ def test_eval_shape_does_no_flops():
     assert out == mjcore.ShapeDtypeStruct((100_000,), np.float64)
 
 
+def test_eval_shape_of_jitted_function_traces_without_compiling():
+    f = jit(lambda x, y: (x @ y, np.sum(y)))
+    x, y = mjcore.ShapeDtypeStruct((2, 3), np.float32), jnp.ones((3,), jnp.float32)
+    out = mjcore.eval_shape(f, x, y)
+    assert out == (
+        mjcore.ShapeDtypeStruct((2,), np.float32),
+        mjcore.ShapeDtypeStruct((), np.float32),
+    )
+    assert f.compile_count == 0
+
+
 def test_eval_shape_rejects_non_array_leaf():
     with pytest.raises(TypeError, match=r"eval_shape\(<lambda>\): .*type str"):
         mjcore.eval_shape(lambda x, s: x, np.ones(2), "hello")
