@@ -944,7 +944,10 @@ def custom_gradient(fun: Callable[..., Any]) -> custom_vjp:
             return x ** 2, lambda g: (g * x,)
 
     `vjp_fn` may close over values computed in `fun`; it is traced to a jaxpr when the
-    forward pass runs, and those values become residuals. Arguments are positional.
+    forward pass runs, and those values become residuals.
+
+    NB: keyword arguments are bound to positions through `fun`'s signature, as for
+    `custom_vjp` functions; JAX's `custom_gradient` rejects them.
     """
 
     def primal(*args: Any) -> Any:

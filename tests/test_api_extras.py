@@ -410,6 +410,16 @@ def test_custom_gradient_matches_jax(make, n_args, wrap):
     _close(mj_f(*map(np.asarray, args)), jax_f(*args))  # the primal value
 
 
+def test_custom_gradient_keyword_arguments_bind_to_positions():
+    @mjcore.custom_gradient
+    def f(x, scale):
+        return x * scale, lambda g: (g * 100.0, g * x)
+
+    assert float(f(2.0, scale=3.0)) == 6.0
+    assert float(grad(lambda x: f(x, scale=3.0))(2.0)) == 100.0
+    assert float(grad(f, 1)(2.0, 3.0)) == 2.0
+
+
 def test_custom_gradient_value_and_vjp():
     f = _clipped_sin(mjcore)
     x = np.asarray(_rand(5, seed=9) * 3)
