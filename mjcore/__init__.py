@@ -7,14 +7,21 @@ from mjcore import dispatch as _dispatch  # noqa: F401  (installs eager XLA exec
 from mjcore import lax, tree_util
 from mjcore.ad import UndefinedPrimal, is_undefined_primal
 from mjcore.api import (
+    ShapeDtypeStruct,
+    ensure_compile_time_eval,
     eval_closed_jaxpr,
+    eval_shape,
     grad,
     hessian,
     jacfwd,
+    jacobian,
     jacrev,
     jvp,
+    linear_transpose,
     linearize,
     make_jaxpr,
+    named_call,
+    typeof,
     value_and_grad,
     vjp,
     vmap,
@@ -24,8 +31,19 @@ from mjcore.backend.lowering import lower_fun
 from mjcore.checkpoint import checkpoint, checkpoint_policies, remat
 from mjcore.control_flow import cond, fori_loop, scan, switch, while_loop
 from mjcore.core import Primitive, ShapedArray
-from mjcore.custom_derivatives import custom_jvp, custom_vjp
-from mjcore.dispatch import block_until_ready, device_get, device_put, devices
+from mjcore.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
+from mjcore.dispatch import (
+    block_until_ready,
+    default_backend,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
+    process_count,
+    process_index,
+)
 from mjcore.errors import (
     ConcretizationTypeError,
     MissingRuleError,
@@ -34,7 +52,7 @@ from mjcore.errors import (
     UnexpectedTracerError,
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
-from mjcore.jit import jit
+from mjcore.jit import clear_caches, disable_jit, jit
 
 __all__ = [
     "Array",
@@ -43,40 +61,57 @@ __all__ = [
     "Jaxpr",
     "MissingRuleError",
     "Primitive",
+    "ShapeDtypeStruct",
     "ShapedArray",
     "TracerArrayConversionError",
     "TracerIntegerConversionError",
     "UndefinedPrimal",
     "UnexpectedTracerError",
     "checkpoint",
+    "clear_caches",
+    "closure_convert",
     "checkpoint_policies",
     "cond",
+    "custom_gradient",
     "custom_jvp",
     "custom_vjp",
     "block_until_ready",
+    "default_backend",
+    "device_count",
     "device_get",
     "device_put",
     "devices",
+    "disable_jit",
+    "ensure_compile_time_eval",
     "eval_closed_jaxpr",
     "eval_jaxpr",
+    "eval_shape",
     "fori_loop",
     "grad",
     "hessian",
     "is_undefined_primal",
     "jacfwd",
+    "jacobian",
     "jacrev",
     "jit",
     "jvp",
     "lax",
+    "linear_transpose",
     "linearize",
+    "local_device_count",
+    "local_devices",
     "lower_fun",
     "make_jaxpr",
+    "named_call",
+    "process_count",
+    "process_index",
     "random",
     "remat",
     "scan",
     "switch",
     "tree_util",
     "typecheck_jaxpr",
+    "typeof",
     "value_and_grad",
     "vjp",
     "vmap",

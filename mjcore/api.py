@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from mjcore import core, fused_grad, tree_util
 from mjcore.ad import Zero, jvp_flat, tangent_aval
@@ -597,3 +601,293 @@ def jacrev(
 def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Hessian: `jacfwd(jacrev(fun))`."""
     return jacfwd(jacrev(fun, argnums), argnums)
+
+
+jacobian = jacrev  # JAX's name for the reverse-mode Jacobian: the same function object
+
+
+def linear_transpose(
+    fun: Callable[..., Any], *primals: Any, reduce_axes: Sequence[Any] = ()
+) -> Callable[[Any], tuple[Any, ...]]:
+    """The transpose of a linear function, as JAX's `linear_transpose`.
+
+    `primals` give only the shapes and dtypes of `fun`'s arguments (their values are not
+    used). The result `f_transpose(out_cotangent)` returns a tuple with one cotangent per
+    argument, of the arguments' structures and dtypes: for linear `fun`,
+    `f_transpose(ct)` equals `vjp(fun, *primals)[1](ct)`, without running `fun` forward.
+    `fun` is traced and transposed once, here, so non-linearity is reported at this call.
+
+    Raises:
+      TypeError: if `fun` is not linear in its arguments (e.g. `sin(x)` or `x * x`), or its
+        inputs and outputs are not all inexact (or all integer).
+      NotImplementedError: for a non-empty `reduce_axes` (deprecated in JAX as well).
+    """
+    from mjcore import dtypes
+    from mjcore.ad import UndefinedPrimal, backward_pass, instantiate
+    from mjcore.errors import MissingRuleError
+
+    name = _fun_name(fun)
+    fname = f"linear_transpose({name})"
+    if reduce_axes:
+        raise NotImplementedError(f"{fname}: the reduce_axes argument is not supported")
+    primals_flat, in_tree = tree_flatten(primals)
+    _check_array_leaves(fname, "primal values", primals_flat)
+    in_avals = [get_aval(x).strip_weak_type() for x in primals_flat]
+    flat_fun, out_tree_cell = flatten_fun(fun, in_tree)
+    closed = trace_to_jaxpr(flat_fun, in_avals, fname)
+    out_tree = out_tree_cell[0]
+    out_avals = [a.strip_weak_type() for a in closed.out_avals]
+    kinds = [a.dtype for a in (*in_avals, *out_avals)]
+    if not (all(map(dtypes.is_inexact, kinds)) or all(map(dtypes.is_integer, kinds))):
+        raise TypeError(
+            f"{fname}: linear_transpose only supports [float or complex] -> [float or complex] "
+            f"and integer -> integer functions, but got {[a.str_short() for a in in_avals]} -> "
+            f"{[a.str_short() for a in out_avals]}"
+        )
+
+    def transpose_flat(*cts: Any) -> list[Any]:
+        args = [UndefinedPrimal(a) for a in in_avals]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, args, list(cts))
+        return [instantiate(c) for c in cts_in]
+
+    try:
+        transposed = trace_to_jaxpr(transpose_flat, out_avals, f"transpose({name})")
+    except MissingRuleError as err:
+        if err.rule != "transpose":
+            raise
+        raise TypeError(
+            f"{fname}: the function is not linear in its inputs: it applies "
+            f"'{err.primitive_name}' to a value that depends on them, and '{err.primitive_name}'"
+            " is not linear (it has no transpose rule)"
+        ) from err
+    except (TypeError, AssertionError) as err:
+        raise TypeError(f"{fname}: the function is not linear in its inputs: {err}") from err
+
+    def f_transpose(out_cotangent: Any) -> tuple[Any, ...]:
+        cts_flat, ct_tree = tree_flatten(out_cotangent)
+        if ct_tree != out_tree:
+            raise TypeError(
+                f"{fname}: cotangent tree does not match the function's output: expected "
+                f"{out_tree}, got {ct_tree}"
+            )
+        _check_array_leaves(fname, "cotangents", cts_flat)
+        for ct, aval in zip(cts_flat, out_avals, strict=True):
+            ct_aval = get_aval(ct)
+            if ct_aval.shape != aval.shape or ct_aval.dtype != aval.dtype:
+                raise TypeError(
+                    f"{fname}: cotangent type does not match the function's output: expected "
+                    f"{[a.str_short() for a in out_avals]}, got "
+                    f"{[get_aval(c).str_short() for c in cts_flat]}"
+                )
+        outs = eval_jaxpr(transposed.jaxpr, transposed.consts, *cts_flat)
+        return tree_unflatten(in_tree, outs)
+
+    f_transpose.__name__ = f"transpose({name})"
+    return f_transpose
+
+
+# --- abstract evaluation --------------------------------------------------------------------
+
+
+class ShapeDtypeStruct:
+    """The shape, dtype and weak type of an array, with no value, as JAX's `ShapeDtypeStruct`.
+
+    `eval_shape` returns these, and `eval_shape`, `make_jaxpr` and `jit(f).lower/trace`
+    accept them in place of arrays. Instances are immutable and compare by value.
+
+    Args:
+      shape: a sequence of non-negative integers.
+      dtype: a dtype-like (a NumPy dtype, scalar type or name).
+      sharding: must be None (mjcore has one device).
+      weak_type: whether the dtype is weak, as a Python scalar's (see `ShapedArray`).
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool
+
+    def __init__(
+        self, shape: Sequence[int], dtype: Any, *, sharding: Any = None, weak_type: bool = False
+    ) -> None:
+        from mjcore import dtypes
+
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified")
+        if sharding is not None:
+            raise ValueError(
+                f"ShapeDtypeStruct: sharding must be None (mjcore has one device), got {sharding!r}"
+            )
+        shape = tuple(shape)
+        for d in shape:
+            if not isinstance(d, int | np.integer) or isinstance(d, bool) or d < 0:
+                raise TypeError(
+                    f"ShapeDtypeStruct: shape must be a sequence of non-negative integers, "
+                    f"got {shape!r}"
+                )
+        object.__setattr__(self, "shape", tuple(int(d) for d in shape))
+        object.__setattr__(self, "dtype", dtypes.canonicalize_dtype(dtype, "ShapeDtypeStruct"))
+        object.__setattr__(self, "weak_type", bool(weak_type))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ShapeDtypeStruct is immutable: cannot set {name!r}")
+
+    @classmethod
+    def like(cls, x: Any) -> ShapeDtypeStruct:
+        """The ShapeDtypeStruct of an array (or anything with `.shape` and `.dtype`)."""
+        aval = _abstractify("ShapeDtypeStruct.like", x)
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def sharding(self) -> None:
+        return None
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ShapeDtypeStruct):
+            return NotImplemented
+        return (self.shape, self.dtype, self.weak_type) == (
+            other.shape,
+            other.dtype,
+            other.weak_type,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError(
+            f"{self!r} has no value: it describes an array for eval_shape, make_jaxpr and "
+            "jit(f).lower/trace. Pass an array to compute with it."
+        )
+
+
+core.pytype_aval_mappings[ShapeDtypeStruct] = lambda x: ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _abstractify(fname: str, x: Any) -> ShapedArray:
+    """The aval of an array-like, or of anything with `.shape` and `.dtype` (a JAX array)."""
+    from mjcore import dtypes
+
+    if core.is_array_like(x):
+        return get_aval(x)
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is None or dtype is None:
+        raise TypeError(
+            f"{fname}: cannot interpret a value of type {type(x).__name__} as an abstract "
+            f"array: it has no shape and dtype ({x!r:.80}). Pass arrays or ShapeDtypeStructs, "
+            "and close over other values (e.g. with functools.partial)."
+        )
+    return ShapedArray(
+        tuple(shape), dtypes.canonicalize_dtype(dtype, fname), getattr(x, "weak_type", False)
+    )
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of `fun(*args, **kwargs)`, computed without any FLOPs.
+
+    As JAX's `eval_shape`: `fun` is traced abstractly (as `jit` would trace it), so::
+
+        eval_shape(fun, *args) == tree_map(ShapeDtypeStruct.like, fun(*args))
+
+    Every argument leaf is dynamic: an Array, NumPy array, Python scalar, ShapeDtypeStruct
+    or anything with `.shape` and `.dtype`; close over static values with
+    `functools.partial`.
+
+    Returns:
+      A pytree of `ShapeDtypeStruct` of the structure of `fun`'s output.
+
+    Raises:
+      TypeError: for an argument leaf that is not array-like.
+    """
+    fname = f"eval_shape({_fun_name(fun)})"
+    flat, in_tree = tree_flatten((args, kwargs))
+    avals = [_abstractify(fname, x) for x in flat]
+    flat_fun, out_tree = flatten_fun(lambda a, kw: fun(*a, **kw), in_tree)
+    closed = trace_to_jaxpr(flat_fun, avals, fname)
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+    return tree_unflatten(out_tree[0], outs)
+
+
+def typeof(x: Any) -> ShapedArray:
+    """The abstract value (`ShapedArray`) of an array, tracer or Python scalar, as JAX's
+    `typeof`.
+
+    Raises:
+      TypeError: if `x` is not array-like.
+    """
+    if not core.is_array_like(x):
+        raise TypeError(
+            f"typeof: a value of type {type(x).__name__} is not an mjcore array: {x!r:.80}"
+        )
+    return get_aval(x)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval() -> Iterator[None]:
+    """Context manager: inside it, operations on concrete values run eagerly even while `jit`
+    or `make_jaxpr` traces, as JAX's `ensure_compile_time_eval`.
+
+    Values computed from constants (not from the traced arguments) are then concrete inside a
+    jitted function, so Python can branch on them or use them as shapes::
+
+        @jit
+        def f(x):
+            with ensure_compile_time_eval():
+                n = int(mjnp.sum(mjnp.arange(4)))  # 6, computed now
+            return x * n
+
+    Operations on traced values are still staged as usual.
+    """
+    with core.eval_context():
+        yield
+
+
+# --- naming ---------------------------------------------------------------------------------
+
+
+def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
+    """`fun`, staged as a sub-jaxpr named `name` (default `fun.__name__`), as JAX's
+    `named_call`.
+
+    Called eagerly it runs `fun` directly. Under `jit`, `make_jaxpr` or another
+    transformation, a call with array arguments becomes one `pjit` equation with
+    `name=name`, so the name shows in jaxprs; every transformation applies to it as to any
+    jitted function. Calls with non-array arguments run `fun` directly.
+
+    NB: JAX only pushes `name` on its name stack (op metadata); mjcore has no name stack, so
+    the name goes on a sub-jaxpr instead. Values and derivatives are the same.
+    """
+    from mjcore.jit import JittedFunction
+
+    if not callable(fun):
+        raise TypeError(f"named_call: expected a callable, got {type(fun).__name__}")
+    staged = JittedFunction(fun, (), (), (), 64)
+    staged._name = _fun_name(fun) if name is None else str(name)
+
+    @functools.wraps(fun)
+    def named_fun(*args: Any, **kwargs: Any) -> Any:
+        if core._state.eager or not all(
+            map(core.is_array_like, tree_util.tree_leaves((args, kwargs)))
+        ):
+            return fun(*args, **kwargs)
+        return staged(*args, **kwargs)
+
+    return named_fun

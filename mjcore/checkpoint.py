@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from mjcore import core
 from mjcore.ad import Zero, instantiate, is_undefined_primal
+from mjcore.backend import client as backend
 from mjcore.backend.hlo import Value
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED
@@ -253,6 +254,7 @@ class _RematSplit(NamedTuple):
 _split_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, _RematSplit]] = (
     weakref.WeakKeyDictionary()
 )
+backend.clear_at_exit(_split_cache.clear)
 
 
 def _remat_split(closed: ClosedJaxpr, in_unknowns: tuple[bool, ...], policy: Policy) -> _RematSplit:

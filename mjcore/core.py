@@ -292,6 +292,8 @@ class _TraceState(threading.local):
         # look at a traced value must fail then (so the call falls back to eager evaluation)
         # rather than show tracer text the eager call would not have shown.
         self.speculating = False
+        # Set by `mjcore.disable_jit()`: jitted functions run their Python op by op.
+        self.jit_disabled = False
 
 
 @contextmanager
@@ -308,7 +310,7 @@ def new_main(
         yield main
     finally:
         stack.pop()
-        state.eager = len(stack) == 1 and state.dynamic_trace is None
+        state.eager = len(stack) == 1 and state.dynamic_trace is None and not state.jit_disabled
         main.alive = False
         main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
 
@@ -342,9 +344,37 @@ class new_dynamic_main:  # noqa: N801  # used like the generator context manager
         state.dynamic_trace = prev = self.prev
         stack = state.trace_stack
         stack.pop()
-        state.eager = len(stack) == 1 and prev is None
+        state.eager = len(stack) == 1 and prev is None and not state.jit_disabled
         self.main.alive = False
         self.main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
+
+
+@contextmanager
+def eval_context() -> Iterator[None]:
+    """Evaluate operations on non-tracers eagerly, even while a jit or make_jaxpr trace is
+    active (JAX's `core.eval_context`): the dynamic main stops catching them."""
+    state = _state
+    prev = state.dynamic_trace
+    state.dynamic_trace = None
+    state.eager = len(state.trace_stack) == 1 and not state.jit_disabled
+    try:
+        yield
+    finally:
+        state.dynamic_trace = prev
+        state.eager = len(state.trace_stack) == 1 and prev is None and not state.jit_disabled
+
+
+def set_jit_disabled(disabled: bool) -> bool:
+    """Set the flag behind `mjcore.disable_jit` for this thread; returns the previous value.
+
+    While it is set, `eager` is off as well, so that no eager fast path (a jitted function's
+    cached executable, a fused mjnp function or gradient) runs: everything goes op by op.
+    """
+    state = _state
+    prev = state.jit_disabled
+    state.jit_disabled = disabled
+    state.eager = len(state.trace_stack) == 1 and state.dynamic_trace is None and not disabled
+    return prev
 
 
 def cur_level() -> int:

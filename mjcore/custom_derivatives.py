@@ -17,7 +17,14 @@ from mjcore.errors import UnexpectedTracerError
 from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
 from mjcore.jit import hoist_consts
 from mjcore.partial_eval import trace_to_jaxpr
-from mjcore.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
+from mjcore.tree_util import (
+    PyTreeDef,
+    register_pytree_node,
+    tree_flatten,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 
 # --- shared helpers -------------------------------------------------------------------------
 
@@ -895,3 +902,146 @@ def _custom_lin_transpose(
     cts_in = bwd(*args[:num_res], *(instantiate(ct) for ct in cts))
     nz_cts = [ct for ct, nz in zip(cts_in, in_nonzeros, strict=True) if nz]
     return [None] * num_res + nz_cts
+
+
+# --- custom_gradient and closure_convert ----------------------------------------------------
+
+
+class _GradientRule:
+    """custom_gradient's residuals: the user's gradient function traced to a jaxpr. Its
+    constants (values it closes over) are the pytree leaves, so they flow as residuals."""
+
+    __slots__ = ("jaxpr", "consts", "in_tree", "out_tree")
+
+    def __init__(self, jaxpr: Any, consts: list[Any], in_tree: PyTreeDef, out_tree: PyTreeDef):
+        self.jaxpr = jaxpr
+        self.consts = consts
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+
+
+def _gradient_rule_flatten(r: _GradientRule) -> tuple[list[Any], tuple[Any, ...]]:
+    return r.consts, (r.jaxpr, r.in_tree, r.out_tree)
+
+
+def _gradient_rule_unflatten(aux: tuple[Any, ...], consts: Any) -> _GradientRule:
+    jaxpr, in_tree, out_tree = aux
+    return _GradientRule(jaxpr, list(consts), in_tree, out_tree)
+
+
+register_pytree_node(_GradientRule, _gradient_rule_flatten, _gradient_rule_unflatten)
+
+
+def custom_gradient(fun: Callable[..., Any]) -> custom_vjp:
+    """A function with a custom gradient given by the function itself, as JAX's
+    `custom_gradient`; built on `custom_vjp`.
+
+    `fun(*args)` returns `(value, vjp_fn)`, where `vjp_fn(ct)` maps an output cotangent to
+    the cotangents of `args` (a tuple, or a single value when there is one argument)::
+
+        @custom_gradient
+        def f(x):
+            return x ** 2, lambda g: (g * x,)
+
+    `vjp_fn` may close over values computed in `fun`; it is traced to a jaxpr when the
+    forward pass runs, and those values become residuals.
+
+    NB: keyword arguments are bound to positions through `fun`'s signature, as for
+    `custom_vjp` functions; JAX's `custom_gradient` rejects them.
+    """
+
+    def primal(*args: Any) -> Any:
+        ans, _ = fun(*args)
+        return ans
+
+    functools.update_wrapper(primal, fun)
+
+    def fwd(*args: Any) -> tuple[Any, _GradientRule]:
+        ans, rule = fun(*args)
+        ans_flat, out_tree = tree_flatten((ans,))
+        ct_avals = [tangent_aval(get_aval(x)) for x in ans_flat]
+        in_tree_cell: list[PyTreeDef] = []
+
+        def rule_flat(*cts: Any) -> list[Any]:
+            cts_in = rule(*tree_unflatten(out_tree, cts))
+            leaves, tree = tree_flatten(cts_in)
+            in_tree_cell.append(tree)
+            return leaves
+
+        closed = trace_to_jaxpr(rule_flat, ct_avals, f"custom_gradient {_fun_name(rule)}")
+        return ans, _GradientRule(closed.jaxpr, list(closed.consts), in_tree_cell[0], out_tree)
+
+    def bwd(res: _GradientRule, cts: Any) -> tuple[Any, ...]:
+        cts_flat, out_tree = tree_flatten((cts,))
+        if out_tree != res.out_tree:
+            raise TypeError(
+                f"custom_gradient function {_fun_name(fun)}: cotangent structure {out_tree} "
+                f"does not match the output structure {res.out_tree}"
+            )
+        cts_in = tree_unflatten(res.in_tree, eval_jaxpr(res.jaxpr, res.consts, *cts_flat))
+        return (cts_in,) if res.in_tree == tree_structure(0) else cts_in
+
+    wrapped = custom_vjp(primal)
+    wrapped.defvjp(fwd, bwd)
+    return wrapped
+
+
+def _maybe_perturbed(x: Any) -> bool:
+    """Whether `x` might carry a nonzero tangent (JAX's heuristic of the same name)."""
+    from mjcore.ad import JVPTracer
+    from mjcore.partial_eval import JaxprTracer
+
+    if not isinstance(x, core.Tracer):
+        return False
+    if isinstance(x, JVPTracer) and type(x.tangent) is Zero:
+        return _maybe_perturbed(x.primal)
+    if isinstance(x, JaxprTracer):
+        # Staged out: differentiation may come later, except for types with no tangent space.
+        return is_differentiable(x.aval)
+    return True
+
+
+def closure_convert(
+    fun: Callable[..., Any], *example_args: Any
+) -> tuple[Callable[..., Any], list[Any]]:
+    """`fun` with the values it closes over that might be differentiated made explicit
+    arguments, as JAX's `closure_convert`.
+
+    Returns `(converted, consts)` where `converted(*args, *consts) == fun(*args)` for
+    arguments of the structure, shapes and dtypes of `example_args`. `consts` are the traced
+    values `fun` closes over (concrete ones stay closed over). This lets a function passed
+    to a `custom_vjp` function take its closed-over values as differentiable arguments.
+    """
+    flat_args, in_tree = tree_flatten(example_args)
+    _check_array_leaves("closure_convert", _fun_name(fun), "example arguments", flat_args)
+    in_avals = [get_aval(x) for x in flat_args]
+    out_tree_cell: list[PyTreeDef] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        out_flat, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, xs)))
+        out_tree_cell.append(out_tree)
+        return out_flat
+
+    closed = trace_to_jaxpr(flat_fun, in_avals, f"closure_convert({_fun_name(fun)})")
+    jaxpr, out_tree = closed.jaxpr, out_tree_cell[0]
+    hoisted_mask = [_maybe_perturbed(c) for c in closed.consts]
+    closure_consts = [c for c, h in zip(closed.consts, hoisted_mask, strict=True) if not h]
+    hoisted_consts = [c for c, h in zip(closed.consts, hoisted_mask, strict=True) if h]
+    num_hoisted = len(hoisted_consts)
+
+    def converted_fun(*args_hconsts: Any) -> Any:
+        num_args = len(args_hconsts) - num_hoisted
+        args, hoisted = args_hconsts[:num_args], iter(args_hconsts[num_args:])
+        closure = iter(closure_consts)
+        consts = [next(hoisted) if h else next(closure) for h in hoisted_mask]
+        all_args, in_tree2 = tree_flatten(tuple(args))
+        if in_tree != in_tree2:
+            raise TypeError(
+                "The inputs to the closure produced by closure_convert must have the same "
+                "pytree structure as the example arguments passed when closure_convert was "
+                f"called. Expected {in_tree}, but got {in_tree2}"
+            )
+        return tree_unflatten(out_tree, eval_jaxpr(jaxpr, consts, *all_args))
+
+    converted_fun.__name__ = f"closure_convert({_fun_name(fun)})"
+    return converted_fun, hoisted_consts

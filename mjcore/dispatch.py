@@ -151,6 +151,61 @@ def devices() -> list[Any]:
     return backend.devices()
 
 
+# --- device introspection, as JAX's (one process, one CPU client) ---------------------------
+
+
+def _check_backend(fname: str, name: Any) -> None:
+    if name is not None and name != "cpu":
+        raise RuntimeError(
+            f"mjcore.{fname}: unknown backend {name!r}; mjcore runs on the 'cpu' backend only "
+            "(pass backend=None or 'cpu')"
+        )
+
+
+def default_backend() -> str:
+    """The platform name of the default backend: always 'cpu'."""
+    return "cpu"
+
+
+def device_count(backend: str | None = None) -> int:
+    """The number of devices, over all processes (here: the CPU devices of this process)."""
+    _check_backend("device_count", backend)
+    return len(devices())
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """The number of devices this process can address."""
+    _check_backend("local_device_count", backend)
+    return len(devices())
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
+    """The devices of process `process_index` (default: this one, the only one).
+
+    Raises:
+      ValueError: for a process index other than 0.
+    """
+    _check_backend("local_devices", backend)
+    if process_index not in (None, 0):
+        raise ValueError(
+            f"mjcore.local_devices: unknown process_index {process_index}; there is one "
+            "process, index 0"
+        )
+    return devices()
+
+
+def process_index(backend: str | None = None) -> int:
+    """The index of this process among all processes: always 0."""
+    _check_backend("process_index", backend)
+    return 0
+
+
+def process_count(backend: str | None = None) -> int:
+    """The number of processes: always 1 (mjcore is single-process)."""
+    _check_backend("process_count", backend)
+    return 1
+
+
 def device_get(tree: Any) -> Any:
     """Copy every Array leaf of a pytree to the host as a NumPy array."""
     from mjcore.tree_util import tree_map

@@ -94,6 +94,7 @@ def fuse_eagerly(fun: F) -> F:
     # The commonest case, one output and Array arguments only, keyed by the avals: what to
     # execute and the output's aval, with no attribute chains to walk.
     simple: dict[ShapedArray | tuple[ShapedArray, ...], tuple[Any, Any, ShapedArray]] = {}
+    jitted._clear_hooks.extend((simple.clear, with_keywords.clear, unfusable.clear))
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:

@@ -66,6 +66,7 @@ _stats: weakref.WeakKeyDictionary[Any, _FunctionStats] = weakref.WeakKeyDictiona
 _cache: OrderedDict[Any, Any] = OrderedDict()
 _lock = threading.Lock()
 backend.clear_at_exit(_cache.clear)
+backend.clear_at_exit(_stats.clear)
 
 # How many calls ran a compiled executable (for tests and benchmarks to check it is in use).
 fused_calls = 0

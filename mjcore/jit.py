@@ -9,7 +9,8 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from mjcore import core
@@ -317,7 +318,10 @@ class JittedFunction:
         self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
+        # Caches kept beside this function's own (by `mjcore.eager_fusion`), emptied with them.
+        self._clear_hooks: list[Callable[[], None]] = []
         functools.update_wrapper(self, fun, updated=())
+        _live_jitted.add(self)
 
     # -- signature handling ------------------------------------------------------------------
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -510,6 +514,8 @@ class JittedFunction:
                     return wrap_buffer(outs[0], exe.out_avals[0])
                 outs = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
                 return tree_unflatten(entry.out_tree, outs)
+        if core._state.jit_disabled:  # `disable_jit()` turns the fast paths above off too
+            return self._fun(*args, **kwargs)
         entry, flat = self._entry_for(args, kwargs)
         if entry.eager_ok and core._state.eager:
             # Eager fast path: straight to the executable, no bind.
@@ -535,12 +541,15 @@ class JittedFunction:
         return entry.closed
 
     def clear_cache(self) -> None:
+        """Drop this function's traced jaxprs and executables (the next call retraces)."""
         with self._lock:
             self._cache.clear()
             if self._flat_calls:
                 self._flat_calls.clear()
             if self._simple:
                 self._simple.clear()
+            for hook in self._clear_hooks:
+                hook()
 
     def cache_size(self) -> int:
         return len(self._cache)
@@ -551,6 +560,9 @@ class JittedFunction:
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # Support decorating methods.
         return self if obj is None else functools.partial(self, obj)
+
+
+_live_jitted: weakref.WeakSet[JittedFunction] = weakref.WeakSet()
 
 
 def _device_put(x: Any) -> Array:
@@ -724,6 +736,38 @@ def jit(
     return wrap if fun is None else wrap(fun)
 
 
+@contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Context manager: inside it, `jit`-decorated functions run their Python op by op, as
+    JAX's `disable_jit`.
+
+    Values are concrete inside a jitted function then, so `print(x)`, `if x > 0:` and
+    `float(x)` work (for debugging). Control flow (`cond`, `switch`, `while_loop`, `scan`,
+    `fori_loop`) runs as Python loops and branches when its inputs are concrete, and mjnp
+    functions run primitive by primitive. `make_jaxpr` and `jit(f).lower` still trace. The
+    setting is per thread and is restored on exit, also when an exception leaves the block.
+
+    Args:
+      disable: False re-enables jit inside an outer `disable_jit()` block.
+    """
+    prev = core.set_jit_disabled(bool(disable))
+    try:
+        yield
+    finally:
+        core.set_jit_disabled(prev)
+
+
+def clear_caches() -> None:
+    """Drop every cache of traced jaxprs and compiled executables, as JAX's `clear_caches`.
+
+    That is each jitted function's signature cache, the executables of eagerly run primitives
+    and control flow, and the jaxprs `jvp`, `vmap`, partial evaluation, transposition and
+    `checkpoint` derive from jitted functions. Later calls retrace and recompile; arrays and
+    `Compiled` objects already made stay valid.
+    """
+    backend.clear_caches()
+
+
 # --- reverse mode: partial evaluation and transposition of pjit -----------------------------
 
 _pe_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
@@ -832,3 +876,11 @@ def _pjit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, name: str):
 
 
 pjit_p.def_transpose(_pjit_transpose)
+
+
+@backend.clear_at_exit
+def _clear_jit_caches() -> None:
+    for f in list(_live_jitted):
+        f.clear_cache()
+    for cache in (_compiled, _jvp_cache, _batch_cache, _pe_cache, _transpose_cache):
+        cache.clear()

@@ -39,14 +39,22 @@ def client() -> Any:
     return _client
 
 
-# Caches of executables and buffers elsewhere in mjcore, emptied at interpreter exit.
+# Caches of executables, jaxprs and buffers elsewhere in mjcore, emptied at interpreter exit
+# and by `mjcore.clear_caches()`.
 _exit_hooks: list[Callable[[], None]] = []
 
 
 def clear_at_exit(hook: Callable[[], None]) -> Callable[[], None]:
-    """Register `hook` (which drops cached executables or buffers) to run at exit."""
+    """Register `hook` (which drops cached executables, jaxprs or buffers) to run at exit and
+    on `clear_caches()`."""
     _exit_hooks.append(hook)
     return hook
+
+
+def clear_caches() -> None:
+    """Run every hook registered with `clear_at_exit`."""
+    for hook in _exit_hooks:
+        hook()
 
 
 @atexit.register
@@ -56,8 +64,7 @@ def _release_client() -> None:
     # can be torn down by static destructors with a thread still running, which aborts
     # ("terminate called without an active exception"), seen at about 1 exit in 25.
     global _client, _device, _device_list
-    for hook in _exit_hooks:
-        hook()
+    clear_caches()
     gc.collect()
     _client = _device = _device_list = None
     gc.collect()

@@ -270,6 +270,7 @@ def stage_whole_equation(
 _CACHE_SIZE = 256
 _programs: OrderedDict[Any, backend.Program] = OrderedDict()
 _compile_lock = threading.Lock()
+backend.clear_at_exit(_programs.clear)
 
 
 def def_compiled_impl(primitive: core.Primitive) -> None:

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mjcore import dtypes
+from mjcore import core, dtypes
 from mjcore.ad import UndefinedPrimal, Zero, instantiate
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, move_bdim
@@ -67,6 +67,8 @@ def cond(
         if aval.dtype.kind not in "iuf":
             raise TypeError(f"cond: pred must be a boolean or real number, got {aval.dtype.name}")
         pred = ne(pred, full((), 0, aval.dtype))
+    if core._state.jit_disabled and _is_concrete(pred):  # `disable_jit()`: plain Python
+        return true_fun(*operands) if pred else false_fun(*operands)
     index = convert_element_type(pred, np.int32)
     return _bind_cond(index, (false_fun, true_fun), operands, "cond", ("false_fun", "true_fun"), 1)
 
@@ -103,9 +105,15 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"switch: index must be an integer scalar, got {aval.dtype.name}")
     if len(branches) == 1:
         return branches[0](*operands)
+    if core._state.jit_disabled and _is_concrete(index):  # `disable_jit()`: plain Python
+        return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
     index = convert_element_type(index, np.int32)
     names = tuple(f"branch {i}" for i in range(len(branches)))
     return _bind_cond(index, branches, operands, "switch", names, 0)
+
+
+def _is_concrete(x: Any) -> bool:
+    return not isinstance(x, core.Tracer) or x.to_concrete_value() is not None
 
 
 def _scalar_aval(fname: str, what: str, x: Any) -> ShapedArray:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
+from mjcore import core, dtypes
 from mjcore.control_flow.scan import scan
 from mjcore.control_flow.while_loop import while_loop
 from mjcore.core import Tracer, get_aval
@@ -41,6 +41,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         raise TypeError(f"fori_loop: body_fun must be callable, got {type(body_fun).__name__}")
     lo, hi = _static_bound(lower), _static_bound(upper)
     if lo is not None and hi is not None:
+        if hi <= lo and core._state.jit_disabled:  # a Python scan cannot be empty
+            return init_val
 
         def scan_body(carry: Any, _: Any) -> tuple[Any, None]:
             i, val = carry

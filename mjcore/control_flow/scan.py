@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mjcore import core
 from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, zeros_like_aval
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
@@ -32,7 +33,7 @@ from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from mjcore.jit import jvp_jaxpr
 from mjcore.lax.base import add_any
 from mjcore.partial_eval import partial_eval_jaxpr, trace_to_jaxpr
-from mjcore.tree_util import PyTreeDef, tree_structure, tree_unflatten
+from mjcore.tree_util import PyTreeDef, tree_map, tree_structure, tree_unflatten
 
 scan_p = Primitive("scan", multiple_results=True)
 def_compiled_impl(scan_p)
@@ -78,6 +79,8 @@ def scan(
     init_flat, init_tree = flatten_args("scan", "init", init)
     xs_flat, xs_tree = flatten_args("scan", "xs", xs)
     length = _scan_length(xs, xs_flat, length)
+    if core._state.jit_disabled:  # `disable_jit()`: a Python loop
+        return _scan_in_python(f, init, xs_flat, xs_tree, length, reverse)
     x_avals = [get_aval(x) for x in xs_flat]
     x_avals = [a.update(shape=a.shape[1:]) for a in x_avals]
 
@@ -125,6 +128,38 @@ def scan(
         linear=(False,) * (len(consts) + n + len(xs_flat)),
     )
     return tree_unflatten(init_tree, outs[:n]), tree_unflatten(y_tree, outs[n:])
+
+
+def _scan_in_python(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init: Any,
+    xs_flat: list[Any],
+    xs_tree: PyTreeDef,
+    length: int,
+    reverse: bool,
+) -> tuple[Any, Any]:
+    """`scan` as the Python loop of its docstring (under `disable_jit()`)."""
+    from mjcore.lax.base import reshape
+    from mjcore.lax.slicing import slice_in_dim
+    from mjcore.lax.structural import concatenate
+
+    if length == 0:
+        raise ValueError(
+            "scan: a zero-length scan is not supported in disable_jit() mode because the "
+            "output type is unknown"
+        )
+    carry, ys = init, []
+    for i in reversed(range(length)) if reverse else range(length):
+        x = [reshape(slice_in_dim(v, i, i + 1, 0), get_aval(v).shape[1:]) for v in xs_flat]
+        carry, y = f(carry, tree_unflatten(xs_tree, x))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+
+    def stack(*leaves: Any) -> Any:
+        return concatenate([reshape(y, (1, *get_aval(y).shape)) for y in leaves], 0)
+
+    return carry, tree_map(stack, *ys)
 
 
 def _scan_length(xs: Any, xs_flat: list[Any], length: Any) -> int:

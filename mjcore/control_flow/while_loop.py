@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mjcore import core
 from mjcore.ad import Zero, instantiate
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
@@ -28,6 +29,8 @@ from mjcore.control_flow.common import (
     typematch,
 )
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.dispatch import device_put
+from mjcore.errors import ConcretizationTypeError
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from mjcore.jit import jvp_jaxpr
 from mjcore.lax.base import broadcast_in_dim, select_n
@@ -70,6 +73,14 @@ def while_loop(
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError("while_loop: cond_fun and body_fun must be callable")
     init_flat, in_tree = flatten_args("while_loop", "init_val", init_val)
+    if core._state.jit_disabled:  # `disable_jit()`: a Python loop while values are concrete
+        try:
+            val = tree_unflatten(in_tree, [_as_array(x) for x in init_flat])
+            while cond_fun(val):
+                val = body_fun(val)
+            return val
+        except ConcretizationTypeError:
+            pass  # e.g. a predicate batched by vmap: stage the loop after all
     body, init_flat = _trace_body(body_fun, init_flat, in_tree)
     carry_avals = [get_aval(x) for x in init_flat]
     args_tree = tree_structure((tree_unflatten(in_tree, init_flat),))
@@ -89,6 +100,10 @@ def while_loop(
         body_nconsts=len(body_consts),
     )
     return tree_unflatten(in_tree, outs)
+
+
+def _as_array(x: Any) -> Any:
+    return x if isinstance(x, core.Tracer) else device_put(x)
 
 
 def _trace_body(
