@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import functools
 from itertools import islice
-from operator import attrgetter
+from operator import attrgetter, index
 
 # Spelled out rather than imported: typing costs ~5 ms to import, and only checkers need it.
 TYPE_CHECKING = False
@@ -114,6 +114,16 @@ class _Key:
         return type(self), (self._value(),)
 
 
+def _as_int(cls_name: str, field: str, value: Any) -> int:
+    """``value`` as a Python int (so ``numpy.int64(3)`` and ``True`` are accepted, as in JAX)."""
+    try:
+        return index(value)
+    except TypeError as err:
+        raise TypeError(
+            f"{cls_name}: {field} must be an int, got {type(value).__name__} {value!r}"
+        ) from err
+
+
 class SequenceKey(_Key):
     """The key of a tuple or list element: ``str`` is ``[idx]``, as in ``x[0]``."""
 
@@ -122,9 +132,7 @@ class SequenceKey(_Key):
     idx: int
 
     def __init__(self, idx: int) -> None:
-        if not isinstance(idx, int):
-            raise TypeError(f"SequenceKey: idx must be an int, got {type(idx).__name__} {idx!r}")
-        object.__setattr__(self, "idx", idx)
+        object.__setattr__(self, "idx", _as_int("SequenceKey", "idx", idx))
 
     def __str__(self) -> str:
         return f"[{self.idx!r}]"
@@ -172,11 +180,7 @@ class FlattenedIndexKey(_Key):
     key: int
 
     def __init__(self, key: int) -> None:
-        if not isinstance(key, int):
-            raise TypeError(
-                f"FlattenedIndexKey: key must be an int, got {type(key).__name__} {key!r}"
-            )
-        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "key", _as_int("FlattenedIndexKey", "key", key))
 
     def __str__(self) -> str:
         return f"[<flat index {self.key}>]"
