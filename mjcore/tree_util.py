@@ -13,6 +13,10 @@ The structure is a nested tuple, so equality and hashing of a ``PyTreeDef`` run 
 * a node is ``(nodetype, aux_data, children)`` where ``children`` is the number of children when
   all of them are leaves, and otherwise a tuple of child structures. The count form is canonical
   (used whenever it applies), so equal structures are equal tuples.
+
+Key paths (``tree_flatten_with_path``, ``keystr``) name each leaf by the keys leading to it, as
+in JAX. They come from a second walk, ``_flatten_with_path``, that gives the same leaves and
+structure; keeping keys out of ``_flatten`` keeps the hot path as it was.
 """
 
 from __future__ import annotations
@@ -836,21 +840,22 @@ def tree_flatten_with_path(
     Returns:
       ``([(path, leaf), ...], treedef)``, the leaves and treedef being those of ``tree_flatten``.
     """
-    is_leaf_with_path: _IsLeafWithPath = None
-    if is_leaf is not None:
-        if is_leaf_takes_path:
-            is_leaf_with_path = is_leaf
-        else:
-
-            def is_leaf_with_path(path: KeyPath, x: Any) -> bool:
-                return bool(is_leaf(x))
-
+    is_leaf_with_path: _IsLeafWithPath = is_leaf
+    if is_leaf is not None and not is_leaf_takes_path:
+        is_leaf_with_path = _ignoring_path(is_leaf)
     leaves: list[tuple[KeyPath, Any]] = []
     if is_leaf_with_path is not None and is_leaf_with_path((), tree):
         leaves.append(((), tree))
         return leaves, PyTreeDef(_LEAF, 1)
     node = _flatten_with_path(tree, (), leaves, is_leaf_with_path)
     return leaves, PyTreeDef(node, len(leaves))
+
+
+def _ignoring_path(is_leaf: Callable[[Any], bool]) -> Callable[[KeyPath, Any], bool]:
+    def is_leaf_with_path(path: KeyPath, x: Any) -> bool:
+        return bool(is_leaf(x))
+
+    return is_leaf_with_path
 
 
 def tree_leaves_with_path(
