@@ -277,11 +277,8 @@ def test_flatten_with_path_is_leaf_matches_jax(tree: Any, is_leaf: Any) -> None:
 def test_is_leaf_takes_path_matches_jax() -> None:
     tree = {"a": (1, 2), "b": [3, (4, 5)], "c": {"d": (6,)}}
 
-    def stop_at_depth_2(lib: Any) -> Any:
-        def is_leaf(path: Any, x: Any) -> bool:
-            return len(path) == 2
-
-        return is_leaf
+    def stop_at_depth_2(path: Any, x: Any) -> bool:
+        return len(path) == 2
 
     seen: list[str] = []
     jax_seen: list[str] = []
@@ -293,9 +290,9 @@ def test_is_leaf_takes_path_matches_jax() -> None:
 
         return is_leaf
 
-    pairs, treedef = tu.tree_flatten_with_path(tree, stop_at_depth_2(tu), is_leaf_takes_path=True)
+    pairs, treedef = tu.tree_flatten_with_path(tree, stop_at_depth_2, is_leaf_takes_path=True)
     jax_pairs, jax_treedef = jtu.tree_flatten_with_path(
-        tree, stop_at_depth_2(jtu), is_leaf_takes_path=True
+        tree, stop_at_depth_2, is_leaf_takes_path=True
     )
     assert _path_strs(pairs) == _jax_path_strs(jax_pairs)
     assert [x for _, x in pairs] == [x for _, x in jax_pairs]
@@ -304,7 +301,7 @@ def test_is_leaf_takes_path_matches_jax() -> None:
     jtu.tree_leaves_with_path(tree, record(jax_seen, jtu.keystr), is_leaf_takes_path=True)
     assert seen == jax_seen
     mapped = tu.tree_map_with_path(
-        lambda p, x: len(p), tree, is_leaf=stop_at_depth_2(tu), is_leaf_takes_path=True
+        lambda p, x: len(p), tree, is_leaf=stop_at_depth_2, is_leaf_takes_path=True
     )
     assert mapped == {"a": (2, 2), "b": [2, 2], "c": {"d": 2}}
 
