@@ -1263,18 +1263,13 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) 
             return x is None or bool(is_leaf(x))
 
     prefix_leaves, prefix_def = tree_flatten(prefix_tree, prefix_is_leaf)
-    subtrees: list[Any] = []
     try:
-        _flatten_up_to(prefix_def._node, full_tree, subtrees)
+        return _broadcast_leaves(prefix_leaves, prefix_def, full_tree)
     except _StructureMismatch as err:
         raise ValueError(
             f"got prefix {prefix_tree!r} for value tree {tree_structure(full_tree)}; they differ "
             f"{err.describe()}"
         ) from None
-    result: list[Any] = []
-    for prefix_leaf, subtree in zip(prefix_leaves, subtrees, strict=True):
-        result.extend([prefix_leaf] * len(tree_leaves(subtree)))
-    return result
 
 
 def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) -> Any:
@@ -1293,19 +1288,29 @@ def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: _IsLeaf = None) ->
       ValueError: if ``prefix_tree`` is not a prefix of ``full_tree``.
     """
     prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
-    subtrees: list[Any] = []
     try:
-        _flatten_up_to(prefix_def._node, full_tree, subtrees)
+        full_leaves = _broadcast_leaves(prefix_leaves, prefix_def, full_tree)
     except _StructureMismatch as err:
         raise ValueError(
             f"tree_broadcast: prefix_tree must be a tree prefix of full_tree, but they differ "
             f"{err.describe()}; prefix_tree has structure {prefix_def} and full_tree has "
             f"{tree_structure(full_tree)}"
         ) from None
-    full_leaves: list[Any] = []
-    for prefix_leaf, subtree in zip(prefix_leaves, subtrees, strict=True):
-        full_leaves.extend([prefix_leaf] * len(tree_leaves(subtree)))
     return tree_unflatten(tree_structure(full_tree), full_leaves)
+
+
+def _broadcast_leaves(prefix_leaves: list[Any], prefix_def: PyTreeDef, full_tree: Any) -> list[Any]:
+    """Each prefix leaf once per leaf of the matching subtree of ``full_tree``.
+
+    Raises:
+      _StructureMismatch: if ``prefix_def`` is not a prefix of ``full_tree``'s structure.
+    """
+    subtrees: list[Any] = []
+    _flatten_up_to(prefix_def._node, full_tree, subtrees)
+    result: list[Any] = []
+    for prefix_leaf, subtree in zip(prefix_leaves, subtrees, strict=True):
+        result.extend([prefix_leaf] * len(tree_leaves(subtree)))
+    return result
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
