@@ -4,7 +4,7 @@ The system of JAX's "Autodidax: JAX core from scratch", grown into a library.
 """
 
 from mjcore import dispatch as _dispatch  # noqa: F401  (installs eager XLA execution)
-from mjcore import lax, tree_util
+from mjcore import lax, tree, tree_util
 from mjcore.ad import UndefinedPrimal, is_undefined_primal
 from mjcore.api import (
     ShapeDtypeStruct,
@@ -109,6 +109,7 @@ __all__ = [
     "remat",
     "scan",
     "switch",
+    "tree",
     "tree_util",
     "typecheck_jaxpr",
     "typeof",
