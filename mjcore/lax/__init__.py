@@ -226,3 +226,11 @@ __all__ += [
 from mjcore.lax.special import erf_inv  # noqa: E402  (appended family)
 
 __all__ += ["erf_inv"]
+
+from mjcore.lax.convolution import (  # noqa: E402  (appended family)
+    ConvDimensionNumbers,
+    conv_dimension_numbers,
+    conv_general_dilated,
+)
+
+__all__ += ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated"]
