@@ -242,3 +242,108 @@ def test_errors_name_the_function_and_shapes(match, error, lhs_shape, rhs_shape,
 def test_mismatched_feature_error_shows_shapes():
     with pytest.raises(ValueError, match=r"lhs shape \(2, 3, 5\) and rhs shape \(4, 2, 2\)"):
         lax.conv_general_dilated(np.zeros((2, 3, 5)), np.zeros((4, 2, 2)), (1,), "VALID")
+
+
+def test_preferred_element_type_gradients():
+    x, w = (a.astype(np.float32) for a in _args((2, 2, 6), (3, 2, 2)))
+    kw = dict(window_strides=(2,), padding="SAME", preferred_element_type=np.float64)
+
+    def loss(a, b):
+        return _total(lax.integer_pow(lax.conv_general_dilated(a, b, **kw), 2))
+
+    grads = mjcore.grad(loss, argnums=(0, 1))(x, w)
+    jax_grads = jax.grad(
+        lambda a, b: (jax.lax.conv_general_dilated(a, b, **kw) ** 2).sum(), argnums=(0, 1)
+    )(x, w)
+    for g, jg in zip(grads, jax_grads, strict=True):
+        assert g.dtype == np.float32
+        _close(g, jg, rtol=1e-6)
+
+
+WRAPPERS = [
+    ("conv-same", "conv", (2, 3, 5, 6), (4, 3, 2, 3), ((2, 1), "SAME"), {}),
+    ("conv-valid-1d", "conv", (1, 2, 7), (3, 2, 3), ((3,), "VALID"), {}),
+    (
+        "general-padding",
+        "conv_with_general_padding",
+        (2, 3, 5, 6),
+        (4, 3, 2, 3),
+        ((1, 2), ((1, 0), (2, -1)), (2, 1), (1, 2)),
+        {},
+    ),
+    ("transpose-same", "conv_transpose", (2, 5, 4, 3), (3, 2, 3, 4), ((2, 2), "SAME"), {}),
+    (
+        "transpose-valid-dilated-kernel",
+        "conv_transpose",
+        (1, 4, 2),
+        (3, 3, 2),
+        ((3,), "VALID"),
+        {"rhs_dilation": (2,), "transpose_kernel": True},
+    ),
+    (
+        "transpose-pairs",
+        "conv_transpose",
+        (1, 2, 4, 5),
+        (3, 2, 2, 3),
+        ((2, 1), ((1, 2), (0, 1))),
+        {"dimension_numbers": ("NCHW", "OIHW", "NCHW")},
+    ),
+    (
+        "transpose-consistent-pairs",
+        "conv_transpose",
+        (1, 4, 3, 2),
+        (2, 3, 4, 2),
+        ((2, 3), ((1, 0), (0, 1))),
+        {"use_consistent_padding": True, "transpose_kernel": True},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name,lhs_shape,rhs_shape,args,kw", [pytest.param(*w[1:], id=w[0]) for w in WRAPPERS]
+)
+def test_wrappers_match_jax(name, lhs_shape, rhs_shape, args, kw):
+    x, w = _args(lhs_shape, rhs_shape, seed=4)
+    ours, theirs = getattr(lax, name), getattr(jax.lax, name)
+    out = ours(x, w, *args, **kw)
+    expected = theirs(x, w, *args, **kw)
+    _close(out, expected)
+    ct = np.random.default_rng(5).standard_normal(expected.shape)
+    grads = mjcore.grad(lambda a, b: _total(lax.mul(ours(a, b, *args, **kw), ct)), (0, 1))(x, w)
+    jax_grads = jax.grad(lambda a, b: (theirs(a, b, *args, **kw) * ct).sum(), (0, 1))(x, w)
+    for g, jg in zip(grads, jax_grads, strict=True):
+        _close(g, jg, rtol=1e-10)
+
+
+def test_conv_transpose_errors():
+    x, w = np.zeros((1, 2, 3, 4, 5, 6)), np.zeros((1, 2, 3, 4, 5, 6))
+    with pytest.raises(ValueError, match="conv_transpose: no default dimension_numbers"):
+        lax.conv_transpose(x, w, (1,) * 4, "SAME")
+    x, w = np.zeros((1, 4, 2)), np.zeros((3, 2, 3))
+    with pytest.raises(ValueError, match="conv_transpose: padding must be"):
+        lax.conv_transpose(x, w, (2,), "SAME_LOWER", use_consistent_padding=True)
+    with pytest.raises(ValueError, match="conv_general_dilated: string padding"):
+        lax.conv_transpose(x, w, (2,), "SAME_LOWER")
+
+
+def test_bool_and_complex_match_jax():
+    rng = np.random.default_rng(6)
+    xb, wb = rng.random((2, 3, 6)) < 0.3, rng.random((2, 3, 2)) < 0.3
+    kw = dict(window_strides=(1,), padding="SAME")
+    out = lax.conv_general_dilated(xb, wb, **kw)
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(out, jax.lax.conv_general_dilated(xb, wb, **kw))
+    x, w = (
+        a + 1j * b
+        for a, b in zip(_args((2, 3, 6), (2, 3, 2)), _args((2, 3, 6), (2, 3, 2), 7), strict=True)
+    )
+    ct = rng.standard_normal((2, 2, 6)) + 1j * rng.standard_normal((2, 2, 6))
+
+    def f(a, b):
+        return lax.conv_general_dilated(a, b, **kw)
+
+    out, f_vjp = mjcore.vjp(f, x, w)
+    expected, jax_vjp = jax.vjp(lambda a, b: jax.lax.conv_general_dilated(a, b, **kw), x, w)
+    _close(out, expected)
+    for g, jg in zip(f_vjp(ct), jax_vjp(ct), strict=True):
+        _close(g, jg, rtol=1e-10)

@@ -105,7 +105,7 @@ def _dilate_dim(size: int, dilation: int) -> int:
     return 0 if size == 0 else 1 + dilation * (size - 1)
 
 
-def padtype_to_pads(
+def _padtype_to_pads(
     in_shape: Sequence[int],
     window_shape: Sequence[int],
     window_strides: Sequence[int],
@@ -205,7 +205,7 @@ def conv_general_dilated(
             for d, r in zip(dnums.rhs_spec[2:], rhs_dilation, strict=True)
         ]
         in_shape = [lhs_shape[d] for d in dnums.lhs_spec[2:]]
-        padding = padtype_to_pads(in_shape, window, window_strides, padding)
+        padding = _padtype_to_pads(in_shape, window, window_strides, padding)
     try:
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (TypeError, ValueError) as err:
@@ -570,4 +570,147 @@ def _conv_general_dilated_batching(vals, dims, **params):
     return _reshape_axis_into(f, f + 1, out), f
 
 
-__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated"]
+# --- wrappers -------------------------------------------------------------------------------
+
+
+def conv(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    window_strides: Sequence[int],
+    padding: str,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """`conv_general_dilated` with default (NCH.../OIH...) dimension numbers and no dilation
+    (`jax.lax.conv`)."""
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def conv_with_general_padding(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    lhs_dilation: Sequence[int] | None,
+    rhs_dilation: Sequence[int] | None,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """`conv_general_dilated` with default dimension numbers
+    (`jax.lax.conv_with_general_padding`)."""
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def _conv_transpose_padding(window: int, stride: int, padding: Any) -> tuple[int, int]:
+    """(low, high) padding of the dilated input of a transposed convolution, given the padding
+    of the forward convolution it transposes ('SAME', 'VALID' or a (low, high) pair)."""
+    if padding == "SAME":
+        total = window + stride - 2
+        low = window - 1 if stride > window - 1 else -(-total // 2)
+    elif padding == "VALID":
+        total = window + stride - 2 + max(window - stride, 0)
+        low = window - 1
+    elif isinstance(padding, tuple):
+        low = window - padding[0] - 1
+        total = low + window - padding[1] - 1
+    else:
+        raise ValueError(
+            f"conv_transpose: padding must be 'SAME', 'VALID' or (low, high) pairs, got {padding!r}"
+        )
+    return low, total - low
+
+
+_CONV_TRANSPOSE_LAYOUTS = {
+    2: ("NC", "IO", "NC"),
+    3: ("NHC", "HIO", "NHC"),
+    4: ("NHWC", "HWIO", "NHWC"),
+    5: ("NHWDC", "HWDIO", "NHWDC"),
+}
+
+
+def conv_transpose(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: Any = None,
+    transpose_kernel: bool = False,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    use_consistent_padding: bool = False,
+) -> Any:
+    """A transposed ("fractionally strided") convolution (`jax.lax.conv_transpose`): the lhs
+    is dilated by `strides` and convolved with stride 1.
+
+    `padding` 'SAME' or 'VALID' (and, with `use_consistent_padding`, (low, high) pairs) names
+    the padding of the forward convolution being transposed; otherwise pairs pad the dilated
+    lhs directly. `dimension_numbers` defaults to TensorFlow's layout (`NHWC`, `HWIO`, `NHWC`
+    for two spatial dimensions). `transpose_kernel` flips the kernel's spatial axes and swaps
+    its feature axes, giving the gradient of `conv_general_dilated` with the same kernel.
+    """
+    lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
+    ndim = len(lhs_shape)
+    if dimension_numbers is None:
+        if ndim not in _CONV_TRANSPOSE_LAYOUTS:
+            raise ValueError(
+                f"conv_transpose: no default dimension_numbers for {ndim}-dimensional operands "
+                f"(shapes {lhs_shape} and {rhs_shape}); pass dimension_numbers"
+            )
+        dimension_numbers = _CONV_TRANSPOSE_LAYOUTS[ndim]
+    dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    n = ndim - 2
+    strides = _int_tuple("strides", strides, n)
+    rhs_dilation = _int_tuple("rhs_dilation", (1,) * n if rhs_dilation is None else rhs_dilation, n)
+    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+        windows = [
+            _dilate_dim(rhs_shape[d], r)
+            for d, r in zip(dnums.rhs_spec[2:], rhs_dilation, strict=True)
+        ]
+        per_dim = [padding] * n if isinstance(padding, str) else [tuple(p) for p in padding]
+        padding = [
+            _conv_transpose_padding(k, s, p)
+            for k, s, p in zip(windows, strides, per_dim, strict=True)
+        ]
+    if transpose_kernel:
+        rhs = rev(rhs, dnums.rhs_spec[2:])
+        perm = list(range(ndim))
+        perm[dnums.rhs_spec[0]], perm[dnums.rhs_spec[1]] = dnums.rhs_spec[1], dnums.rhs_spec[0]
+        rhs = transpose(rhs, tuple(perm))
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        (1,) * n,
+        padding,
+        strides,
+        rhs_dilation,
+        dnums,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+__all__ = [
+    "ConvDimensionNumbers",
+    "conv",
+    "conv_dimension_numbers",
+    "conv_general_dilated",
+    "conv_transpose",
+    "conv_with_general_padding",
+]
