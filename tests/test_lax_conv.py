@@ -239,6 +239,17 @@ def test_errors_name_the_function_and_shapes(match, error, lhs_shape, rhs_shape,
         lax.conv_general_dilated(x, w, **kw)
 
 
+def test_bad_dimension_numbers_and_strides():
+    x, w = np.zeros((2, 3, 5)), np.zeros((4, 3, 2))
+    bad = lax.ConvDimensionNumbers((0, 1, 2), (0, 1, 3), (0, 1, 2))
+    with pytest.raises(ValueError, match=r"rhs_spec \(0, 1, 3\) must be a permutation"):
+        lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=bad)
+    with pytest.raises(ValueError, match="conv_transpose: strides must have one entry"):
+        lax.conv_transpose(x, w, (1, 1), "SAME", dimension_numbers=("NCH", "OIH", "NCH"))
+    with pytest.raises(TypeError, match="conv_general_dilated: window_strides must be a seq"):
+        lax.conv_general_dilated(x, w, (1.5,), "SAME")
+
+
 def test_mismatched_feature_error_shows_shapes():
     with pytest.raises(ValueError, match=r"lhs shape \(2, 3, 5\) and rhs shape \(4, 2, 2\)"):
         lax.conv_general_dilated(np.zeros((2, 3, 5)), np.zeros((4, 2, 2)), (1,), "VALID")

@@ -17,7 +17,7 @@ from mjcore.batching import NOT_MAPPED
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax.arithmetic import add
 from mjcore.lax.base import convert_element_type, full, reshape, transpose
-from mjcore.lax.dot import _can_accumulate
+from mjcore.lax.dot import can_accumulate
 from mjcore.lax.families import check_same_dtypes, convert
 from mjcore.lax.structural import rev
 
@@ -50,8 +50,15 @@ def conv_dimension_numbers(
     are ordered as they appear in the rhs string. None means `NCH...`, `OIH...`, `NCH...`.
     """
     if isinstance(dimension_numbers, ConvDimensionNumbers):
-        lhs_spec, rhs_spec, out_spec = (tuple(int(d) for d in s) for s in dimension_numbers)
-        return ConvDimensionNumbers(lhs_spec, rhs_spec, out_spec)
+        specs = ConvDimensionNumbers(*(tuple(int(d) for d in s) for s in dimension_numbers))
+        for name, spec in zip(("lhs", "rhs", "out"), specs, strict=True):
+            if sorted(spec) != list(range(len(lhs_shape))):
+                raise ValueError(
+                    f"conv_general_dilated: dimension_numbers.{name}_spec {spec} must be a "
+                    f"permutation of the axes of lhs and rhs, of shapes {tuple(lhs_shape)} "
+                    f"and {tuple(rhs_shape)}"
+                )
+        return specs
     if len(lhs_shape) != len(rhs_shape):
         raise TypeError(
             "conv_general_dilated: lhs and rhs must have the same number of dimensions, got "
@@ -130,20 +137,17 @@ def _padtype_to_pads(
     return pads
 
 
-def _int_tuple(name: str, values: Sequence[int], n: int) -> Dims:
+def _int_tuple(fname: str, name: str, values: Sequence[int], n: int) -> Dims:
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError as err:
-        raise TypeError(
-            f"conv_general_dilated: {name} must be a sequence of integers, got {values!r}"
-        ) from err
+        raise TypeError(f"{fname}: {name} must be a sequence of integers, got {values!r}") from err
     if len(out) != n:
         raise ValueError(
-            f"conv_general_dilated: {name} must have one entry per spatial dimension ({n}), "
-            f"got {out}"
+            f"{fname}: {name} must have one entry per spatial dimension ({n}), got {out}"
         )
     if any(v < 1 for v in out):
-        raise ValueError(f"conv_general_dilated: {name} must be positive, got {out}")
+        raise ValueError(f"{fname}: {name} must be positive, got {out}")
     return out
 
 
@@ -191,9 +195,19 @@ def conv_general_dilated(
             "conv_general_dilated: lhs and rhs need a batch and a feature dimension, got "
             f"shapes {lhs_shape} and {rhs_shape}"
         )
-    window_strides = _int_tuple("window_strides", window_strides, n)
-    lhs_dilation = _int_tuple("lhs_dilation", (1,) * n if lhs_dilation is None else lhs_dilation, n)
-    rhs_dilation = _int_tuple("rhs_dilation", (1,) * n if rhs_dilation is None else rhs_dilation, n)
+    window_strides = _int_tuple("conv_general_dilated", "window_strides", window_strides, n)
+    lhs_dilation = _int_tuple(
+        "conv_general_dilated",
+        "lhs_dilation",
+        (1,) * n if lhs_dilation is None else lhs_dilation,
+        n,
+    )
+    rhs_dilation = _int_tuple(
+        "conv_general_dilated",
+        "rhs_dilation",
+        (1,) * n if rhs_dilation is None else rhs_dilation,
+        n,
+    )
     if isinstance(padding, str):
         if any(d != 1 for d in lhs_dilation):
             raise ValueError(
@@ -306,7 +320,7 @@ def _conv_general_dilated_abstract_eval(
                 f"permutation of the {lhs.ndim} axes"
             )
     _check_groups(lhs, rhs, dimension_numbers, feature_group_count, batch_group_count)
-    if preferred_element_type is not None and not _can_accumulate(dtype, preferred_element_type):
+    if preferred_element_type is not None and not can_accumulate(dtype, preferred_element_type):
         raise TypeError(
             f"conv_general_dilated: preferred_element_type {preferred_element_type.name} cannot "
             f"hold products of {dtype.name} operands; use a dtype of the same kind"
@@ -676,8 +690,10 @@ def conv_transpose(
         dimension_numbers = _CONV_TRANSPOSE_LAYOUTS[ndim]
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     n = ndim - 2
-    strides = _int_tuple("strides", strides, n)
-    rhs_dilation = _int_tuple("rhs_dilation", (1,) * n if rhs_dilation is None else rhs_dilation, n)
+    strides = _int_tuple("conv_transpose", "strides", strides, n)
+    rhs_dilation = _int_tuple(
+        "conv_transpose", "rhs_dilation", (1,) * n if rhs_dilation is None else rhs_dilation, n
+    )
     if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
         windows = [
             _dilate_dim(rhs_shape[d], r)
