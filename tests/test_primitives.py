@@ -27,6 +27,7 @@ FAMILY_MODULES = [
     "linalg",
     "fft",
     "bitcast",
+    "convolution",
 ]
 
 
@@ -346,6 +347,7 @@ LINEAR_PRIMITIVES = [
     "add_any",
     "gather",
     "scatter_add",
+    "conv_general_dilated",
 ]
 
 

@@ -226,3 +226,21 @@ __all__ += [
 from mjcore.lax.special import erf_inv  # noqa: E402  (appended family)
 
 __all__ += ["erf_inv"]
+
+from mjcore.lax.convolution import (  # noqa: E402  (appended family)
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_transpose,
+    conv_with_general_padding,
+)
+
+__all__ += [
+    "ConvDimensionNumbers",
+    "conv",
+    "conv_dimension_numbers",
+    "conv_general_dilated",
+    "conv_transpose",
+    "conv_with_general_padding",
+]

@@ -82,7 +82,7 @@ def _dot_general_abstract_eval(
                 f"dot_general: {what} dimensions must pair up with equal sizes, got lhs "
                 f"{ld} and rhs {rd} for shapes {lhs.shape} and {rhs.shape}"
             )
-    if preferred_element_type is not None and not _can_accumulate(dtype, preferred_element_type):
+    if preferred_element_type is not None and not can_accumulate(dtype, preferred_element_type):
         raise TypeError(
             f"dot_general: preferred_element_type {preferred_element_type.name} cannot hold "
             f"products of {dtype.name} operands; use a dtype of the same kind"
@@ -97,7 +97,8 @@ def _dot_general_abstract_eval(
     return ShapedArray(shape, preferred_element_type)
 
 
-def _can_accumulate(dtype: np.dtype, preferred: np.dtype) -> bool:
+def can_accumulate(dtype: np.dtype, preferred: np.dtype) -> bool:
+    """Whether `preferred` may hold sums of products of `dtype` values (also used by conv)."""
     if dtype.kind == "b":
         return preferred.kind in "biu"
     if dtype.kind in "iu":
