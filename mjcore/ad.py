@@ -244,15 +244,17 @@ def _add_cotangents(x: Any, y: Any) -> Any:
     return add_any(x, y)
 
 
-def vjp_flat(fun: Any, primals_in: list[Any]) -> tuple[list[Any], Any]:
-    """Primal outputs and a function from output cotangents to input cotangents."""
+def vjp_flat(fun: Any, primals_in: list[Any]) -> tuple[list[Any], Any, list[Any]]:
+    """Primal outputs, a function `f_vjp(residuals, *cts)` from output cotangents to input
+    cotangents, and the residuals it takes (kept apart so that callers can pass them as
+    pytree children, e.g. through `jit`)."""
     primals_out, jaxpr, consts = linearize_flat(fun, primals_in)
     undefined = [UndefinedPrimal(tangent_aval(get_aval(x))) for x in primals_in]
 
-    def f_vjp(*cts: Any) -> list[Any]:
-        return backward_pass(jaxpr, consts, undefined, list(cts))
+    def f_vjp(residuals: list[Any], *cts: Any) -> list[Any]:
+        return backward_pass(jaxpr, residuals, undefined, list(cts))
 
-    return primals_out, f_vjp
+    return primals_out, f_vjp, list(consts)
 
 
 def linear_transpose_rule(primitive: Primitive, transpose: Any) -> None:

@@ -19,7 +19,7 @@ from mjcore.core import ShapedArray, get_aval
 from mjcore.errors import InPlaceUpdateError
 from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
 from mjcore.partial_eval import trace_to_jaxpr
-from mjcore.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from mjcore.tree_util import Partial, PyTreeDef, tree_flatten, tree_unflatten
 
 # --- helpers --------------------------------------------------------------------------------
 
@@ -328,7 +328,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     # aux leaves are extra outputs, so they leave the transformations as plain values; they
     # get zero cotangents.
     flat_fun, out_tree = flatten_fun(fun_pair, in_tree)
-    outs_flat, f_vjp_flat = vjp_flat(flat_fun, primals_flat)
+    outs_flat, f_vjp_flat, residuals = vjp_flat(flat_fun, primals_flat)
     if has_aux:
         tree, aux_tree = out_tree[0].children()
     else:
@@ -337,22 +337,25 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     primals_out, aux_flat = outs_flat[:n_out], outs_flat[n_out:]
     aux_cts = [Zero(get_aval(a).strip_weak_type()) for a in aux_flat]
 
-    def f_vjp(ct: Any) -> tuple[Any, ...]:
+    out_shapes = [get_aval(p).shape for p in primals_out]
+
+    def apply_vjp(residuals: list[Any], ct: Any) -> tuple[Any, ...]:
         cts_flat, ct_tree = tree_flatten(ct)
         if ct_tree != tree:
             raise TypeError(
                 f"vjp: the cotangent must have the structure of the output, {tree}; got {ct_tree}"
             )
-        for c, p in zip(cts_flat, primals_out, strict=True):
-            if get_aval(c).shape != get_aval(p).shape:
+        for c, shape in zip(cts_flat, out_shapes, strict=True):
+            if get_aval(c).shape != shape:
                 raise ValueError(
-                    f"vjp: cotangent of shape {get_aval(c).shape} for an output of shape "
-                    f"{get_aval(p).shape}"
+                    f"vjp: cotangent of shape {get_aval(c).shape} for an output of shape {shape}"
                 )
-        cts_in = f_vjp_flat(*cts_flat, *aux_cts)
+        cts_in = f_vjp_flat(residuals, *cts_flat, *aux_cts)
         cts_in = [full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in]
         return tree_unflatten(in_tree, cts_in)
 
+    # A pytree (the residuals are its children), as JAX's: f_vjp can be passed to `jit`.
+    f_vjp = Partial(apply_vjp, residuals)
     out = tree_unflatten(tree, primals_out)
     if has_aux:
         return out, f_vjp, tree_unflatten(aux_tree, aux_flat)
@@ -663,7 +666,7 @@ def linear_transpose(
     except (TypeError, AssertionError) as err:
         raise TypeError(f"{fname}: the function is not linear in its inputs: {err}") from err
 
-    def f_transpose(out_cotangent: Any) -> tuple[Any, ...]:
+    def apply_transpose(consts: list[Any], out_cotangent: Any) -> tuple[Any, ...]:
         cts_flat, ct_tree = tree_flatten(out_cotangent)
         if ct_tree != out_tree:
             raise TypeError(
@@ -679,11 +682,12 @@ def linear_transpose(
                     f"{[a.str_short() for a in out_avals]}, got "
                     f"{[get_aval(c).str_short() for c in cts_flat]}"
                 )
-        outs = eval_jaxpr(transposed.jaxpr, transposed.consts, *cts_flat)
+        outs = eval_jaxpr(transposed.jaxpr, consts, *cts_flat)
         return tree_unflatten(in_tree, outs)
 
-    f_transpose.__name__ = f"transpose({name})"
-    return f_transpose
+    apply_transpose.__name__ = f"transpose({name})"
+    # A pytree (the constants are its children), as JAX's: it can be passed to `jit`.
+    return Partial(apply_transpose, list(transposed.consts))
 
 
 # --- abstract evaluation --------------------------------------------------------------------

@@ -732,3 +732,30 @@ def test_new_names_are_exported_and_documented(name):
     assert name in mjcore.__all__
     assert hasattr(jax, name)
     assert getattr(mjcore, name).__doc__
+
+
+def test_vjp_and_linear_transpose_results_are_pytrees_passed_to_jit():
+    # As JAX's, f_vjp and the transposed function are Partials: their residuals and
+    # constants are pytree children, so they can be arguments of a jitted function.
+    x = onp.linspace(-1.0, 1.0, 5)
+    w = onp.arange(5.0)
+
+    def f(a):
+        return np.sin(a) * w
+
+    _, f_vjp = mjcore.vjp(f, np.asarray(x))
+    _, jax_vjp = jax.vjp(lambda a: jnp.sin(a) * w, x)
+    apply = jit(lambda fn, ct: fn(ct))
+    ct = onp.cos(x)
+    (got,) = apply(f_vjp, np.asarray(ct))
+    (expected,) = jax.jit(lambda fn, c: fn(c))(jax_vjp, ct)
+    onp.testing.assert_allclose(onp.asarray(got), onp.asarray(expected), rtol=1e-12)
+    assert len(tree_leaves(f_vjp)) >= 1  # the residuals are children, not closed over
+
+    m = onp.arange(6.0).reshape(2, 3)
+    f_t = mjcore.linear_transpose(lambda v: np.asarray(m) @ v, np.zeros(3))
+    jax_t = jax.linear_transpose(lambda v: jnp.asarray(m) @ v, onp.zeros(3))
+    ct2 = onp.array([1.0, -2.0])
+    (got2,) = apply(f_t, np.asarray(ct2))
+    (expected2,) = jax_t(ct2)
+    onp.testing.assert_allclose(onp.asarray(got2), onp.asarray(expected2), rtol=1e-12)
