@@ -27,6 +27,7 @@ FAMILY_MODULES = [
     "linalg",
     "fft",
     "bitcast",
+    "windowed",
 ]
 
 

@@ -226,3 +226,7 @@ __all__ += [
 from mjcore.lax.special import erf_inv  # noqa: E402  (appended family)
 
 __all__ += ["erf_inv"]
+
+from mjcore.lax.windowed import reduce_window  # noqa: E402  (appended family)
+
+__all__ += ["reduce_window"]
