@@ -388,25 +388,18 @@ def reduce_window(
     if init_aval.ndim != 0:
         raise ValueError(f"{name}: init_value must be a scalar, got shape {init_aval.shape}")
     init = _concrete_scalar(init_value)
-    if identity is None:
-        is_identity = init is not None and bool(init == 0)
-        if not is_identity:
-            raise NotImplementedError(
-                f"{name}: lax.add needs init_value 0 (got {init_value!r}); add any other "
-                "initial value to the result"
-            )
-    else:
-        lowest = identity is _lowest
-        is_identity = init is not None and bool(
-            init <= identity(aval.dtype) if lowest else init >= identity(aval.dtype)
+    if identity is None and (init is None or not bool(init == 0)):
+        raise NotImplementedError(
+            f"{name}: lax.add needs init_value 0 (got {init_value!r}); add any other "
+            "initial value to the result"
         )
-    out = prim.bind1(
-        operand,
-        window_dimensions=window_dimensions,
-        padding=pads,
-        **window,
-    )
-    if is_identity:
+    out = prim.bind1(operand, window_dimensions=window_dimensions, padding=pads, **window)
+    if identity is None or (
+        init is not None
+        and bool(
+            init <= identity(aval.dtype) if identity is _lowest else init >= identity(aval.dtype)
+        )
+    ):
         return out
     # max and min are idempotent: an init_value that joins every window (and fills its padding)
     # joins the result once.
