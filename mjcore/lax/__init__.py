@@ -230,3 +230,7 @@ __all__ += ["erf_inv"]
 from mjcore.lax.windowed import reduce_window  # noqa: E402  (appended family)
 
 __all__ += ["reduce_window"]
+
+from mjcore.lax.prefix_scan import associative_scan  # noqa: E402  (appended family)
+
+__all__ += ["associative_scan"]
