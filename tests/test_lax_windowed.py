@@ -270,8 +270,10 @@ def test_errors_name_the_function_and_shapes():
         lax.reduce_window(x, 0.0, lax.add, (2,))
     with pytest.raises(ValueError, match=r"reduce_window: padding \(\(0, 0\),\).*\(4, 5\)"):
         lax.reduce_window(x, 0.0, lax.add, (2, 2), None, ((0, 0),))
-    with pytest.raises(ValueError, match=r"reduce_window_sum: window_dimensions must be positive"):
+    with pytest.raises(ValueError, match=r"reduce_window: window_dimensions must be positive"):
         lax.reduce_window(x, 0.0, lax.add, (0, 2))
+    with pytest.raises(ValueError, match=r"reduce_window: padding \(\(-5, 0\), \(0, 0\)\) crops"):
+        lax.reduce_window(x, 0.0, lax.add, (1, 1), None, ((-5, 0), (0, 0)))
     with pytest.raises(ValueError, match="reduce_window: padding must be 'SAME'"):
         lax.reduce_window(x, 0.0, lax.add, (2, 2), None, "FULL")
     with pytest.raises(NotImplementedError, match="reduce_window: computation 'mul'"):

@@ -384,6 +384,7 @@ def reduce_window(
     pads = _normalize_padding(
         padding, shape, window_dimensions, window["window_strides"], window["window_dilation"]
     )
+    _window_shape(name, shape, window_dimensions, padding=pads, **window)
     init_aval = get_aval(init_value)
     if init_aval.ndim != 0:
         raise ValueError(f"{name}: init_value must be a scalar, got shape {init_aval.shape}")
