@@ -28,6 +28,7 @@ FAMILY_MODULES = [
     "fft",
     "bitcast",
     "convolution",
+    "windowed",
 ]
 
 

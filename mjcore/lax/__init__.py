@@ -244,3 +244,11 @@ __all__ += [
     "conv_transpose",
     "conv_with_general_padding",
 ]
+
+from mjcore.lax.windowed import reduce_window  # noqa: E402  (appended family)
+
+__all__ += ["reduce_window"]
+
+from mjcore.lax.prefix_scan import associative_scan  # noqa: E402  (appended family)
+
+__all__ += ["associative_scan"]

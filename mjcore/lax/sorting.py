@@ -17,15 +17,8 @@ from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import arithmetic
 from mjcore.lax.base import broadcast_to
 from mjcore.lax.families import scalar_constant
-from mjcore.lax.slicing import slice as slice_
-from mjcore.lax.structural import (
-    broadcasted_iota,
-    check_axes,
-    concatenate,
-    normalize_axes,
-    pad,
-    rev,
-)
+from mjcore.lax.prefix_scan import associative_scan
+from mjcore.lax.structural import broadcasted_iota, check_axes, normalize_axes
 
 ArrayLike = Any
 Shape = tuple[int, ...]
@@ -316,48 +309,6 @@ def _cumsum_transpose(ct, x, *, axis, reverse):
     return [cumsum_p.bind1(ct, axis=axis, reverse=not reverse)]
 
 
-def _strided(x: Any, start: int, stride: int, axis: int) -> Any:
-    shape = get_aval(x).shape
-    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], strides[axis] = start, stride
-    limits[axis] = max(start, shape[axis])
-    return slice_(x, starts, limits, strides)
-
-
-def _cut(x: Any, start: int, limit: int, axis: int) -> Any:
-    shape = get_aval(x).shape
-    starts, limits = [0] * len(shape), list(shape)
-    starts[axis], limits[axis] = start, limit
-    return slice_(x, starts, limits)
-
-
-def _interleave(a: Any, b: Any, axis: int) -> Any:
-    """[a0, b0, a1, b1, ...] along `axis`, where len(a) is len(b) or len(b) + 1."""
-    na, nb = get_aval(a).shape[axis], get_aval(b).shape[axis]
-    ndim = get_aval(a).ndim
-
-    def config(lo: int, hi: int) -> list[tuple[int, int, int]]:
-        return [(lo, hi, 1) if i == axis else (0, 0, 0) for i in range(ndim)]
-
-    a_wide = pad(a, 0, config(0, 1 if na == nb else 0))
-    b_wide = pad(b, 0, config(1, 0 if na == nb else 1))
-    return arithmetic.add(a_wide, b_wide)
-
-
-def _associative_scan(combine: Callable[[Any, Any], Any], x: Any, axis: int) -> Any:
-    """Inclusive scan of `combine` along `axis` in O(log n) depth (Blelloch's odd/even
-    recursion, as in JAX's `lax.associative_scan`), composed of differentiable primitives."""
-    n = get_aval(x).shape[axis]
-    if n < 2:
-        return x
-    pairs = combine(_cut(_strided(x, 0, 2, axis), 0, n // 2, axis), _strided(x, 1, 2, axis))
-    odd = _associative_scan(combine, pairs, axis)
-    tail = _strided(x, 2, 2, axis)
-    head = _cut(odd, 0, get_aval(odd).shape[axis] - 1, axis) if n % 2 == 0 else odd
-    even = concatenate([_cut(x, 0, 1, axis), combine(head, tail)], axis)
-    return _interleave(even, odd, axis)
-
-
 def _scan_jvp(prim: Primitive, combine: Callable[[Any, Any], Any]) -> None:
     """The jvp of the associative scan of `combine` (as JAX differentiates cumprod/cummax)."""
 
@@ -368,9 +319,7 @@ def _scan_jvp(prim: Primitive, combine: Callable[[Any, Any], Any]) -> None:
             return out, None
 
         def scan(y: Any) -> list[Any]:
-            y = rev(y, (axis,)) if reverse else y
-            z = _associative_scan(combine, y, axis)
-            return [rev(z, (axis,)) if reverse else z]
+            return [associative_scan(combine, y, reverse, axis)]
 
         _, (out_dot,) = jvp_flat(scan, [x], [x_dot])
         return out, out_dot
