@@ -226,3 +226,40 @@ __all__ += [
 from mjcore.lax.special import erf_inv  # noqa: E402  (appended family)
 
 __all__ += ["erf_inv"]
+
+from mjcore.lax.arithmetic import clamp, reciprocal, square  # noqa: E402  (appended)
+from mjcore.lax.base import broadcast, full_like  # noqa: E402
+from mjcore.lax.reductions import reduce_xor  # noqa: E402
+from mjcore.lax.slicing import (  # noqa: E402
+    dynamic_index_in_dim,
+    dynamic_slice_in_dim,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice_in_dim,
+    index_in_dim,
+)
+from mjcore.lax.sorting import cumlogsumexp, sort_key_val, top_k  # noqa: E402
+from mjcore.lax.stop_gradient import stop_gradient  # noqa: E402
+
+__all__ += [
+    "broadcast",
+    "clamp",
+    "cumlogsumexp",
+    "dynamic_index_in_dim",
+    "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim",
+    "dynamic_update_slice_in_dim",
+    "full_like",
+    "index_in_dim",
+    "reciprocal",
+    "reduce_xor",
+    "sort_key_val",
+    "square",
+    "stop_gradient",
+    "top_k",
+]
+
+# Control flow, as `jax.lax` has it: the same function objects as `mjcore.cond` etc. Imported
+# last because mjcore.control_flow is built from the primitives above.
+from mjcore.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402, A004
+
+__all__ += ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]
