@@ -213,13 +213,14 @@ def _sort_batching(vals, dims, *, dimension, is_stable, num_keys):
 def _cumulative(
     name: str,
     kinds: str,
-    hlo_op: Callable[[np.dtype], str],
+    hlo_op: Callable[[np.dtype], str | Callable[[FunctionBuilder, Value, Value], Value]],
     identity: Callable[[np.dtype], Any],
 ) -> Primitive:
     """A cumulative reduction with its abstract_eval, lowering and batching rules.
 
     The lowering is a `reduce_window` whose window spans the whole axis, padded on one side,
-    so element i combines elements 0..i (or i..n-1 when `reverse`).
+    so element i combines elements 0..i (or i..n-1 when `reverse`). `hlo_op(dtype)` is the name
+    of the StableHLO combiner, or a function `(builder, acc, y) -> Value` emitting several.
     """
     prim = Primitive(name)
 
@@ -241,7 +242,10 @@ def _cumulative(
         padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
         scalar = ShapedArray((), dtype)
         op = hlo_op(dtype)
-        region = b.region([scalar, scalar], lambda rb, acc, y: [rb.op(op, [acc, y], scalar)])
+        if callable(op):
+            region = b.region([scalar, scalar], lambda rb, acc, y: [op(rb, acc, y)])
+        else:
+            region = b.region([scalar, scalar], lambda rb, acc, y: [rb.op(op, [acc, y], scalar)])
         rows = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
         return b.op(
             "stablehlo.reduce_window",
@@ -464,9 +468,34 @@ def _logaddexp(x: Any, y: Any) -> Any:
     return select_n(undefined, arithmetic.add(arithmetic.max(x, y), spread), arithmetic.add(x, y))
 
 
+def _emit_logaddexp(b: FunctionBuilder, x: Value, y: Value) -> Value:
+    """`_logaddexp` on scalars, as StableHLO ops (the combiner of the `reduce_window`)."""
+    aval = x.aval
+    pred = ShapedArray((), np.dtype(bool))
+    delta = b.op("stablehlo.subtract", [x, y], aval)
+    undefined = b.op(
+        "stablehlo.compare",
+        [delta, delta],
+        pred,
+        "comparison_direction = #stablehlo<comparison_direction NE>, "
+        "compare_type = #stablehlo<comparison_type FLOAT>",
+    )
+    spread = b.op("stablehlo.abs", [delta], aval)
+    spread = b.op("stablehlo.negate", [spread], aval)
+    spread = b.op("stablehlo.exponential", [spread], aval)
+    spread = b.op("stablehlo.log_plus_one", [spread], aval)
+    finite = b.op("stablehlo.add", [b.op("stablehlo.maximum", [x, y], aval), spread], aval)
+    return b.op("stablehlo.select", [undefined, b.op("stablehlo.add", [x, y], aval), finite], aval)
+
+
+cumlogsumexp_p = _cumulative("cumlogsumexp", "f", lambda dt: _emit_logaddexp, _lowest)
+_scan_jvp(cumlogsumexp_p, _logaddexp)
+
+
 def cumlogsumexp(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> Any:
-    """Running `log(sum(exp(x)))` along `axis` (from the end when `reverse`), computed without
-    overflow by a parallel prefix scan of a stable `logaddexp`.
+    """Running `log(sum(exp(x)))` along `axis` (from the end when `reverse`), without overflow:
+    a `reduce_window` of a stable `logaddexp`, differentiated through a parallel prefix scan
+    of it (as JAX does).
 
     Raises:
       TypeError: for a non-floating `operand`.
@@ -477,11 +506,7 @@ def cumlogsumexp(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> An
             f"cumlogsumexp: needs a floating array, got {aval.str_short()}; convert with "
             "convert_element_type first"
         )
-    (axis,) = normalize_axes(operand, (axis,))
-    check_axes("cumlogsumexp", (axis,), aval.shape)
-    x = rev(operand, (axis,)) if reverse else operand
-    out = _associative_scan(_logaddexp, x, axis)
-    return rev(out, (axis,)) if reverse else out
+    return _bind_cumulative(cumlogsumexp_p, operand, axis, reverse)
 
 
 __all__ = [
