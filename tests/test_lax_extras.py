@@ -462,6 +462,26 @@ def test_stop_gradient_under_vmap():
     onp.testing.assert_array_equal(onp.asarray(out), xs)
 
 
+def test_stop_gradient_inside_control_flow():
+    def body(L, c, x):
+        c = L.add(L.mul(c, L.stop_gradient(L.sin(x))), L.mul(x, c))
+        return c, L.stop_gradient(L.mul(c, c))
+
+    def mj(x):
+        c, ys = lax.scan(functools.partial(body, lax), 1.0, x)
+        branch = lax.cond(c > 0, lambda v: lax.stop_gradient(v), lambda v: lax.neg(v), c)
+        return c + branch + lax.reduce_sum(ys, (0,))
+
+    def jx(x):
+        c, ys = jax.lax.scan(functools.partial(body, jax.lax), 1.0, x)
+        branch = jax.lax.cond(c > 0, lambda v: jax.lax.stop_gradient(v), lambda v: -v, c)
+        return c + branch + jnp.sum(ys)
+
+    x = _rand(4, seed=18) * 0.5 + 1.0
+    _close(mjcore.grad(mj)(x), jax.grad(jx)(x))
+    _close(mjcore.jit(mjcore.grad(mj))(x), jax.grad(jx)(x))
+
+
 def test_stop_gradient_jaxpr_and_pytrees():
     closed = mjcore.make_jaxpr(lambda x: lax.stop_gradient(lax.sin(x)))(X5)
     assert [e.primitive.name for e in closed.jaxpr.eqns] == ["sin", "stop_gradient"]

@@ -1,5 +1,6 @@
 """Sorting and cumulative primitives: `sort` (multi-operand `stablehlo.sort` in NumPy's total
-order) and cumsum/cumprod/cummax/cummin (one `stablehlo.reduce_window` each)."""
+order, with `sort_key_val` and `top_k` built on it) and cumsum/cumprod/cummax/cummin/
+cumlogsumexp (one `stablehlo.reduce_window` each)."""
 
 from __future__ import annotations
 
@@ -454,7 +455,7 @@ def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     return _cut(values, 0, k, axis), _cut(indices, 0, k, axis)
 
 
-# --- cumlogsumexp (a composition over the associative scan) ---------------------------------
+# --- cumlogsumexp ---------------------------------------------------------------------------
 
 
 def _logaddexp(x: Any, y: Any) -> Any:
