@@ -221,6 +221,18 @@ PROGRAMS = [
     Prog("top_k-bool", lambda L, x: L.top_k(x, 2), (onp.array([False, True, True]),), ()),
     Prog("top_k-float32", lambda L, x: L.top_k(x, 2), (X34.astype("float32"),), ()),
     Prog("top_k-axis0", lambda L, x: L.top_k(x, 2, axis=0), (X34,)),
+    Prog(
+        "top_k-float16",
+        lambda L, x: L.top_k(x, 5),
+        (onp.array([1, -2, 0.5, onp.nan, -0.0, 0.0, 3], "float16"),),
+        (),
+    ),
+    Prog(
+        "top_k-int64-extremes",
+        lambda L, x: L.top_k(x, 4),
+        (onp.array([onp.iinfo(onp.int64).min, onp.iinfo(onp.int64).max, 0, -1]),),
+        (),
+    ),
     Prog("cumlogsumexp", lambda L, x: L.cumlogsumexp(x), (X34,), ()),
     Prog("cumlogsumexp-axis1-reverse", lambda L, x: L.cumlogsumexp(x, 1, True), (X34,)),
     # Values only: its gradient (through an O(log n)-deep scan) costs many eager compiles.
