@@ -260,6 +260,13 @@ __all__ += [
 
 # Control flow, as `jax.lax` has it: the same function objects as `mjcore.cond` etc. Imported
 # last because mjcore.control_flow is built from the primitives above.
-from mjcore.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402, A004
+from mjcore.control_flow import (  # noqa: E402
+    cond,
+    fori_loop,
+    map,  # noqa: A004  (the lax name, as in JAX)
+    scan,
+    switch,
+    while_loop,
+)
 
 __all__ += ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]
