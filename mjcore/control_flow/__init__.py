@@ -3,6 +3,7 @@ higher-order primitives holding closed jaxprs, with every transformation rule.""
 
 from mjcore.control_flow.cond import cond, cond_p, switch
 from mjcore.control_flow.fori_loop import fori_loop
+from mjcore.control_flow.map import map
 from mjcore.control_flow.scan import scan, scan_p
 from mjcore.control_flow.while_loop import while_loop, while_p
 
@@ -10,6 +11,7 @@ __all__ = [
     "cond",
     "cond_p",
     "fori_loop",
+    "map",
     "scan",
     "scan_p",
     "switch",

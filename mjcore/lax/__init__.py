@@ -252,3 +252,47 @@ __all__ += ["reduce_window"]
 from mjcore.lax.prefix_scan import associative_scan  # noqa: E402  (appended family)
 
 __all__ += ["associative_scan"]
+
+from mjcore.lax.arithmetic import clamp, reciprocal, square  # noqa: E402  (appended)
+from mjcore.lax.base import broadcast, full_like  # noqa: E402
+from mjcore.lax.reductions import reduce_xor  # noqa: E402
+from mjcore.lax.slicing import (  # noqa: E402
+    dynamic_index_in_dim,
+    dynamic_slice_in_dim,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice_in_dim,
+    index_in_dim,
+)
+from mjcore.lax.sorting import cumlogsumexp, sort_key_val, top_k  # noqa: E402
+from mjcore.lax.stop_gradient import stop_gradient  # noqa: E402
+
+__all__ += [
+    "broadcast",
+    "clamp",
+    "cumlogsumexp",
+    "dynamic_index_in_dim",
+    "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim",
+    "dynamic_update_slice_in_dim",
+    "full_like",
+    "index_in_dim",
+    "reciprocal",
+    "reduce_xor",
+    "sort_key_val",
+    "square",
+    "stop_gradient",
+    "top_k",
+]
+
+# Control flow, as `jax.lax` has it: the same function objects as `mjcore.cond` etc. Imported
+# last because mjcore.control_flow is built from the primitives above.
+from mjcore.control_flow import (  # noqa: E402
+    cond,
+    fori_loop,
+    map,  # noqa: A004  (the lax name, as in JAX)
+    scan,
+    switch,
+    while_loop,
+)
+
+__all__ += ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]

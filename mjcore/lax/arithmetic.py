@@ -422,10 +422,130 @@ def _integer_pow_jvp(primals, tangents, *, y):
     return out, mul(deriv, x_dot)
 
 
+# --- square / reciprocal (compositions, as JAX's reciprocal is) ------------------------------
+
+
+def square(x: ArrayLike) -> Any:
+    """Elementwise `x * x`."""
+    return mul(x, x)
+
+
+def reciprocal(x: ArrayLike) -> Any:
+    """Elementwise `1 / x` of a floating or complex array (`integer_pow(x, -1)`, as in JAX).
+
+    Raises:
+      TypeError: for integer or boolean `x`, which cannot be raised to negative powers.
+    """
+    aval = get_aval(x)
+    if aval.dtype.kind not in "fc":
+        raise TypeError(
+            f"reciprocal: needs a floating or complex array, got {aval.str_short()}; integers "
+            "cannot be raised to negative powers (convert with convert_element_type first)"
+        )
+    return integer_pow(x, -1)
+
+
+# --- clamp ----------------------------------------------------------------------------------
+
+clamp_p = Primitive("clamp")
+
+
+def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Any:  # noqa: A002  (JAX's names)
+    """Elementwise `min` if `x < min`, `max` if `x > max`, else `x` (XLA's clamp).
+
+    `min` and `max` are scalars or have the shape of `x`; all three share one dtype (Python
+    scalars take the dtype of the arrays). When `min > max` the result is `max`. As in JAX,
+    the derivative in `x` is 1 only strictly inside `(min, max)`, in `min` where `min > x` and
+    `min < max`, and in `max` where `max < x`.
+
+    Raises:
+      TypeError: if `min` or `max` is neither a scalar nor of the shape of `x`, or the dtypes
+        differ.
+    """
+    return clamp_p.bind1(*promote_python_scalars(min, x, max))
+
+
+@clamp_p.def_abstract_eval
+def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    from mjcore.lax.families import check_same_dtypes
+
+    dtype = check_same_dtypes("clamp", (lo, x, hi))
+    if dtype.kind not in _REAL:
+        raise TypeError(f"clamp does not accept dtype {dtype.name}; it needs a real dtype")
+    for what, bound in (("min", lo), ("max", hi)):
+        if bound.shape and bound.shape != x.shape:
+            raise TypeError(
+                f"clamp: {what} must be a scalar or have the shape of the operand, got "
+                f"{what}.shape={bound.shape} and operand.shape={x.shape}"
+            )
+    return ShapedArray(x.shape, dtype, lo.weak_type and x.weak_type and hi.weak_type)
+
+
+@clamp_p.def_lowering
+def _clamp_lowering(ctx: LoweringContext, lo, x, hi):
+    return ctx.builder.op("stablehlo.clamp", [lo, x, hi], ctx.aval_out.strip_weak_type())
+
+
+@clamp_p.def_jvp(symbolic_zeros=True)
+def _clamp_jvp(primals, tangents):
+    from mjcore.lax.bitwise import bitwise_and
+    from mjcore.lax.comparison import gt, lt
+
+    (lo, x, hi), (lo_dot, x_dot, hi_dot) = primals, tangents
+    out = clamp_p.bind1(lo, x, hi)
+    shape = get_aval(x).shape
+    lo, hi = broadcast_to(lo, shape), broadcast_to(hi, shape)
+    # JAX's rule: each operand's tangent where it is the one chosen, strictly.
+    parts = [
+        (lo_dot, bitwise_and(gt(lo, x), lt(lo, hi))),
+        (x_dot, bitwise_and(gt(x, lo), lt(x, hi))),
+        (hi_dot, lt(hi, x)),
+    ]
+    out_dot = None
+    for t, chosen in parts:
+        if type(t) is Zero:
+            continue
+        t = broadcast_to(t, shape)
+        t = select_n(chosen, broadcast_to(_scalar(0, get_aval(t).dtype), shape), t)
+        out_dot = t if out_dot is None else add(out_dot, t)
+    return out, out_dot
+
+
+@clamp_p.def_batching
+def _clamp_batching(vals, dims):
+    from mjcore.batching import NOT_MAPPED, move_bdim
+    from mjcore.lax.base import broadcast_in_dim
+
+    (lo, x, hi), (lo_bdim, x_bdim, hi_bdim) = vals, dims
+    if lo_bdim is hi_bdim is NOT_MAPPED and get_aval(lo).ndim == get_aval(hi).ndim == 0:
+        return clamp_p.bind1(lo, x, hi), x_bdim
+    axis_size = next(
+        get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not NOT_MAPPED
+    )
+    shape = get_aval(x).shape
+    if x_bdim is not NOT_MAPPED:
+        shape = shape[:x_bdim] + shape[x_bdim + 1 :]
+    full_shape = (axis_size, *shape)
+    moved = []
+    for i, (v, d) in enumerate(zip(vals, dims, strict=True)):
+        if d is NOT_MAPPED:
+            # An unbatched operand, or an unbatched bound of the operand's shape, gets the
+            # batch axis; an unbatched scalar bound stays a scalar.
+            if i == 1 or get_aval(v).ndim:
+                v = broadcast_in_dim(v, full_shape, tuple(range(1, len(full_shape))))
+        else:
+            v = move_bdim(v, d, 0)
+            if get_aval(v).ndim == 1 and shape:
+                v = broadcast_in_dim(v, full_shape, (0,))  # one scalar bound per example
+        moved.append(v)
+    return clamp_p.bind1(*moved), 0
+
+
 __all__ = [
     "abs",
     "add",
     "ceil",
+    "clamp",
     "div",
     "floor",
     "integer_pow",
@@ -433,9 +553,11 @@ __all__ = [
     "min",
     "mul",
     "neg",
+    "reciprocal",
     "rem",
     "round",
     "sign",
+    "square",
     "sub",
 ]
 

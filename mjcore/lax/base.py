@@ -422,13 +422,51 @@ def broadcast_to(x: Any, shape: Shape) -> Any:
     return broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
 
 
+# --- broadcast / full_like (helpers over broadcast_in_dim, as in JAX) -------------------------
+
+
+def broadcast(operand: ArrayLike, sizes: Sequence[int]) -> Any:
+    """`operand` with new leading axes of `sizes`: the result has shape `(*sizes, *shape)`."""
+    sizes = _check_shape("broadcast", sizes)
+    ndim = get_aval(operand).ndim
+    return broadcast_in_dim(
+        operand, (*sizes, *get_aval(operand).shape), range(len(sizes), len(sizes) + ndim)
+    )
+
+
+def full_like(
+    x: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Sequence[int] | None = None
+) -> Any:
+    """An array like `x` (its shape and dtype, unless given) filled with the scalar
+    `fill_value`, which may be traced. Weakly typed iff `x` is and no `dtype` is given.
+
+    Raises:
+      TypeError: if `fill_value` is not a scalar.
+    """
+    aval = get_aval(x)
+    out_shape = aval.shape if shape is None else _check_shape("full_like", shape)
+    weak_type = dtype is None and aval.weak_type
+    out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype, "full_like")
+    if type(fill_value) in (bool, int, float, complex):
+        return full(out_shape, fill_value, out_dtype, weak_type)
+    fill_aval = get_aval(fill_value)
+    if fill_aval.ndim:
+        raise TypeError(
+            f"full_like: fill_value must be a scalar, got an array of shape {fill_aval.shape}"
+        )
+    fill = convert_element_type(fill_value, out_dtype, weak_type)
+    return broadcast_in_dim(fill, out_shape, ())
+
+
 __all__ = [
     "add_any",
+    "broadcast",
     "broadcast_in_dim",
     "broadcast_to",
     "convert_element_type",
     "expand_dims",
     "full",
+    "full_like",
     "reshape",
     "select_n",
     "transpose",

@@ -125,6 +125,7 @@ reduce_min_p = _reducer(
 )
 reduce_and_p = _reducer("reduce_and", "biu", lambda dt: "stablehlo.and", _all_ones)
 reduce_or_p = _reducer("reduce_or", "biu", lambda dt: "stablehlo.or", lambda dt: 0)
+reduce_xor_p = _reducer("reduce_xor", "biu", lambda dt: "stablehlo.xor", lambda dt: 0)
 
 
 def reduce_sum(x: ArrayLike, axes: int | Sequence[int]) -> Any:
@@ -155,6 +156,11 @@ def reduce_and(x: ArrayLike, axes: int | Sequence[int]) -> Any:
 def reduce_or(x: ArrayLike, axes: int | Sequence[int]) -> Any:
     """Logical (bool) or bitwise (integer) or of `x` over `axes`."""
     return _bind_reduction(reduce_or_p, x, axes)
+
+
+def reduce_xor(x: ArrayLike, axes: int | Sequence[int]) -> Any:
+    """Logical (bool: parity) or bitwise (integer) exclusive or of `x` over `axes`."""
+    return _bind_reduction(reduce_xor_p, x, axes)
 
 
 linear_jvp(reduce_sum_p)
@@ -224,6 +230,7 @@ def _zero_tangent_jvp(prim: Primitive) -> None:
 
 _zero_tangent_jvp(reduce_and_p)
 _zero_tangent_jvp(reduce_or_p)
+_zero_tangent_jvp(reduce_xor_p)
 
 
 # --- argmax / argmin ------------------------------------------------------------------------
@@ -342,4 +349,5 @@ __all__ = [
     "reduce_or",
     "reduce_prod",
     "reduce_sum",
+    "reduce_xor",
 ]

@@ -14,10 +14,17 @@ from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import arithmetic
-from mjcore.lax.base import broadcast_in_dim, broadcast_to, convert_element_type, full, select_n
+from mjcore.lax.base import (
+    broadcast_in_dim,
+    broadcast_to,
+    convert_element_type,
+    expand_dims,
+    full,
+    select_n,
+)
 from mjcore.lax.comparison import ge, lt
 from mjcore.lax.families import check_same_dtypes, convert
-from mjcore.lax.structural import broadcasted_iota, pad
+from mjcore.lax.structural import broadcasted_iota, check_axes, normalize_axes, pad, squeeze
 
 ArrayLike = Any
 Shape = tuple[int, ...]
@@ -423,9 +430,150 @@ def _dynamic_update_slice_batching(vals, dims):
     return select_n(broadcast_to(mask, shape), x, update), 0
 
 
+# --- one-axis helpers (JAX's *_in_dim wrappers) ----------------------------------------------
+
+
+def _one_axis(name: str, x: ArrayLike, axis: int) -> int:
+    """`axis` of `x` made non-negative, or an AxisError naming `name`."""
+    shape = get_aval(x).shape
+    (axis,) = normalize_axes(x, (int(axis),))
+    check_axes(name, (axis,), shape)
+    return axis
+
+
+def _wrapped_start(index: ArrayLike, size: int, allow_negative: bool) -> Any:
+    """A start index with a negative value counted from the end of an axis of `size`, as JAX's
+    wrappers do (mjcore's `dynamic_slice` itself clamps negative starts to 0)."""
+    if isinstance(index, int | np.integer) and not isinstance(index, bool | np.bool_):
+        return int(index) + size if allow_negative and index < 0 else int(index)
+    aval = get_aval(index)
+    if aval.ndim != 0 or aval.dtype.kind not in "iu":
+        raise TypeError(f"start index must be an integer scalar, got {aval.str_short()}")
+    if not allow_negative or aval.dtype.kind == "u":
+        return index
+    dtype = aval.dtype
+    if size > np.iinfo(dtype).max:
+        index, dtype = convert_element_type(index, np.int64), np.dtype(np.int64)
+    wrapped = arithmetic.add(index, full((), size, dtype))
+    return select_n(lt(index, full((), 0, dtype)), index, wrapped)
+
+
+def _starts_in_dim(start: Any, ndim: int, axis: int) -> list[Any]:
+    """Start indices that are `start` on `axis` and zero (of its dtype) elsewhere."""
+    zero = 0 if isinstance(start, int) else full((), 0, get_aval(start).dtype)
+    return [start if i == axis else zero for i in range(ndim)]
+
+
+def index_in_dim(x: ArrayLike, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """`x[..., index, ...]` on `axis` for a static integer `index` (negative counts from the
+    end); keeps the axis with size 1 when `keepdims`.
+
+    Raises:
+      IndexError: if `index` is out of bounds for the axis.
+    """
+    axis = _one_axis("index_in_dim", x, axis)
+    size = get_aval(x).shape[axis]
+    index = int(index)
+    wrapped = index + size if index < 0 else index
+    if not 0 <= wrapped < size:
+        raise IndexError(
+            f"index_in_dim: index {index} is out of bounds for axis {axis} with size {size}"
+        )
+    out = slice_in_dim(x, wrapped, wrapped + 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_slice_in_dim(
+    x: ArrayLike,
+    start_index: ArrayLike,
+    slice_size: int,
+    axis: int = 0,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """`x[..., start:start + slice_size, ...]` on `axis` for a traced `start_index`.
+
+    A negative start counts from the end (unless `allow_negative_indices` is False); then
+    the start is clamped so the slice fits, as in `dynamic_slice`.
+    """
+    axis = _one_axis("dynamic_slice_in_dim", x, axis)
+    shape = get_aval(x).shape
+    start = _wrapped_start(start_index, shape[axis], allow_negative_indices)
+    sizes = list(shape)
+    sizes[axis] = int(slice_size)
+    return dynamic_slice(x, _starts_in_dim(start, len(shape), axis), sizes)
+
+
+def dynamic_index_in_dim(
+    x: ArrayLike,
+    index: ArrayLike,
+    axis: int = 0,
+    keepdims: bool = True,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """`x[..., index, ...]` on `axis` for a traced `index` (negative counts from the end, then
+    clamped into range); keeps the axis with size 1 when `keepdims`."""
+    axis = _one_axis("dynamic_index_in_dim", x, axis)
+    out = dynamic_slice_in_dim(x, index, 1, axis, allow_negative_indices=allow_negative_indices)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(
+    x: ArrayLike,
+    update: ArrayLike,
+    start_index: ArrayLike,
+    axis: int,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """`x` with `update` written at the traced `start_index` of `axis` (0 on other axes).
+
+    A negative start counts from the end (unless `allow_negative_indices` is False); then
+    the start is clamped so the update fits, as in `dynamic_update_slice`.
+    """
+    axis = _one_axis("dynamic_update_slice_in_dim", x, axis)
+    shape = get_aval(x).shape
+    start = _wrapped_start(start_index, shape[axis], allow_negative_indices)
+    return dynamic_update_slice(x, update, _starts_in_dim(start, len(shape), axis))
+
+
+def dynamic_update_index_in_dim(
+    x: ArrayLike,
+    update: ArrayLike,
+    index: ArrayLike,
+    axis: int,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """`x` with the slice at the traced `index` of `axis` replaced by `update`, which has
+    either the rank of `x` (size 1 on `axis`) or one axis less.
+
+    Raises:
+      ValueError: if the rank of `update` is neither that of `x` nor one less.
+    """
+    axis = _one_axis("dynamic_update_index_in_dim", x, axis)
+    x_aval, update_aval = get_aval(x), get_aval(update)
+    if update_aval.ndim == x_aval.ndim - 1:
+        update = expand_dims(update, (axis,))
+    elif update_aval.ndim != x_aval.ndim:
+        raise ValueError(
+            f"dynamic_update_index_in_dim: update of shape {update_aval.shape} must have the "
+            f"rank of the operand of shape {x_aval.shape} or one less"
+        )
+    return dynamic_update_slice_in_dim(
+        x, update, index, axis, allow_negative_indices=allow_negative_indices
+    )
+
+
 __all__ = [
+    "dynamic_index_in_dim",
     "dynamic_slice",
+    "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim",
     "dynamic_update_slice",
+    "dynamic_update_slice_in_dim",
+    "index_in_dim",
     "slice",
     "slice_in_dim",
 ]

@@ -1,8 +1,10 @@
 """Sorting and cumulative primitives: `sort` (multi-operand `stablehlo.sort` in NumPy's total
-order) and cumsum/cumprod/cummax/cummin (one `stablehlo.reduce_window` each)."""
+order, with `sort_key_val` and `top_k` built on it) and cumsum/cumprod/cummax/cummin/
+cumlogsumexp (one `stablehlo.reduce_window` each)."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,10 +17,15 @@ from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import arithmetic
-from mjcore.lax.base import broadcast_to
+from mjcore.lax.base import broadcast_to, full, select_n
+from mjcore.lax.bitcast import bitcast_convert_type
+from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_xor, shift_right_arithmetic
+from mjcore.lax.comparison import ne
 from mjcore.lax.families import scalar_constant
 from mjcore.lax.prefix_scan import associative_scan
+from mjcore.lax.slicing import slice_in_dim
 from mjcore.lax.structural import broadcasted_iota, check_axes, normalize_axes
+from mjcore.lax.transcendental import exp, log1p
 
 ArrayLike = Any
 Shape = tuple[int, ...]
@@ -201,13 +208,14 @@ def _sort_batching(vals, dims, *, dimension, is_stable, num_keys):
 def _cumulative(
     name: str,
     kinds: str,
-    hlo_op: Callable[[np.dtype], str],
+    hlo_op: Callable[[np.dtype], str | Callable[[FunctionBuilder, Value, Value], Value]],
     identity: Callable[[np.dtype], Any],
 ) -> Primitive:
     """A cumulative reduction with its abstract_eval, lowering and batching rules.
 
     The lowering is a `reduce_window` whose window spans the whole axis, padded on one side,
-    so element i combines elements 0..i (or i..n-1 when `reverse`).
+    so element i combines elements 0..i (or i..n-1 when `reverse`). `hlo_op(dtype)` is the name
+    of the StableHLO combiner, or a function `(builder, acc, y) -> Value` emitting several.
     """
     prim = Primitive(name)
 
@@ -229,7 +237,10 @@ def _cumulative(
         padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
         scalar = ShapedArray((), dtype)
         op = hlo_op(dtype)
-        region = b.region([scalar, scalar], lambda rb, acc, y: [rb.op(op, [acc, y], scalar)])
+        if callable(op):
+            region = b.region([scalar, scalar], lambda rb, acc, y: [op(rb, acc, y)])
+        else:
+            region = b.region([scalar, scalar], lambda rb, acc, y: [rb.op(op, [acc, y], scalar)])
         rows = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
         return b.op(
             "stablehlo.reduce_window",
@@ -332,4 +343,130 @@ _scan_jvp(cummax_p, arithmetic.max)
 _scan_jvp(cummin_p, arithmetic.min)
 
 
-__all__ = ["cummax", "cummin", "cumprod", "cumsum", "sort"]
+# --- sort_key_val / top_k (compositions of sort) --------------------------------------------
+
+
+def sort_key_val(
+    keys: ArrayLike, values: ArrayLike, dimension: int = -1, is_stable: bool = True
+) -> tuple[Any, Any]:
+    """Sort `keys` along `dimension` and apply the same permutation to `values`.
+
+    Returns the pair `(sorted_keys, permuted_values)`; the order is `sort`'s.
+    """
+    out_keys, out_values = sort([keys, values], dimension, is_stable, num_keys=1)
+    return out_keys, out_values
+
+
+def _descending_key(x: Any) -> Any:
+    """An integer (or bool) key whose ascending order is the descending total order of `x`.
+
+    Floats compare as XLA's TopK compares them: -NaN < -inf < ... < -0.0 < 0.0 < ... < inf <
+    NaN. Their bits, read as a signed integer with the magnitude bits flipped for negative
+    numbers, are in that order; `bitwise_not` then reverses any integer order exactly.
+    """
+    dtype = get_aval(x).dtype
+    if dtype.kind == "f":
+        int_dtype = np.dtype(f"int{8 * dtype.itemsize}")
+        bits = bitcast_convert_type(x, int_dtype)
+        sign = shift_right_arithmetic(bits, full((), 8 * dtype.itemsize - 1, int_dtype))
+        magnitude = full((), np.iinfo(int_dtype).max, int_dtype)
+        x = bitwise_xor(bits, bitwise_and(sign, magnitude))
+    return bitwise_not(x)
+
+
+def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Any, Any]:
+    """The `k` largest entries along `axis` (the last by default), largest first, and their
+    int32 indices. Equal entries come in index order; NaN is larger than every number and
+    0.0 larger than -0.0, as in XLA's TopK.
+
+    Raises:
+      TypeError: for a complex `operand`.
+      ValueError: if `operand` is a scalar or `k` is negative or larger than the axis.
+    """
+    aval = get_aval(operand)
+    k = operator.index(k)
+    if aval.ndim == 0:
+        raise ValueError("top_k: operand must have at least one axis, got a scalar")
+    if aval.dtype.kind == "c":
+        raise TypeError(f"top_k: operand must be real, got {aval.str_short()}")
+    (axis,) = normalize_axes(operand, (axis,))
+    check_axes("top_k", (axis,), aval.shape)
+    n = aval.shape[axis]
+    if not 0 <= k <= n:
+        raise ValueError(
+            f"top_k: k={k} must be between 0 and the size {n} of axis {axis} of the operand "
+            f"of shape {aval.shape}"
+        )
+    # Ascending stable sort by the descending key: largest first, ties in index order.
+    indices = broadcasted_iota(np.int32, aval.shape, axis)
+    _, values, indices = sort_p.bind(
+        _descending_key(operand), operand, indices, dimension=axis, is_stable=True, num_keys=1
+    )
+    return slice_in_dim(values, 0, k, axis=axis), slice_in_dim(indices, 0, k, axis=axis)
+
+
+# --- cumlogsumexp ---------------------------------------------------------------------------
+
+
+def _logaddexp(x: Any, y: Any) -> Any:
+    """`log(exp(x) + exp(y))` without overflow (JAX's formula). Where `x - y` is NaN (equal
+    infinities, or a NaN) the result is `x + y`; the other branch sees a safe 0 there, so its
+    derivative stays finite and reverse mode does not turn 0 * NaN into NaN."""
+    delta = arithmetic.sub(x, y)
+    undefined = ne(delta, delta)
+    delta = select_n(undefined, delta, full(get_aval(delta).shape, 0, get_aval(delta).dtype))
+    spread = log1p(exp(arithmetic.neg(arithmetic.abs(delta))))
+    return select_n(undefined, arithmetic.add(arithmetic.max(x, y), spread), arithmetic.add(x, y))
+
+
+def _emit_logaddexp(b: FunctionBuilder, x: Value, y: Value) -> Value:
+    """`_logaddexp` on scalars, as StableHLO ops (the combiner of the `reduce_window`)."""
+    aval = x.aval
+    pred = ShapedArray((), np.dtype(bool))
+    delta = b.op("stablehlo.subtract", [x, y], aval)
+    undefined = b.op(
+        "stablehlo.compare",
+        [delta, delta],
+        pred,
+        "comparison_direction = #stablehlo<comparison_direction NE>, "
+        "compare_type = #stablehlo<comparison_type FLOAT>",
+    )
+    spread = b.op("stablehlo.abs", [delta], aval)
+    spread = b.op("stablehlo.negate", [spread], aval)
+    spread = b.op("stablehlo.exponential", [spread], aval)
+    spread = b.op("stablehlo.log_plus_one", [spread], aval)
+    finite = b.op("stablehlo.add", [b.op("stablehlo.maximum", [x, y], aval), spread], aval)
+    return b.op("stablehlo.select", [undefined, b.op("stablehlo.add", [x, y], aval), finite], aval)
+
+
+cumlogsumexp_p = _cumulative("cumlogsumexp", "f", lambda dt: _emit_logaddexp, _lowest)
+_scan_jvp(cumlogsumexp_p, _logaddexp)
+
+
+def cumlogsumexp(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> Any:
+    """Running `log(sum(exp(x)))` along `axis` (from the end when `reverse`), without overflow:
+    a `reduce_window` of a stable `logaddexp`, differentiated through a parallel prefix scan
+    of it (as JAX does).
+
+    Raises:
+      TypeError: for a non-floating `operand`.
+    """
+    aval = get_aval(operand)
+    if aval.dtype.kind != "f":
+        raise TypeError(
+            f"cumlogsumexp: needs a floating array, got {aval.str_short()}; convert with "
+            "convert_element_type first"
+        )
+    return _bind_cumulative(cumlogsumexp_p, operand, axis, reverse)
+
+
+__all__ = [
+    "cumlogsumexp",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "sort",
+    "sort_key_val",
+    "top_k",
+]

@@ -1,4 +1,4 @@
-"""Rows for mjcore/lax/arithmetic.py, comparison.py and base.py."""
+"""Rows for mjcore/lax/arithmetic.py, comparison.py, base.py and stop_gradient.py."""
 
 from __future__ import annotations
 
@@ -30,6 +30,12 @@ def _c_div(x, y):
     if np.dtype(x.dtype).kind in "iu":
         return (np.trunc(x / y)).astype(x.dtype)
     return x / y
+
+
+def _clamp_apart(lo, x, hi):
+    # Bounds in (-2, 0) and (0, 2) for inputs in (-2, 2): min < max (where JAX's derivative
+    # rule holds) and x on both sides of each bound.
+    return lax.clamp(lax.sub(lax.div(lo, 2.0), 1.0), x, lax.add(lax.div(hi, 2.0), 1.0))
 
 
 CASES = [
@@ -78,6 +84,45 @@ CASES = [
         ((3, 4),),
         FLOATS,
         domain=_nonzero,
+    ),
+    PrimCase(
+        "clamp-scalar-bounds",
+        _clamp_apart,
+        lambda lo, x, hi: np.minimum(np.maximum(x, lo / 2 - 1), hi / 2 + 1),
+        ((), (3, 4), ()),
+        FLOATS,
+    ),
+    PrimCase(
+        "clamp-int",
+        lax.clamp,
+        lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+        ((), (3, 4), ()),
+        ("int32", "uint8"),
+    ),
+    PrimCase(
+        "clamp-array-bounds",
+        _clamp_apart,
+        lambda lo, x, hi: np.minimum(np.maximum(x, lo / 2 - 1), hi / 2 + 1),
+        ((3, 4), (3, 4), (3, 4)),
+        FLOATS,
+    ),
+    PrimCase(
+        "clamp-mixed-bounds",
+        lax.clamp,
+        lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+        ((3, 4), (3, 4), ()),
+        FLOATS,
+        domain=_nonzero,
+        diff_argnums=(1,),
+    ),
+    # Its derivative is zero by design; tests/test_lax_extras.py checks it against JAX.
+    PrimCase(
+        "stop_gradient",
+        lax.stop_gradient,
+        lambda x: x,
+        ((3, 4),),
+        FLOATS + ("complex128",),
+        diff_argnums=(),
     ),
     PrimCase(
         "eq",

@@ -164,6 +164,14 @@ CASES = [
         domain=(0, 255),
     ),
     PrimCase(
+        "reduce_xor",
+        lambda x: lax.reduce_xor(x, (1,)),
+        lambda x: np.bitwise_xor.reduce(x, axis=1),
+        ((3, 4),),
+        ("bool", "int32", "uint8"),
+        domain=(0, 255),
+    ),
+    PrimCase(
         "argmax",
         lambda x: lax.argmax(x, 1, np.int32),
         lambda x: np.argmax(x, axis=1).astype(np.int32),

@@ -48,6 +48,10 @@ def _cummin(x, axis):
     return np.minimum.accumulate(x, axis)
 
 
+def _cumlogsumexp(x, axis):
+    return np.logaddexp.accumulate(x, axis)
+
+
 def _cumulative_cases(name, fun, oracle, dtypes, **kwargs):
     return [
         PrimCase(
@@ -108,6 +112,7 @@ CASES = [
     *_cumulative_cases("cumprod", lax.cumprod, _cumprod, FLOATS + ("int32",), domain=(0.5, 1.5)),
     *_cumulative_cases("cummax", lax.cummax, _cummax, FLOATS + INTS + ("bool",)),
     *_cumulative_cases("cummin", lax.cummin, _cummin, FLOATS + INTS + ("bool",)),
+    *_cumulative_cases("cumlogsumexp", lax.cumlogsumexp, _cumlogsumexp, FLOATS),
     PrimCase(
         "cummax-nan",
         lambda x: lax.cummax(x, 1),
