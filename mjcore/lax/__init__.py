@@ -223,6 +223,14 @@ __all__ += [
     "scatter_mul",
 ]
 
-from mjcore.lax.special import erf_inv  # noqa: E402  (appended family)
+from mjcore.lax.special import (  # noqa: E402  (appended family)
+    digamma,
+    erf,
+    erf_inv,
+    erfc,
+    lgamma,
+    polygamma,
+    zeta,
+)
 
-__all__ += ["erf_inv"]
+__all__ += ["digamma", "erf", "erf_inv", "erfc", "lgamma", "polygamma", "zeta"]

@@ -65,6 +65,11 @@ UNARY = [
     ("atanh", lax.atanh, np.arctanh, (-0.9, 0.9), True),
     ("logistic", lax.logistic, _logistic, (-4.0, 4.0), True),
     ("erf_inv", lax.erf_inv, scipy.special.erfinv, (-0.9, 0.9), False),
+    ("erf", lax.erf, scipy.special.erf, (-2.0, 2.0), False),
+    ("erfc", lax.erfc, scipy.special.erfc, (-2.0, 2.0), False),
+    # lgamma has zeros at 1 and 2, digamma one near 1.46: relative tolerances hold above them.
+    ("lgamma", lax.lgamma, scipy.special.gammaln, (2.5, 5.0), False),
+    ("digamma", lax.digamma, scipy.special.digamma, (2.0, 5.0), False),
 ]
 
 TRANSCENDENTAL_CASES = [
@@ -122,6 +127,46 @@ TRANSCENDENTAL_CASES += [
         ((3, 4), (3, 4)),
         ("int8", "int32", "uint8"),
         domain=(-3, 3),
+    ),
+]
+
+TRANSCENDENTAL_CASES += [
+    PrimCase(
+        # The order m must be a whole number: floor(m) - 1 runs over 0, 1, 2 (digamma upwards).
+        "polygamma",
+        lambda m, x: lax.polygamma(lax.sub(lax.floor(m), 1.0), x),
+        lambda m, x: scipy.special.polygamma(np.floor(m) - 1, x),
+        ((3, 4), (3, 4)),
+        FLOATS,
+        domain=(1.0, 3.99),
+        diff_argnums=(1,),
+    ),
+    PrimCase(
+        "polygamma-broadcast",
+        lambda m, x: lax.polygamma(lax.floor(m), x),
+        lambda m, x: scipy.special.polygamma(np.floor(m), x),
+        ((3, 1), (4,)),
+        FLOATS,
+        domain=(1.0, 2.99),
+        diff_argnums=(1,),
+    ),
+    PrimCase(
+        "zeta",
+        lax.zeta,
+        scipy.special.zeta,
+        ((3, 4), (3, 4)),
+        FLOATS,
+        domain=(1.5, 3.0),
+        diff_argnums=(1,),
+    ),
+    PrimCase(
+        "zeta-broadcast",
+        lax.zeta,
+        scipy.special.zeta,
+        ((3, 1), (4,)),
+        FLOATS,
+        domain=(1.5, 3.0),
+        diff_argnums=(1,),
     ),
 ]
 
