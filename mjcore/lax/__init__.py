@@ -224,6 +224,8 @@ __all__ += [
 ]
 
 from mjcore.lax.special import (  # noqa: E402  (appended family)
+    bessel_i0e,
+    bessel_i1e,
     digamma,
     erf,
     erf_inv,
@@ -233,4 +235,14 @@ from mjcore.lax.special import (  # noqa: E402  (appended family)
     zeta,
 )
 
-__all__ += ["digamma", "erf", "erf_inv", "erfc", "lgamma", "polygamma", "zeta"]
+__all__ += [
+    "bessel_i0e",
+    "bessel_i1e",
+    "digamma",
+    "erf",
+    "erf_inv",
+    "erfc",
+    "lgamma",
+    "polygamma",
+    "zeta",
+]

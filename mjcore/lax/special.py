@@ -9,11 +9,13 @@ from typing import Any
 import numpy as np
 
 from mjcore.ad import Zero
+from mjcore.backend.lowering import lower_fun
 from mjcore.core import Primitive, get_aval
-from mjcore.lax.arithmetic import add, mul, neg
-from mjcore.lax.base import full
+from mjcore.lax.arithmetic import abs, add, div, mul, neg, sign, sub
+from mjcore.lax.base import convert_element_type, full, select_n
+from mjcore.lax.comparison import gt, le
 from mjcore.lax.families import elementwise, promote_python_scalars
-from mjcore.lax.transcendental import exp
+from mjcore.lax.transcendental import exp, sqrt
 
 ArrayLike = Any
 
@@ -202,4 +204,158 @@ def _zeta_jvp(primals, tangents):
     return out, mul(q_dot, neg(mul(x, zeta(add(x, _const(x, 1)), q))))
 
 
-__all__ = ["digamma", "erf", "erf_inv", "erfc", "lgamma", "polygamma", "zeta"]
+# --- bessel_i0e -----------------------------------------------------------------------------
+
+bessel_i0e_p = Primitive("bessel_i0e")
+
+
+def bessel_i0e(x: ArrayLike) -> Any:
+    """Elementwise exponentially scaled modified Bessel function of order 0,
+    `exp(-abs(x)) * i0(x)` (`scipy.special.i0e`).
+
+    Raises:
+      TypeError: for a non-floating dtype.
+    """
+    return bessel_i0e_p.bind1(x)
+
+
+# Cephes' Chebyshev coefficients for i0e on [0, 8] (A) and (8, inf) (B), as JAX uses them;
+# float32 takes the trailing terms of each series.
+_I0E_A = (
+    -4.41534164647933937950e-18,
+    3.33079451882223809783e-17,
+    -2.43127984654795469359e-16,
+    1.71539128555513303061e-15,
+    -1.16853328779934516808e-14,
+    7.67618549860493561688e-14,
+    -4.85644678311192946090e-13,
+    2.95505266312963983461e-12,
+    -1.72682629144155570723e-11,
+    9.67580903537323691224e-11,
+    -5.18979560163526290666e-10,
+    2.65982372468238665035e-9,
+    -1.30002500998624804212e-8,
+    6.04699502254191894932e-8,
+    -2.67079385394061173391e-7,
+    1.11738753912010371815e-6,
+    -4.41673835845875056359e-6,
+    1.64484480707288970893e-5,
+    -5.75419501008210370398e-5,
+    1.88502885095841655729e-4,
+    -5.76375574538582365885e-4,
+    1.63947561694133579842e-3,
+    -4.32430999505057594430e-3,
+    1.05464603945949983183e-2,
+    -2.37374148058994688156e-2,
+    4.93052842396707084878e-2,
+    -9.49010970480476444210e-2,
+    1.71620901522208775349e-1,
+    -3.04682672343198398683e-1,
+    6.76795274409476084995e-1,
+)
+_I0E_B = (
+    -7.23318048787475395456e-18,
+    -4.83050448594418207126e-18,
+    4.46562142029675999901e-17,
+    3.46122286769746109310e-17,
+    -2.82762398051658348494e-16,
+    -3.42548561967721913462e-16,
+    1.77256013305652638360e-15,
+    3.81168066935262242075e-15,
+    -9.55484669882830764870e-15,
+    -4.15056934728722208663e-14,
+    1.54008621752140982691e-14,
+    3.85277838274214270114e-13,
+    7.18012445138366623367e-13,
+    -1.79417853150680611778e-12,
+    -1.32158118404477131188e-11,
+    -3.14991652796324136454e-11,
+    1.18891471078464383424e-11,
+    4.94060238822496958910e-10,
+    3.39623202570838634515e-9,
+    2.26666899049817806459e-8,
+    2.04891858946906374183e-7,
+    2.89137052083475648297e-6,
+    6.88975834691682398426e-5,
+    3.36911647825569408990e-3,
+    8.04490411014108831608e-1,
+)
+
+
+def _chebyshev(x: Any, coefficients: tuple[float, ...]) -> Any:
+    """Clenshaw's recurrence for a Chebyshev series, in Cephes' `chbevl` form."""
+    b0 = b1 = b2 = full(get_aval(x).shape, 0, get_aval(x).dtype)
+    for c in coefficients:
+        b2, b1 = b1, b0
+        b0 = add(sub(mul(x, b1), b2), _const(x, c))
+    return mul(_const(x, 0.5), sub(b0, b2))
+
+
+def _bessel_i0e_kernel(x: Any) -> Any:
+    dtype = get_aval(x).dtype
+    if dtype == np.float64:
+        a, b = _I0E_A, _I0E_B
+    else:
+        # Cephes' float32 series; float16 is computed in float32, as in JAX.
+        a, b = _I0E_A[-18:], _I0E_B[-7:]
+        x = convert_element_type(x, np.float32)
+    x = abs(x)
+    small = _chebyshev(sub(mul(_const(x, 0.5), x), _const(x, 2.0)), a)
+    large = div(_chebyshev(sub(div(_const(x, 32.0), x), _const(x, 2.0)), b), sqrt(x))
+    out = select_n(le(x, _const(x, 8.0)), large, small)
+    return convert_element_type(out, dtype)
+
+
+elementwise(bessel_i0e_p, lower_fun(_bessel_i0e_kernel), "f")
+
+
+@bessel_i0e_p.def_jvp
+def _bessel_i0e_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = bessel_i0e(x)
+    return y, mul(x_dot, sub(bessel_i1e(x), mul(sign(x), y)))
+
+
+# --- bessel_i1e -----------------------------------------------------------------------------
+
+bessel_i1e_p = Primitive("bessel_i1e")
+
+
+def bessel_i1e(x: ArrayLike) -> Any:
+    """Elementwise exponentially scaled modified Bessel function of order 1,
+    `exp(-abs(x)) * i1(x)` (`scipy.special.i1e`).
+
+    Raises:
+      TypeError: for a non-floating dtype.
+    """
+    return bessel_i1e_p.bind1(x)
+
+
+elementwise(bessel_i1e_p, "chlo.bessel_i1e", "f")
+
+
+@bessel_i1e_p.def_jvp
+def _bessel_i1e_jvp(primals, tangents):
+    # i1e'(x) = i0e(x) - i1e(x) * (sign(x) + 1/x), with its limit 1/2 where |x| <= eps.
+    (x,), (x_dot,) = primals, tangents
+    y = bessel_i1e(x)
+    aval = get_aval(x)
+    eps = full(aval.shape, np.finfo(aval.dtype).eps, aval.dtype)
+    not_tiny = gt(abs(x), eps)
+    safe_x = select_n(not_tiny, eps, x)
+    dy_dx = sub(bessel_i0e(safe_x), mul(y, add(sign(safe_x), div(_const(x, 1), safe_x))))
+    dy_dx = select_n(not_tiny, full(aval.shape, 0.5, aval.dtype), dy_dx)
+    return y, mul(x_dot, dy_dx)
+
+
+__all__ = [
+    "bessel_i0e",
+    "bessel_i1e",
+    "digamma",
+    "erf",
+    "erf_inv",
+    "erfc",
+    "lgamma",
+    "polygamma",
+    "zeta",
+]

@@ -33,6 +33,11 @@ def _on_complex_numpy(f):
     return lambda x, y: f(x + 1j * y)
 
 
+def _bessel_domain(rng, shape, dtype):
+    """Both of i0e's Chebyshev ranges (|x| <= 8 and above), away from the kink of exp(-|x|)."""
+    return rng.choice([-1, 1], size=shape) * rng.uniform(0.5, 12.0, size=shape)
+
+
 def _logistic(x):
     return 1 / (1 + np.exp(-x))
 
@@ -70,6 +75,8 @@ UNARY = [
     # lgamma has zeros at 1 and 2, digamma one near 1.46: relative tolerances hold above them.
     ("lgamma", lax.lgamma, scipy.special.gammaln, (2.5, 5.0), False),
     ("digamma", lax.digamma, scipy.special.digamma, (2.0, 5.0), False),
+    ("bessel_i0e", lax.bessel_i0e, scipy.special.i0e, _bessel_domain, False),
+    ("bessel_i1e", lax.bessel_i1e, scipy.special.i1e, _bessel_domain, False),
 ]
 
 TRANSCENDENTAL_CASES = [
