@@ -230,8 +230,12 @@ from mjcore.lax.special import (  # noqa: E402  (appended family)
     erf,
     erf_inv,
     erfc,
+    igamma,
+    igamma_grad_a,
+    igammac,
     lgamma,
     polygamma,
+    random_gamma_grad,
     zeta,
 )
 
@@ -242,7 +246,11 @@ __all__ += [
     "erf",
     "erf_inv",
     "erfc",
+    "igamma",
+    "igamma_grad_a",
+    "igammac",
     "lgamma",
     "polygamma",
+    "random_gamma_grad",
     "zeta",
 ]

@@ -4,18 +4,28 @@ match JAX's bit for bit; `bessel_i0e` is JAX's Cephes Chebyshev series written i
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from mjcore.ad import Zero
-from mjcore.backend.lowering import lower_fun
+from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import Primitive, get_aval
 from mjcore.lax.arithmetic import abs, add, div, mul, neg, sign, sub
-from mjcore.lax.base import convert_element_type, full, select_n
-from mjcore.lax.comparison import gt, le
-from mjcore.lax.families import elementwise, promote_python_scalars
-from mjcore.lax.transcendental import exp, sqrt
+from mjcore.lax.base import broadcast_to, convert_element_type, full, select_n
+from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
+from mjcore.lax.comparison import eq, ge, gt, le, lt, ne
+from mjcore.lax.families import (
+    broadcast_shapes,
+    check_same_dtypes,
+    elementwise,
+    promote_python_scalars,
+)
+from mjcore.lax.reductions import reduce_or
+from mjcore.lax.transcendental import exp, log, sqrt
 
 ArrayLike = Any
 
@@ -348,6 +358,346 @@ def _bessel_i1e_jvp(primals, tangents):
     return y, mul(x_dot, dy_dx)
 
 
+# --- the incomplete gamma family ------------------------------------------------------------
+# XLA has no op for these: as in JAX (which ports XLA's client library math.cc), a power series
+# below the diagonal and a continued fraction above it, each a while loop over all elements
+# that runs until every enabled element has converged. float16 is computed in float32.
+
+
+class _IgammaMode(enum.Enum):
+    VALUE = 1
+    DERIVATIVE = 2  # d/da igamma
+    SAMPLE_DERIVATIVE = 3  # d/da of the Gamma(a, 1) sample x (random_gamma_grad)
+
+
+def _full_like(x: Any, value: float) -> Any:
+    aval = get_aval(x)
+    return full(aval.shape, value, aval.dtype)
+
+
+def _where(cond: Any, x: Any, y: Any) -> Any:
+    return select_n(cond, y, x)
+
+
+def _any(pred: Any) -> Any:
+    return reduce_or(pred, tuple(range(get_aval(pred).ndim)))
+
+
+def _or(*preds: Any) -> Any:
+    out = preds[0]
+    for p in preds[1:]:
+        out = bitwise_or(out, p)
+    return out
+
+
+def _isnan(x: Any) -> Any:
+    return ne(x, x)
+
+
+def _igamma_series(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> Any:
+    from mjcore.control_flow import while_loop
+
+    eps = _const(x, np.finfo(get_aval(x).dtype).eps)
+
+    def body(vals: tuple[Any, ...]) -> tuple[Any, ...]:
+        enabled, r, c, ans, x, dc_da, dans_da = vals
+        r = add(r, _const(r, 1))
+        dc_da = sub(mul(dc_da, div(x, r)), div(mul(c, x), mul(r, r)))
+        dans_da = add(dans_da, dc_da)
+        c = mul(c, div(x, r))
+        ans = add(ans, c)
+        if mode is _IgammaMode.VALUE:
+            going = bitwise_and(enabled, gt(div(c, ans), eps))
+        else:
+            going = bitwise_and(enabled, gt(abs(div(dc_da, dans_da)), eps))
+        new = (r, c, ans, x, dc_da, dans_da)
+        return (going, *(_where(enabled, n, o) for n, o in zip(new, vals[1:], strict=True)))
+
+    one, zero = _full_like(a, 1), _full_like(a, 0)
+    vals = while_loop(lambda v: _any(v[0]), body, (enabled, a, one, one, x, zero, zero))
+    ans, dans_da = vals[3], vals[6]
+    if mode is _IgammaMode.VALUE:
+        return div(mul(ans, ax), a)
+    dlogax_da = sub(log(x), digamma(add(a, _const(a, 1))))
+    if mode is _IgammaMode.DERIVATIVE:
+        return div(mul(ax, add(mul(ans, dlogax_da), dans_da)), a)
+    return div(mul(neg(add(dans_da, mul(ans, dlogax_da))), x), a)
+
+
+def _igammac_continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> Any:
+    from mjcore.control_flow import while_loop
+
+    eps = np.finfo(get_aval(x).dtype).eps
+
+    def cond(vals: tuple[Any, ...]) -> Any:
+        c = vals[5]
+        return bitwise_and(lt(c, _const(c, 2000)), _any(vals[0]))
+
+    def body(vals: tuple[Any, ...]) -> tuple[Any, ...]:
+        (enabled, ans, t, y, z, c, pkm1, qkm1, pkm2, qkm2) = vals[:10]
+        (dpkm2_da, dqkm2_da, dpkm1_da, dqkm1_da, dans_da) = vals[10:]
+        c = add(c, _const(c, 1))
+        y = add(y, _const(y, 1))
+        z = add(z, _const(z, 2))
+        yc = mul(y, c)
+        pk = sub(mul(pkm1, z), mul(pkm2, yc))
+        qk = sub(mul(qkm1, z), mul(qkm2, yc))
+        qk_is_nonzero = ne(qk, _const(qk, 0))
+        r = div(pk, qk)
+        t = _where(qk_is_nonzero, abs(div(sub(ans, r), r)), _full_like(r, 1))
+        ans = _where(qk_is_nonzero, r, ans)
+        dpk_da = add(sub(sub(mul(dpkm1_da, z), pkm1), mul(dpkm2_da, yc)), mul(pkm2, c))
+        dqk_da = add(sub(sub(mul(dqkm1_da, z), qkm1), mul(dqkm2_da, yc)), mul(qkm2, c))
+        dans_da_new = _where(qk_is_nonzero, div(sub(dpk_da, mul(ans, dqk_da)), qk), dans_da)
+        grad_change = _where(qk_is_nonzero, abs(sub(dans_da_new, dans_da)), _full_like(dans_da, 1))
+        pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
+        dpkm2_da, dqkm2_da, dpkm1_da, dqkm1_da = dpkm1_da, dqkm1_da, dpk_da, dqk_da
+        # Keep the recurrence's numerators in range (its ratios are all that matter).
+        rescale = gt(abs(pk), div(_const(pk, 1), _const(pk, eps)))
+        rescaled = [
+            _where(rescale, mul(v, _const(v, eps)), v)
+            for v in (pkm2, pkm1, qkm2, qkm1, dpkm2_da, dqkm2_da, dpkm1_da, dqkm1_da)
+        ]
+        pkm2, pkm1, qkm2, qkm1, dpkm2_da, dqkm2_da, dpkm1_da, dqkm1_da = rescaled
+        if mode is _IgammaMode.VALUE:
+            going = bitwise_and(enabled, gt(t, _const(t, eps)))
+        else:
+            going = bitwise_and(enabled, gt(grad_change, _const(grad_change, eps)))
+        new = (ans, t, y, z)
+        new_tail = (pkm1, qkm1, pkm2, qkm2, dpkm2_da, dqkm2_da, dpkm1_da, dqkm1_da, dans_da_new)
+        return (
+            going,
+            *(_where(enabled, n, o) for n, o in zip(new, vals[1:5], strict=True)),
+            c,
+            *(_where(enabled, n, o) for n, o in zip(new_tail, vals[6:], strict=True)),
+        )
+
+    y = sub(_const(a, 1), a)
+    z = add(add(x, y), _const(x, 1))
+    pkm1 = add(x, _const(x, 1))
+    qkm1 = mul(z, x)
+    ans = div(pkm1, qkm1)
+    zero = _full_like(x, 0)
+    dqkm1_da = neg(x)
+    dans_da = div(sub(zero, mul(ans, dqkm1_da)), qkm1)
+    init = (enabled, ans, _full_like(x, 1), y, z, full((), 0, get_aval(x).dtype), pkm1, qkm1)
+    init += (_full_like(x, 1), x, zero, zero, zero, dqkm1_da, dans_da)
+    vals = while_loop(cond, body, init)
+    ans = vals[1]
+    if mode is _IgammaMode.VALUE:
+        return mul(ans, ax)
+    dans_da = vals[14]
+    dlogax_da = sub(log(x), digamma(a))
+    if mode is _IgammaMode.DERIVATIVE:
+        return mul(ax, add(mul(ans, dlogax_da), dans_da))
+    return neg(mul(add(dans_da, mul(ans, dlogax_da)), x))
+
+
+def _log_ax(a: Any, x: Any) -> tuple[Any, Any]:
+    """`exp(a log x - x - lgamma(a))`, and where its log underflows the dtype."""
+    log_ax = sub(sub(mul(a, log(x)), x), lgamma(a))
+    underflow = lt(log_ax, neg(log(_const(a, np.finfo(get_aval(a).dtype).max))))
+    return exp(log_ax), underflow
+
+
+def _igamma_kernel(a: Any, x: Any) -> Any:
+    is_nan = bitwise_or(_isnan(a), _isnan(x))
+    x_is_infinity = eq(x, _const(x, np.inf))
+    a_is_zero, x_is_zero = eq(a, _const(a, 0)), eq(x, _const(x, 0))
+    domain_error = _or(
+        lt(x, _const(x, 0)), lt(a, _const(a, 0)), bitwise_and(a_is_zero, x_is_zero), is_nan
+    )
+    use_igammac = bitwise_and(ge(x, _const(x, 1)), gt(x, a))
+    ax, underflow = _log_ax(a, x)
+    enabled = bitwise_not(_or(x_is_zero, domain_error, underflow, x_is_infinity))
+    mode = _IgammaMode.VALUE
+    cf = _igammac_continued_fraction(ax, x, a, bitwise_and(enabled, use_igammac), mode)
+    series = _igamma_series(ax, x, a, bitwise_and(enabled, bitwise_not(use_igammac)), mode)
+    out = _where(use_igammac, sub(_const(a, 1), cf), series)
+    out = _where(x_is_zero, _full_like(a, 0), out)
+    out = _where(x_is_infinity, _full_like(a, 1), out)
+    return _where(domain_error, _full_like(a, np.nan), out)
+
+
+def _igammac_kernel(a: Any, x: Any) -> Any:
+    is_nan = bitwise_or(_isnan(a), _isnan(x))
+    a_is_zero, x_is_zero = eq(a, _const(a, 0)), eq(x, _const(x, 0))
+    x_is_infinity = eq(x, _const(x, np.inf))
+    domain_error = _or(
+        lt(x, _const(x, 0)), lt(a, _const(a, 0)), bitwise_and(a_is_zero, x_is_zero), is_nan
+    )
+    use_igamma = bitwise_or(lt(x, _const(x, 1)), lt(x, a))
+    ax, underflow = _log_ax(a, x)
+    enabled = bitwise_not(_or(domain_error, underflow, x_is_infinity, a_is_zero))
+    mode = _IgammaMode.VALUE
+    series = _igamma_series(ax, x, a, bitwise_and(enabled, use_igamma), mode)
+    cf = _igammac_continued_fraction(ax, x, a, bitwise_and(enabled, bitwise_not(use_igamma)), mode)
+    out = _where(use_igamma, sub(_const(a, 1), series), cf)
+    out = _where(bitwise_or(x_is_infinity, a_is_zero), _full_like(out, 0), out)
+    return _where(domain_error, _full_like(a, np.nan), out)
+
+
+def _igamma_derivative_kernel(a: Any, x: Any, mode: _IgammaMode) -> Any:
+    """d/da igamma(a, x) (DERIVATIVE) or d/da of a Gamma(a, 1) sample x (SAMPLE_DERIVATIVE)."""
+    is_nan = bitwise_or(_isnan(a), _isnan(x))
+    x_is_zero = eq(x, _const(x, 0))
+    domain_error = bitwise_or(lt(x, _const(x, 0)), le(a, _const(a, 0)))
+    use_igammac = bitwise_and(gt(x, _const(x, 1)), gt(x, a))
+    ax, underflow = _log_ax(a, x)
+    enabled = bitwise_not(_or(x_is_zero, domain_error, underflow, is_nan))
+    cf = _igammac_continued_fraction(ax, x, a, bitwise_and(enabled, use_igammac), mode)
+    series = _igamma_series(ax, x, a, bitwise_and(enabled, bitwise_not(use_igammac)), mode)
+    out = _where(use_igammac, neg(cf), series)
+    out = _where(x_is_zero, _full_like(out, 0), out)
+    return _where(bitwise_or(domain_error, is_nan), _full_like(a, np.nan), out)
+
+
+def _in_float32(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """`kernel` computed in float32 for float16 operands (its constants need the range)."""
+
+    def fun(*args: Any) -> Any:
+        dtype = get_aval(args[0]).dtype
+        if dtype != np.float16:
+            return kernel(*args)
+        out = kernel(*(convert_element_type(x, np.float32) for x in args))
+        return convert_element_type(out, dtype)
+
+    return fun
+
+
+def _binary_lowering(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """An elementwise lowering from a function of primitives, on operands already broadcast."""
+    fun = lower_fun(_in_float32(kernel))
+
+    def lowering(ctx: LoweringContext, a: Any, x: Any) -> Any:
+        return fun(LoweringContext(ctx.builder, [a.aval, x.aval], ctx.avals_out), a, x)
+
+    return lowering
+
+
+def _igamma_dx(a: Any, x: Any) -> Any:
+    """d/dx igamma(a, x): the Gamma(a, 1) density `exp(-x + (a - 1) log x - lgamma(a))`."""
+    return exp(sub(add(neg(x), mul(sub(a, _const(a, 1)), log(x))), lgamma(a)))
+
+
+# --- igamma ---------------------------------------------------------------------------------
+
+igamma_p = Primitive("igamma")
+
+
+def igamma(a: ArrayLike, x: ArrayLike) -> Any:
+    """Elementwise regularized lower incomplete gamma function `P(a, x)`
+    (`scipy.special.gammainc`).
+
+    Raises:
+      TypeError: for non-floating or mismatched dtypes.
+    """
+    return igamma_p.bind1(*promote_python_scalars(a, x))
+
+
+elementwise(igamma_p, _binary_lowering(_igamma_kernel), "f")
+
+
+@igamma_p.def_jvp(symbolic_zeros=True)
+def _igamma_jvp(primals, tangents):
+    (a, x), (a_dot, x_dot) = primals, tangents
+    terms = []
+    if type(a_dot) is not Zero:
+        terms.append(mul(a_dot, igamma_grad_a(a, x)))
+    if type(x_dot) is not Zero:
+        terms.append(mul(x_dot, _igamma_dx(a, x)))
+    return igamma(a, x), terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
+# --- igammac --------------------------------------------------------------------------------
+
+igammac_p = Primitive("igammac")
+
+
+def igammac(a: ArrayLike, x: ArrayLike) -> Any:
+    """Elementwise regularized upper incomplete gamma function `Q(a, x) = 1 - P(a, x)`
+    (`scipy.special.gammaincc`).
+
+    Raises:
+      TypeError: for non-floating or mismatched dtypes.
+    """
+    return igammac_p.bind1(*promote_python_scalars(a, x))
+
+
+elementwise(igammac_p, _binary_lowering(_igammac_kernel), "f")
+
+
+@igammac_p.def_jvp(symbolic_zeros=True)
+def _igammac_jvp(primals, tangents):
+    (a, x), (a_dot, x_dot) = primals, tangents
+    terms = []
+    if type(a_dot) is not Zero:
+        terms.append(mul(a_dot, neg(igamma_grad_a(a, x))))
+    if type(x_dot) is not Zero:
+        terms.append(mul(x_dot, neg(_igamma_dx(a, x))))
+    return igammac(a, x), terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
+# --- igamma_grad_a --------------------------------------------------------------------------
+
+igamma_grad_a_p = Primitive("igamma_grad_a")
+
+
+def igamma_grad_a(a: ArrayLike, x: ArrayLike) -> Any:
+    """Elementwise derivative of `igamma(a, x)` with respect to `a`.
+
+    Raises:
+      TypeError: for non-floating or mismatched dtypes.
+      ValueError: (under differentiation) for a nonzero tangent of `a`.
+    """
+    return igamma_grad_a_p.bind1(*promote_python_scalars(a, x))
+
+
+elementwise(
+    igamma_grad_a_p,
+    _binary_lowering(partial(_igamma_derivative_kernel, mode=_IgammaMode.DERIVATIVE)),
+    "f",
+)
+
+
+@igamma_grad_a_p.def_jvp(symbolic_zeros=True)
+def _igamma_grad_a_jvp(primals, tangents):
+    # NB: JAX gives igamma_grad_a no derivative at all. In x it is d/da of igamma's density,
+    # density * (log x - digamma(a)); in a there is no closed form.
+    (a, x), (a_dot, x_dot) = primals, tangents
+    if type(a_dot) is not Zero:
+        raise ValueError("igamma_grad_a gradient with respect to a is not supported")
+    out = igamma_grad_a(a, x)
+    return out, mul(x_dot, mul(_igamma_dx(a, x), sub(log(x), digamma(a))))
+
+
+# --- random_gamma_grad (a function, not a primitive, as in JAX) -----------------------------
+
+
+def random_gamma_grad(a: ArrayLike, x: ArrayLike) -> Any:
+    """Elementwise derivative with respect to `a` of a sample `x` from Gamma(a, 1), holding its
+    CDF `igamma(a, x)` fixed: `-igamma_grad_a(a, x) / density(a, x)`, by JAX's series.
+
+    Operands broadcast against each other. Differentiable in forward mode only (it is a while
+    loop, as in JAX).
+
+    Raises:
+      TypeError: for non-floating or mismatched dtypes.
+    """
+    a, x = promote_python_scalars(a, x)
+    avals = [get_aval(a), get_aval(x)]
+    for aval in avals:
+        if aval.dtype.kind != "f":
+            raise TypeError(
+                f"random_gamma_grad does not accept dtype {aval.dtype.name}; it needs floating."
+            )
+    check_same_dtypes("random_gamma_grad", avals)
+    shape = broadcast_shapes("random_gamma_grad", *(aval.shape for aval in avals))
+    a, x = broadcast_to(a, shape), broadcast_to(x, shape)
+    kernel = partial(_igamma_derivative_kernel, mode=_IgammaMode.SAMPLE_DERIVATIVE)
+    return _in_float32(kernel)(a, x)
+
+
 __all__ = [
     "bessel_i0e",
     "bessel_i1e",
@@ -355,7 +705,11 @@ __all__ = [
     "erf",
     "erf_inv",
     "erfc",
+    "igamma",
+    "igamma_grad_a",
+    "igammac",
     "lgamma",
     "polygamma",
+    "random_gamma_grad",
     "zeta",
 ]

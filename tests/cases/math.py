@@ -38,6 +38,15 @@ def _bessel_domain(rng, shape, dtype):
     return rng.choice([-1, 1], size=shape) * rng.uniform(0.5, 12.0, size=shape)
 
 
+def _igamma_grad_a(a, x):
+    """d/da of scipy's gammainc(a, x), from its series e^-x sum x^(a+n) / gamma(a+n+1)."""
+    n = np.arange(200).reshape((-1,) + (1,) * np.ndim(a))
+    a64, x64 = np.asarray(a, np.float64), np.asarray(x, np.float64)
+    log_terms = (a64 + n) * np.log(x64) - x64 - scipy.special.gammaln(a64 + n + 1)
+    terms = np.exp(log_terms) * (np.log(x64) - scipy.special.digamma(a64 + n + 1))
+    return terms.sum(0).astype(np.result_type(a, x))
+
+
 def _logistic(x):
     return 1 / (1 + np.exp(-x))
 
@@ -173,6 +182,41 @@ TRANSCENDENTAL_CASES += [
         ((3, 1), (4,)),
         FLOATS,
         domain=(1.5, 3.0),
+        diff_argnums=(1,),
+    ),
+]
+
+# The incomplete gamma functions, on a domain across both of their algorithms (series for
+# x < max(1, a), continued fraction above). Their derivative in a, igamma_grad_a, is itself
+# differentiable only in x (JAX's is not at all), hence second order only along x.
+TRANSCENDENTAL_CASES += [
+    PrimCase(
+        f"{name}{suffix}",
+        f,
+        np_f,
+        shapes,
+        FLOATS,
+        domain=(0.5, 3.0),
+        diff_argnums=argnums,
+        smooth=argnums == (1,),
+    )
+    for name, f, np_f in [
+        ("igamma", lax.igamma, scipy.special.gammainc),
+        ("igammac", lax.igammac, scipy.special.gammaincc),
+    ]
+    for suffix, shapes, argnums in [
+        ("", ((3, 4), (3, 4)), (0, 1)),
+        ("-in-x", ((3, 4), (3, 4)), (1,)),
+        ("-broadcast", ((3, 1), (4,)), (0, 1)),
+    ]
+] + [
+    PrimCase(
+        "igamma_grad_a",
+        lax.igamma_grad_a,
+        _igamma_grad_a,
+        ((3, 4), (3, 4)),
+        FLOATS,
+        domain=(0.5, 3.0),
         diff_argnums=(1,),
     ),
 ]
