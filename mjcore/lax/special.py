@@ -589,6 +589,10 @@ def igamma(a: ArrayLike, x: ArrayLike) -> Any:
     """Elementwise regularized lower incomplete gamma function `P(a, x)`
     (`scipy.special.gammainc`).
 
+    NB: as in JAX, the power series runs until every element converges, without a cap on its
+    iterations; at huge `a` close to `x` (where `a + 1 == a`, e.g. both 1e300) it never ends.
+    So do `igammac`, `igamma_grad_a` and `random_gamma_grad`.
+
     Raises:
       TypeError: for non-floating or mismatched dtypes.
     """
