@@ -258,12 +258,12 @@ def test_jit_of_grad_and_vmap_of_grad():
     x = onp.linspace(0.5, 4.0, 8)
 
     def f(x):
-        return lax.add(
-            lax.add(lax.lgamma(x), lax.mul(lax.erf(x), lax.digamma(x))), lax.polygamma(2.0, x)
-        )
+        out = lax.add(lax.lgamma(x), lax.mul(lax.erf(x), lax.digamma(x)))
+        return lax.add(lax.add(out, lax.polygamma(2.0, x)), lax.igamma(x, 2.0))
 
     def jf(x):
-        return jax.lax.lgamma(x) + jax.lax.erf(x) * jax.lax.digamma(x) + jax.lax.polygamma(2.0, x)
+        out = jax.lax.lgamma(x) + jax.lax.erf(x) * jax.lax.digamma(x)
+        return out + jax.lax.polygamma(2.0, x) + jax.lax.igamma(x, 2.0)
 
     expected = onp.asarray(jax.vmap(jax.grad(jf))(x))
     onp.testing.assert_allclose(

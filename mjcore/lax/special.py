@@ -1,6 +1,8 @@
 """Special functions (Autodidax Part 1's elementwise primitives, grown to JAX's `lax.special`).
 Most lower to `chlo.*` ops, which XLA expands with the same approximations JAX uses, so results
-match JAX's bit for bit; `bessel_i0e` is JAX's Cephes Chebyshev series written in primitives."""
+match JAX's bit for bit. `bessel_i0e` (Cephes' Chebyshev series) and the incomplete gamma family
+(XLA's series and continued fraction, as while loops) have no chlo op: they are JAX's own
+algorithms, written in primitives, as the lowering of one primitive each."""
 
 from __future__ import annotations
 
