@@ -53,6 +53,8 @@ def clear_at_exit(hook: Callable[[], None]) -> Callable[[], None]:
 
 def clear_caches() -> None:
     """Run every hook registered with `clear_at_exit`."""
+    global _compiles_since_clear
+    _compiles_since_clear = 0
     for hook in _exit_hooks:
         hook()
 
@@ -98,9 +100,38 @@ def to_numpy(buf: Buffer) -> np.ndarray:
     return out
 
 
+def _max_map_count() -> int:
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read())
+    except (OSError, ValueError):  # not Linux: no such per-process limit to stay under
+        return 1 << 30
+
+
+# Each loaded executable holds ~3 memory mappings of JIT-compiled code. A process that compiles
+# tens of thousands of signatures (a long session, a test suite) would reach Linux's
+# vm.max_map_count (65530 by default), after which XLA fails to link new code ("Failed to
+# materialize symbols"). So after this many compiles every cache of executables is emptied
+# (`clear_caches`): later calls recompile what they still need. A fifth of the limit leaves
+# room for the process's other mappings (large buffers are mappings too).
+_COMPILES_BEFORE_CLEAR = max(1000, _max_map_count() // 5)
+_compiles_since_clear = 0
+_clearing = threading.Lock()
+
+
 def compile_text(module_text: str) -> Executable:
     """Compile a StableHLO module (text form) for the CPU device."""
+    global _compiles_since_clear
     c = client()
+    _compiles_since_clear += 1
+    # Non-blocking: of threads reaching the limit together one clears, the others go on (the
+    # clearer waits for per-function locks that a compiling thread only holds until it ends).
+    if _compiles_since_clear > _COMPILES_BEFORE_CLEAR and _clearing.acquire(blocking=False):
+        try:
+            clear_caches()
+            gc.collect()  # executables held in reference cycles (traced jaxprs) go now too
+        finally:
+            _clearing.release()
     try:
         return c.compile_and_load(module_text, _device_list, _xc.CompileOptions())
     except _xla.JaxRuntimeError as err:
