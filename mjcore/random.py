@@ -653,3 +653,373 @@ def _weighted_indices(
     g = lax.add(lax.neg(lax.log(lax.neg(lax.log(u)))), lax.log(p))
     _, order = lax.sort([lax.neg(g), lax.iota(_I64, n_inputs)], is_stable=True, num_keys=1)
     return lax.slice(order, (0,), (n_draws,))
+
+
+# --- shared helpers for the samplers --------------------------------------------------------
+
+
+def _param_shape(name: str, shape: Any, *params: Any) -> Shape:
+    """`shape`, or the broadcast shape of the parameters when it is None (JAX's rule)."""
+    if shape is None:
+        try:
+            return tuple(np.broadcast_shapes(*(get_aval(p).shape for p in params)))
+        except ValueError as err:
+            raise ValueError(
+                f"mjcore.random.{name}: parameter shapes "
+                f"{[get_aval(p).shape for p in params]} do not broadcast together"
+            ) from err
+    shape = _shape_of(name, shape)
+    _check_param_shapes(f"mjcore.random.{name}", shape, *params)
+    return shape
+
+
+def _check_safe_cast(name: str, dtype: np.dtype, *params: Any) -> None:
+    """Float parameters must not be wider than the sampling dtype (JAX's `safe_to_cast`);
+    Python scalars and integers always are."""
+    for p in params:
+        if isinstance(p, bool | int | float):
+            continue
+        pdtype = get_aval(_as_array(p)).dtype
+        if pdtype.kind == "c" or (pdtype.kind == "f" and np.promote_types(pdtype, dtype) != dtype):
+            raise ValueError(
+                f"mjcore.random.{name}: cannot safely cast a parameter of dtype {pdtype.name} "
+                f"to the sampling dtype {dtype.name}; pass dtype={pdtype.name} or cast it"
+            )
+
+
+def _param(x: Any) -> Any:
+    """A parameter as an array: Python scalars as float64 (JAX's weak x64 scalars)."""
+    if isinstance(x, bool | int | float):
+        return np.asarray(x, np.float64)
+    return _as_array(x)
+
+
+def _row(x: Any, i: int) -> Any:
+    """`x[i]`."""
+    shape = get_aval(x).shape
+    return lax.reshape(lax.slice(x, (i, *(0,) * (len(shape) - 1)), (i + 1, *shape[1:])), shape[1:])
+
+
+def _split_n(key: Any, n: int) -> list[Any]:
+    keys = _split(key, (n,))
+    return [_row(keys, i) for i in range(n)]
+
+
+def _unif(key: Any, shape: Shape, dtype: np.dtype, lo: Any = 0.0, hi: Any = 1.0) -> Any:
+    """`uniform(key, shape, dtype, lo, hi)` for Python-scalar or array bounds."""
+    lo = lax.convert_element_type(_param(lo), dtype)
+    hi = lax.convert_element_type(_param(hi), dtype)
+    return _uniform_core(
+        key, _broadcast_param(lo, shape), _broadcast_param(hi, shape), shape, dtype
+    )
+
+
+def _finfo(dtype: np.dtype, name: str) -> float:
+    return float(getattr(np.finfo(dtype), name))
+
+
+# --- simple transforms of uniform and normal ------------------------------------------------
+
+
+@jit(static_argnums=(1, 2))
+def _exponential(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # 1 - u moves log's argument to (0, 1].
+    return lax.neg(lax.log1p(lax.neg(_unif(key, shape, dtype))))
+
+
+def exponential(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = float) -> Any:
+    """Standard exponential floats (density `exp(-x)` on x >= 0), as
+    `jax.random.exponential`: `-log1p(-uniform)`."""
+    key = _check_key("exponential", key)
+    dtype = _float_dtype("mjcore.random.exponential", dtype)
+    return _exponential(key, _shape_of("exponential", shape), dtype)
+
+
+def _gumbel_bits_highest(key: Any, shape: Shape) -> Any:
+    """JAX's float32 "highest" Gumbel: 64 random bits read as a fixed-point number in (0, 1)
+    of full float32 precision near both ends."""
+    both = _random_bits(key, 32, (2, *shape))
+    b_hi, b_lo = (_row(both, i) for i in (0, 1))
+    n_hi, n_lo = lax.bitwise_not(b_hi), lax.bitwise_not(b_lo)
+    # 1 - bits in 64-bit fixed point: the low word's +1 carries into the high word on overflow.
+    carry = lax.convert_element_type(lax.eq(n_lo, _const(0xFFFFFFFF, _U32)), _U32)
+    n_hi, n_lo = lax.add(n_hi, carry), lax.add(n_lo, _const(1, _U32))
+    flip = lax.lt(b_hi, _const(1 << 31, _U32))
+    hi, lo = lax.select_n(flip, n_hi, b_hi), lax.select_n(flip, n_lo, b_lo)
+    x = _fixed_point_to_float32(hi, lo)
+    low_end = lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
+    high_end = lax.neg(lax.log(lax.neg(lax.log(x))))
+    return lax.select_n(flip, high_end, low_end)
+
+
+def _clz32(x: Any) -> Any:
+    """Leading zero bits of uint32 `x` (32 for 0): smear the top bit down, count the ones."""
+    for s in (1, 2, 4, 8, 16):
+        x = lax.bitwise_or(x, lax.shift_right_logical(x, _const(s, _U32)))
+    return lax.sub(_const(32, _U32), lax.population_count(x))
+
+
+def _fixed_point_to_float32(hi: Any, lo: Any) -> Any:
+    """The float32 nearest below the 64-bit fixed-point fraction `hi:lo` (JAX's
+    `_safe_int_to_float`)."""
+    finfo = np.finfo(np.float32)
+    hiclz, loclz = _clz32(hi), _clz32(lo)
+    hi_empty = lax.eq(hiclz, _const(32, _U32))
+    mantissa = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        lax.select_n(
+            hi_empty,
+            lax.shift_right_logical(lo, lax.sub(_const(32, _U32), hiclz)),
+            lax.shift_left(lo, loclz),
+        ),
+    )
+    mantissa = lax.shift_right_logical(mantissa, _const(32 - finfo.nmant - 1, _U32))
+    mantissa = lax.bitwise_and(mantissa, _const((1 << finfo.nmant) - 1, _U32))
+    lead = lax.select_n(hi_empty, hiclz, lax.add(_const(32, _U32), loclz))
+    exp = lax.shift_left(lax.sub(_const(-finfo.minexp, _U32), lead), _const(finfo.nmant, _U32))
+    exp = lax.bitwise_and(exp, _const((1 << 30) - (1 << (finfo.nmant - 1)), _U32))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.dtype("float32"))
+
+
+@jit(static_argnums=(1, 2, 3))
+def _gumbel(key: Any, shape: Shape, dtype: np.dtype, mode: str) -> Any:
+    if dtype == np.float32 and mode == "highest":
+        return _gumbel_bits_highest(key, shape)
+    if mode in ("high", "highest"):
+        # Two uniforms give the low end of (0, 1/2) more resolution than one.
+        both = _unif(key, (2, *shape), dtype)
+        high, low = (_row(both, i) for i in (0, 1))
+        fine = lax.add(
+            lax.add(high, lax.mul(_const(2.0 ** -np.finfo(dtype).nmant, dtype), low)),
+            _const(_finfo(dtype, "tiny"), dtype),
+        )
+        x = lax.select_n(lax.ge(high, _const(0.5, dtype)), fine, high)
+        return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
+    u = _unif(key, shape, dtype, _finfo(dtype, "tiny"), 1.0)
+    return lax.neg(lax.log(lax.neg(lax.log(u))))
+
+
+def _gumbel_mode(name: str, mode: str | None) -> str:
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(
+            f"mjcore.random.{name}: mode must be 'low', 'high' or 'highest', got {mode!r}"
+        )
+    return mode
+
+
+def gumbel(
+    key: ArrayLike, shape: Sequence[int] = (), dtype: Any = float, mode: str | None = None
+) -> Any:
+    """Standard Gumbel floats (density `exp(-(x + exp(-x)))`), as `jax.random.gumbel`:
+    `-log(-log(uniform))`. `mode` "high" (and "highest" for float32) spends more random bits
+    on the tail; the default is "low", as JAX's default configuration."""
+    key = _check_key("gumbel", key)
+    dtype = _float_dtype("mjcore.random.gumbel", dtype)
+    return _gumbel(key, _shape_of("gumbel", shape), dtype, _gumbel_mode("gumbel", mode))
+
+
+@jit(static_argnums=(1, 2))
+def _laplace(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    lo = float(np.asarray(-1.0, dtype) + np.finfo(dtype).epsneg)
+    u = _unif(key, shape, dtype, lo, 1.0)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def laplace(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = float) -> Any:
+    """Standard Laplace floats (density `exp(-|x|) / 2`), as `jax.random.laplace`."""
+    key = _check_key("laplace", key)
+    dtype = _float_dtype("mjcore.random.laplace", dtype)
+    return _laplace(key, _shape_of("laplace", shape), dtype)
+
+
+@jit(static_argnums=(1, 2))
+def _logistic(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    x = _unif(key, shape, dtype, _finfo(dtype, "tiny"), 1.0)
+    return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
+
+
+def logistic(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = float) -> Any:
+    """Standard logistic floats (density `e^-x / (1 + e^-x)^2`), as `jax.random.logistic`."""
+    key = _check_key("logistic", key)
+    dtype = _float_dtype("mjcore.random.logistic", dtype)
+    return _logistic(key, _shape_of("logistic", shape), dtype)
+
+
+@jit(static_argnums=(1, 2))
+def _cauchy(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    u = _unif(key, shape, dtype, _finfo(dtype, "eps"), 1.0)
+    return lax.tan(lax.mul(_const(np.pi, dtype), lax.sub(u, _const(0.5, dtype))))
+
+
+def cauchy(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = float) -> Any:
+    """Standard Cauchy floats (density proportional to `1 / (x^2 + 1)`), as
+    `jax.random.cauchy`: `tan(pi * (u - 1/2))`."""
+    key = _check_key("cauchy", key)
+    dtype = _float_dtype("mjcore.random.cauchy", dtype)
+    return _cauchy(key, _shape_of("cauchy", shape), dtype)
+
+
+@jit(static_argnums=(1, 2))
+def _rademacher(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    f64 = np.dtype("float64")
+    heads = lax.convert_element_type(lax.lt(_unif(key, shape, f64), _const(0.5, f64)), dtype)
+    return lax.sub(lax.mul(_const(2, dtype), heads), _const(1, dtype))
+
+
+def rademacher(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = int) -> Any:
+    """-1 or +1 with equal probability (int64 by default), as `jax.random.rademacher`."""
+    key = _check_key("rademacher", key)
+    dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.rademacher")
+    return _rademacher(key, _shape_of("rademacher", shape), dtype)
+
+
+def _maxwell_core(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    z = _normal_real(key, (*shape, 3), dtype)
+    return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),)))
+
+
+@jit(static_argnums=(1, 2))
+def _maxwell(key: Any, shape: Shape, dtype: np.dtype) -> Any:
+    return _maxwell_core(key, shape, dtype)
+
+
+def maxwell(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = float) -> Any:
+    """Maxwell floats (density proportional to `x^2 exp(-x^2 / 2)`), as
+    `jax.random.maxwell`: the norm of three standard normals."""
+    key = _check_key("maxwell", key)
+    dtype = _float_dtype("mjcore.random.maxwell", dtype)
+    return _maxwell(key, _shape_of("maxwell", shape), dtype)
+
+
+def _result_dtype(dtype: np.dtype, *params: Any) -> np.dtype:
+    """`dtype` promoted with the float parameters' dtypes (Python scalars are weak)."""
+    for p in params:
+        if not isinstance(p, bool | int | float):
+            pdtype = get_aval(p).dtype
+            if pdtype.kind in "fc":
+                dtype = np.promote_types(dtype, pdtype)
+    return dtype
+
+
+def _weak(x: Any, dtype: np.dtype) -> Any:
+    """A parameter in the arithmetic dtype: Python scalars (weak) and arrays alike."""
+    return lax.convert_element_type(_param(x), dtype)
+
+
+@jit(static_argnums=(3, 4))
+def _double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Shape, dtype: np.dtype) -> Any:
+    maxwell_key, rademacher_key = _split_rows(key)
+    maxwell_rvs = _maxwell_core(maxwell_key, shape, dtype)
+    random_sign = _rademacher(rademacher_key, shape, dtype)
+    out_dtype = np.promote_types(
+        dtype, np.promote_types(get_aval(loc).dtype, get_aval(scale).dtype)
+    )
+    x = lax.convert_element_type(lax.mul(random_sign, maxwell_rvs), out_dtype)
+    return lax.add(
+        lax.mul(x, lax.convert_element_type(scale, out_dtype)),
+        lax.convert_element_type(loc, out_dtype),
+    )
+
+
+def double_sided_maxwell(
+    key: ArrayLike,
+    loc: ArrayLike,
+    scale: ArrayLike,
+    shape: Sequence[int] = (),
+    dtype: Any = float,
+) -> Any:
+    """Double-sided Maxwell floats `loc + scale * z` with `z` of density proportional to
+    `z^2 exp(-z^2 / 2)`, as `jax.random.double_sided_maxwell`.
+
+    As JAX's, the result has shape `shape + broadcast(loc, scale).shape`, where an empty
+    `shape` stands for the parameters' shape.
+    """
+    key = _check_key("double_sided_maxwell", key)
+    dtype = _float_dtype("mjcore.random.double_sided_maxwell", dtype)
+    shape = _shape_of("double_sided_maxwell", shape)
+    loc_a, scale_a = _param(loc), _param(scale)
+    params_shape = tuple(np.broadcast_shapes(get_aval(loc_a).shape, get_aval(scale_a).shape))
+    shape = (*(shape or params_shape), *params_shape)
+    # Python scalars are weak: they take the sampling dtype.
+    loc_a = _as_param(loc, dtype) if isinstance(loc, bool | int | float) else loc_a
+    scale_a = _as_param(scale, dtype) if isinstance(scale, bool | int | float) else scale_a
+    return _double_sided_maxwell(key, loc_a, scale_a, shape, dtype)
+
+
+@jit(static_argnums=(3, 4))
+def _weibull_min(key: Any, scale: Any, inv_c: Any, shape: Shape, dtype: np.dtype) -> Any:
+    u = _unif(key, shape, dtype)
+    out_dtype = np.promote_types(
+        dtype, np.promote_types(get_aval(scale).dtype, get_aval(inv_c).dtype)
+    )
+    x = lax.convert_element_type(lax.neg(lax.log1p(lax.neg(u))), out_dtype)
+    y = lax.pow(x, lax.convert_element_type(inv_c, out_dtype))
+    return lax.mul(y, lax.convert_element_type(scale, out_dtype))
+
+
+def weibull_min(
+    key: ArrayLike,
+    scale: ArrayLike,
+    concentration: ArrayLike,
+    shape: Sequence[int] = (),
+    dtype: Any = float,
+) -> Any:
+    """Weibull floats `scale * (-log1p(-u)) ** (1 / concentration)`, as
+    `jax.random.weibull_min`; the result broadcasts `shape` with the parameters."""
+    key = _check_key("weibull_min", key)
+    dtype = _float_dtype("mjcore.random.weibull_min", dtype)
+    shape = _shape_of("weibull_min", shape)
+    # 1 / concentration in the parameter's own precision (float64 for a Python scalar), as
+    # JAX computes it before promoting.
+    conc = _param(concentration)
+    inv_c = lax.div(lax.full((), 1, get_aval(conc).dtype), conc)
+    if isinstance(concentration, bool | int | float):
+        inv_c = lax.convert_element_type(inv_c, dtype)
+    scale_a = _as_param(scale, dtype) if isinstance(scale, bool | int | float) else _as_array(scale)
+    return _weibull_min(key, scale_a, inv_c, shape, dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _pareto(key: Any, b: Any, shape: Shape, dtype: np.dtype) -> Any:
+    e = _exponential(key, shape, dtype)
+    return lax.exp(lax.div(e, lax.convert_element_type(b, dtype)))
+
+
+def pareto(
+    key: ArrayLike, b: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float
+) -> Any:
+    """Pareto floats (density `b / x^(b + 1)` on x >= 1), as `jax.random.pareto`:
+    `exp(exponential / b)`; differentiable in `b`."""
+    key = _check_key("pareto", key)
+    dtype = _float_dtype("mjcore.random.pareto", dtype)
+    _check_safe_cast("pareto", dtype, b)
+    b = _as_param(b, dtype)
+    return _pareto(key, b, _param_shape("pareto", shape, b), dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _geometric(key: Any, p: Any, shape: Shape, dtype: np.dtype) -> Any:
+    fdtype = get_aval(p).dtype
+    u = _unif(key, shape, fdtype)
+    u = lax.select_n(lax.eq(u, _const(0.0, fdtype)), u, lax.full(shape, 1.0, fdtype))
+    log_one_minus_p = _broadcast_param(lax.log1p(lax.neg(p)), shape)
+    g = lax.add(lax.floor(lax.div(lax.log(u), log_one_minus_p)), _const(1.0, fdtype))
+    return lax.convert_element_type(g, dtype)
+
+
+def geometric(
+    key: ArrayLike, p: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = int
+) -> Any:
+    """Geometric integers (trials up to the first success, P(k) = p (1 - p)^(k - 1)), as
+    `jax.random.geometric`: `floor(log(u) / log1p(-p)) + 1`."""
+    key = _check_key("geometric", key)
+    dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.geometric")
+    if dtype.kind not in "iu":
+        raise ValueError(
+            f"mjcore.random.geometric: dtype must be an integer dtype, got {dtype.name}"
+        )
+    p = _param(p)
+    if get_aval(p).dtype.kind not in "fc":
+        p = lax.convert_element_type(p, np.dtype("float64"))
+    return _geometric(key, p, _param_shape("geometric", shape, p), dtype)
