@@ -13,6 +13,7 @@ defaults to uint32.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ Shape = tuple[int, ...]
 _U32 = np.dtype("uint32")
 _U64 = np.dtype("uint64")
 _I64 = np.dtype("int64")
+_F32_ONE = np.float32(1)  # lognormal's default sigma, as JAX's
 
 
 def _const(value: Any, dtype: np.dtype) -> Any:
@@ -1023,3 +1025,314 @@ def geometric(
     if get_aval(p).dtype.kind not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     return _geometric(key, p, _param_shape("geometric", shape, p), dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _rayleigh(key: Any, scale: Any, shape: Shape, dtype: np.dtype) -> Any:
+    u = _unif(key, shape, dtype)
+    scale = _broadcast_param(lax.convert_element_type(scale, dtype), shape)
+    return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), _const(-2, dtype))))
+
+
+def rayleigh(
+    key: ArrayLike, scale: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float
+) -> Any:
+    """Rayleigh floats (density proportional to `x exp(-x^2 / (2 scale^2))`), as
+    `jax.random.rayleigh`: `scale * sqrt(-2 log(u))`."""
+    key = _check_key("rayleigh", key)
+    dtype = _float_dtype("mjcore.random.rayleigh", dtype)
+    _check_safe_cast("rayleigh", dtype, scale)
+    scale = _as_param(scale, dtype)
+    return _rayleigh(key, scale, _param_shape("rayleigh", shape, scale), dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _wald(key: Any, mean: Any, shape: Shape, dtype: np.dtype) -> Any:
+    k1, k2 = _split_rows(key)
+    mean = _broadcast_param(lax.convert_element_type(mean, dtype), shape)
+    v = _normal_real(k1, shape, dtype)
+    z = _unif(k2, shape, dtype)
+    y = lax.integer_pow(v, 2)
+    y_sq = lax.integer_pow(y, 2)
+    mean_sq = lax.integer_pow(mean, 2)
+    sqrt_term = lax.sqrt(lax.add(lax.mul(lax.mul(4.0, mean), y), lax.mul(mean_sq, y_sq)))
+    x = lax.sub(
+        lax.add(mean, lax.div(lax.mul(mean_sq, y), 2.0)),
+        lax.mul(lax.div(mean, 2.0), sqrt_term),
+    )
+    return lax.select_n(lax.le(z, lax.div(mean, lax.add(mean, x))), lax.div(mean_sq, x), x)
+
+
+def wald(
+    key: ArrayLike, mean: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float
+) -> Any:
+    """Wald (inverse Gaussian) floats with the given mean and unit shape, as
+    `jax.random.wald` (Michael, Schucany and Haas's transformation of a normal)."""
+    key = _check_key("wald", key)
+    dtype = _float_dtype("mjcore.random.wald", dtype)
+    _check_safe_cast("wald", dtype, mean)
+    mean = _as_param(mean, dtype)
+    return _wald(key, mean, _param_shape("wald", shape, mean), dtype)
+
+
+@jit(static_argnums=(4, 5))
+def _triangular(key: Any, left: Any, mode: Any, right: Any, shape: Shape, dtype: np.dtype) -> Any:
+    left, mode, right = (
+        _broadcast_param(lax.convert_element_type(x, dtype), shape) for x in (left, mode, right)
+    )
+    width = lax.sub(right, left)
+    fc = lax.div(lax.sub(mode, left), width)
+    u = _unif(key, shape, dtype)
+    out1 = lax.add(left, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(mode, left))))
+    out2 = lax.sub(right, lax.sqrt(lax.mul(lax.mul(lax.sub(1.0, u), width), lax.sub(right, mode))))
+    return lax.select_n(lax.lt(u, fc), out2, out1)
+
+
+def triangular(
+    key: ArrayLike,
+    left: ArrayLike,
+    mode: ArrayLike,
+    right: ArrayLike,
+    shape: Sequence[int] | None = None,
+    dtype: Any = float,
+) -> Any:
+    """Triangular floats on [left, right] with peak at `mode`, as `jax.random.triangular`
+    (inverse CDF of one uniform)."""
+    key = _check_key("triangular", key)
+    dtype = _float_dtype("mjcore.random.triangular", dtype)
+    _check_safe_cast("triangular", dtype, left, mode, right)
+    left, mode, right = (_as_param(x, dtype) for x in (left, mode, right))
+    shape = _param_shape("triangular", shape, left, mode, right)
+    return _triangular(key, left, mode, right, shape, dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _lognormal(key: Any, sigma: Any, shape: Shape, dtype: np.dtype) -> Any:
+    return lax.exp(lax.mul(_normal(key, shape, dtype), lax.convert_element_type(sigma, dtype)))
+
+
+def lognormal(
+    key: ArrayLike,
+    sigma: ArrayLike = _F32_ONE,
+    shape: Sequence[int] | None = None,
+    dtype: Any = float,
+) -> Any:
+    """Log-normal floats `exp(sigma * normal)` (complex dtypes too), as
+    `jax.random.lognormal`."""
+    key = _check_key("lognormal", key)
+    dtype = _float_dtype("mjcore.random.lognormal", dtype, "fc")
+    _check_safe_cast("lognormal", dtype, sigma)
+    sigma = _as_param(sigma, dtype)
+    return _lognormal(key, sigma, _param_shape("lognormal", shape, sigma), dtype)
+
+
+# --- categorical ----------------------------------------------------------------------------
+
+
+@jit(static_argnums=(2, 3, 4, 5, 6))
+def _categorical(
+    key: Any, logits: Any, shape: Shape, batch_shape: Shape, axis: int, replace: bool, mode: str
+) -> Any:
+    aval = get_aval(logits)
+    ndim = aval.ndim
+    prefix = shape[: len(shape) - len(batch_shape)]
+    if replace:
+        # Gumbel-max: the argmax of logits plus Gumbel noise, one draw per output element.
+        logits_shape = list(shape[len(shape) - len(batch_shape) :])
+        logits_shape.insert(axis, aval.shape[axis])
+        g = _gumbel(key, (*prefix, *logits_shape), aval.dtype, mode)
+        x = lax.add(g, lax.reshape(logits, (1,) * len(prefix) + aval.shape))
+        return lax.argmax(x, len(prefix) + axis, _I64)
+    # Gumbel top-k: the k largest of one noisy copy of the logits, without replacement.
+    noisy = lax.add(logits, _gumbel(key, aval.shape, aval.dtype, mode))
+    k = math.prod(prefix)
+    perm = (*(d for d in range(ndim) if d != axis), axis)
+    _, indices = lax.top_k(lax.transpose(noisy, perm), k)
+    indices = lax.transpose(indices, (ndim - 1, *range(ndim - 1)))
+    return lax.reshape(indices, shape)
+
+
+def categorical(
+    key: ArrayLike,
+    logits: ArrayLike,
+    axis: int = -1,
+    shape: Sequence[int] | None = None,
+    replace: bool = True,
+    mode: str | None = None,
+) -> Any:
+    """Indices drawn from the categorical distributions `softmax(logits, axis)`, as
+    `jax.random.categorical`: the Gumbel-max trick (int64 indices), or the Gumbel top-k trick
+    without replacement (int32 indices, as JAX's `top_k` gives).
+
+    `shape` defaults to `logits.shape` without `axis`; leading extra dimensions draw
+    independent samples.
+
+    Raises:
+      ValueError: for a bad `axis` or `shape`, an integer `logits` dtype, or more draws
+        without replacement than categories.
+    """
+    key = _check_key("categorical", key)
+    logits = _as_array(logits)
+    aval = get_aval(logits)
+    _float_dtype("mjcore.random.categorical", aval.dtype)
+    if aval.ndim == 0:
+        raise ValueError("mjcore.random.categorical: logits must have at least one axis")
+    axis = _axis("categorical", axis, aval.ndim)
+    batch_shape = aval.shape[:axis] + aval.shape[axis + 1 :]
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = _shape_of("categorical", shape)
+        ok = len(batch_shape) <= len(shape) and all(
+            d in (1, s)
+            for d, s in zip(batch_shape, shape[len(shape) - len(batch_shape) :], strict=True)
+        )
+        if not ok:
+            raise ValueError(
+                f"mjcore.random.categorical: shape {shape} must end with a shape that the "
+                f"logits' batch shape {batch_shape} broadcasts to"
+            )
+    if not replace:
+        k = math.prod(shape[: len(shape) - len(batch_shape)])
+        if k > aval.shape[axis]:
+            raise ValueError(
+                f"mjcore.random.categorical: number of samples without replacement ({k}) "
+                f"cannot exceed the number of categories ({aval.shape[axis]})"
+            )
+    mode = _gumbel_mode("categorical", mode)
+    return _categorical(key, logits, shape, batch_shape, axis, bool(replace), mode)
+
+
+# --- multivariate normal and random matrices ------------------------------------------------
+
+
+def _last_axis_diagonal(x: Any) -> Any:
+    """The diagonal of the (square) last two axes: a strided slice of their flattening."""
+    *batch, k, _ = get_aval(x).shape
+    flat = lax.reshape(x, (*batch, k * k))
+    nb = len(batch)
+    return lax.slice(flat, (0,) * (nb + 1), (*batch, k * k), (1,) * nb + (k + 1,))
+
+
+def _swap_last(x: Any) -> Any:
+    nd = get_aval(x).ndim
+    return lax.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+@jit(static_argnums=(3, 4, 5))
+def _multivariate_normal(
+    key: Any, mean: Any, cov: Any, shape: Shape, dtype: np.dtype, method: str
+) -> Any:
+    n = get_aval(mean).shape[-1]
+    if method == "svd":
+        u, s, _ = lax.svd(cov)
+        factor = lax.mul(u, lax.expand_dims(lax.sqrt(s), (get_aval(s).ndim - 1,)))
+    elif method == "eigh":
+        v, w = lax.eigh(cov)
+        factor = lax.mul(v, lax.expand_dims(lax.sqrt(w), (get_aval(w).ndim - 1,)))
+    else:
+        factor = lax.cholesky(cov)
+    z = _normal_real(key, (*shape, n), dtype)
+    out_dtype = np.promote_types(get_aval(factor).dtype, dtype)
+    factor = lax.convert_element_type(factor, out_dtype)
+    z = lax.convert_element_type(z, out_dtype)
+    if get_aval(factor).ndim == 2:
+        # einsum('ij,...j->...i') as JAX lowers it: z's last axis against factor's columns.
+        y = lax.dot_general(z, factor, (([len(shape)], [1]), ([], [])))
+    else:
+        factor = _broadcast_param(factor, (*shape, n, n))
+        batch = tuple(range(len(shape)))
+        y = lax.dot_general(factor, z, (([len(shape) + 1], [len(shape)]), (batch, batch)))
+    out_dtype = np.promote_types(get_aval(mean).dtype, out_dtype)
+    return lax.add(
+        lax.convert_element_type(mean, out_dtype), lax.convert_element_type(y, out_dtype)
+    )
+
+
+def multivariate_normal(
+    key: ArrayLike,
+    mean: ArrayLike,
+    cov: ArrayLike,
+    shape: Sequence[int] | None = None,
+    dtype: Any = None,
+    method: str = "cholesky",
+) -> Any:
+    """Multivariate normal vectors `mean + factor @ normal`, as
+    `jax.random.multivariate_normal`, with `factor` from `method`: 'cholesky' (default),
+    'eigh' or 'svd' (the latter two allow singular covariances).
+
+    `mean` is `(..., n)` and `cov` `(..., n, n)`; the result is `shape + (n,)`, with `shape`
+    defaulting to their broadcast batch shape. `dtype` defaults to `mean`'s (promoted with
+    `cov`'s) float dtype.
+
+    Raises:
+      ValueError: for a bad method, dtype or shapes.
+    """
+    key = _check_key("multivariate_normal", key)
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError(
+            "mjcore.random.multivariate_normal: method must be one of 'svd', 'eigh' and "
+            f"'cholesky', got {method!r}"
+        )
+    mean, cov = _as_array(mean), _as_array(cov)
+    pdtype = np.promote_types(get_aval(mean).dtype, get_aval(cov).dtype)
+    if pdtype.kind not in "fc":
+        pdtype = np.dtype("float64")
+    mean, cov = lax.convert_element_type(mean, pdtype), lax.convert_element_type(cov, pdtype)
+    dtype = pdtype if dtype is None else dtype
+    dtype = _float_dtype("mjcore.random.multivariate_normal", dtype)
+    mshape, cshape = get_aval(mean).shape, get_aval(cov).shape
+    name = "mjcore.random.multivariate_normal"
+    if len(mshape) < 1:
+        raise ValueError(f"{name}: requires mean.ndim >= 1, got mean.ndim == {len(mshape)}")
+    if len(cshape) < 2:
+        raise ValueError(f"{name}: requires cov.ndim >= 2, got cov.ndim == {len(cshape)}")
+    n = mshape[-1]
+    if cshape[-2:] != (n, n):
+        raise ValueError(
+            f"{name}: requires cov.shape == (..., n, n) for n={n}, but got cov.shape == {cshape}"
+        )
+    batch = tuple(np.broadcast_shapes(mshape[:-1], cshape[:-2]))
+    if shape is None:
+        shape = batch
+    else:
+        shape = _shape_of("multivariate_normal", shape)
+        _check_param_shapes(name, shape, np.empty(mshape[:-1], bool), np.empty(cshape[:-2], bool))
+    return _multivariate_normal(key, mean, cov, shape, dtype, method)
+
+
+@jit(static_argnums=(1, 2, 3, 4))
+def _orthogonal(key: Any, n: int, m: int, shape: Shape, dtype: np.dtype) -> Any:
+    z = _normal(key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = lax.qr(z, full_matrices=False)
+    d = _last_axis_diagonal(r)
+    x = lax.mul(q, lax.expand_dims(lax.sign(d), (len(shape),)))
+    return _swap_last(x) if n < m else x
+
+
+def orthogonal(
+    key: ArrayLike, n: int, shape: Sequence[int] = (), dtype: Any = float, m: int | None = None
+) -> Any:
+    """Random `(*shape, n, m)` matrices with orthonormal rows or columns (whichever are
+    fewer), uniform over the orthogonal (unitary, for complex) group, as
+    `jax.random.orthogonal`: the signed QR factor of a normal matrix (Mezzadri, 2007)."""
+    key = _check_key("orthogonal", key)
+    dtype = _float_dtype("mjcore.random.orthogonal", dtype, "fc")
+    n = _static_int("orthogonal", "n", n)
+    m = n if m is None else _static_int("orthogonal", "m", m)
+    return _orthogonal(key, n, m, _shape_of("orthogonal", shape), dtype)
+
+
+def _static_int(name: str, arg: str, x: Any) -> int:
+    if isinstance(x, Tracer):
+        raise TypeError(
+            f"mjcore.random.{name}: {arg} must be a concrete integer (it sets the output "
+            "shape), got a traced value"
+        )
+    try:
+        value = operator.index(x)
+    except TypeError as err:
+        raise TypeError(f"mjcore.random.{name}: {arg} must be an integer, got {x!r}") from err
+    if value < 0:
+        raise ValueError(f"mjcore.random.{name}: {arg} must be nonnegative, got {value}")
+    return value
