@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes, lax
+from mjcore.api import vmap
 from mjcore.array import Array
-from mjcore.control_flow import fori_loop
+from mjcore.control_flow import fori_loop, while_loop
 from mjcore.core import Tracer, get_aval
+from mjcore.custom_derivatives import custom_jvp
 from mjcore.jit import jit
 from mjcore.lax.base import _check_shape as check_shape
 from mjcore.lax.gather import GatherDimensionNumbers
@@ -1336,3 +1338,292 @@ def _static_int(name: str, arg: str, x: Any) -> int:
     if value < 0:
         raise ValueError(f"mjcore.random.{name}: {arg} must be nonnegative, got {value}")
     return value
+
+
+# --- gamma and its relatives ----------------------------------------------------------------
+
+
+def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
+    """One Gamma(alpha) draw (or its log) by Marsaglia and Tsang's rejection method, with
+    JAX's exact sequence of keys so the draws match bit for bit."""
+    dtype = get_aval(alpha).dtype
+    zero, one = _const(0.0, dtype), _const(1.0, dtype)
+    # alpha < 1 is boosted: Gamma(alpha) ~ Gamma(alpha + 1) * Uniform ** (1 / alpha).
+    boost_mask = lax.ge(alpha, one)
+    alpha_orig = alpha
+    alpha = lax.select_n(boost_mask, lax.add(alpha, one), alpha)
+    d = lax.sub(alpha, 1.0 / 3.0)
+    c = lax.div(_const(1.0 / 3.0, dtype), lax.sqrt(d))
+
+    def cond_fn(state: tuple) -> Any:
+        _, x_sq, v, u = state
+        squeeze = lax.ge(u, lax.sub(one, lax.mul(0.0331, lax.mul(x_sq, x_sq))))
+        log_test = lax.ge(
+            lax.log(u),
+            lax.add(lax.mul(x_sq, 0.5), lax.mul(d, lax.add(lax.sub(one, v), lax.log(v)))),
+        )
+        return lax.bitwise_and(squeeze, log_test)
+
+    def next_xv(state: tuple) -> tuple:
+        key, subkey = _split_rows(state[0])
+        x = _normal_real(subkey, (), dtype)
+        return key, x, lax.add(one, lax.mul(x, c))
+
+    def body_fn(state: tuple) -> tuple:
+        key, x_key, u_key = _split_n(state[0], 3)
+        _, x, v = while_loop(
+            lambda s: lax.le(s[2], zero), next_xv, (x_key, zero, _const(-1.0, dtype))
+        )
+        u = _unif(u_key, (), dtype)
+        return key, lax.mul(x, x), lax.mul(lax.mul(v, v), v), u
+
+    key, subkey = _split_rows(key)
+    # The initial state makes cond_fn true, so the body runs at least once.
+    _, _, v, _ = while_loop(cond_fn, body_fn, (key, zero, one, _const(2.0, dtype)))
+    if log_space:
+        log_samples = lax.neg(_exponential(subkey, (), dtype))
+        no_boost = lax.bitwise_or(boost_mask, lax.eq(log_samples, zero))
+        log_boost = lax.select_n(no_boost, lax.mul(log_samples, lax.div(one, alpha_orig)), zero)
+        return lax.add(lax.add(lax.log(d), lax.log(v)), log_boost)
+    samples = lax.sub(one, _unif(subkey, (), dtype))
+    boost = lax.select_n(boost_mask, lax.pow(samples, lax.div(one, alpha_orig)), one)
+    return lax.mul(lax.mul(d, v), boost)
+
+
+def _gamma_draws(key: Any, a: Any, log_space: bool) -> Any:
+    shape = get_aval(a).shape
+    n = math.prod(shape)
+    if n == 0:
+        return a
+    keys = _split(key, (n,))
+    samples = vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, lax.reshape(a, (n,)))
+    return lax.reshape(samples, shape)
+
+
+_gamma_sample = custom_jvp(_gamma_draws, nondiff_argnums=(0, 2))
+
+
+@_gamma_sample.defjvp
+def _gamma_sample_jvp(key: Any, log_space: bool, primals: tuple, tangents: tuple) -> tuple:
+    # Implicit reparameterisation: d sample / d a = -(dF/da) / (dF/dx) for the Gamma CDF F.
+    (a,), (a_dot,) = primals, tangents
+    sample = _gamma_sample(key, a, log_space)
+    if log_space:
+        # d log(x) = dx / x; exp(log x) may round to 0, which becomes the smallest normal.
+        x = lax.exp(sample)
+        dtype = get_aval(x).dtype
+        x = lax.select_n(lax.eq(x, _const(0.0, dtype)), x, lax.full_like(x, _finfo(dtype, "tiny")))
+        grad = lax.div(lax.random_gamma_grad(a, x), x)
+    else:
+        grad = lax.random_gamma_grad(a, sample)
+    return sample, lax.mul(a_dot, grad)
+
+
+@jit(static_argnums=(2, 3, 4))
+def _gamma(key: Any, a: Any, shape: Shape, dtype: np.dtype, log_space: bool) -> Any:
+    a = _broadcast_param(lax.convert_element_type(a, dtype), shape)
+    return _gamma_sample(key, a, log_space)
+
+
+def _gamma_args(name: str, key: Any, a: Any, shape: Any, dtype: Any) -> tuple:
+    key = _check_key(name, key)
+    dtype = _float_dtype(f"mjcore.random.{name}", dtype)
+    a = _as_param(a, dtype)
+    return key, a, _param_shape(name, shape, a), dtype
+
+
+def gamma(
+    key: ArrayLike, a: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float
+) -> Any:
+    """Gamma(a, 1) floats (density proportional to `x^(a - 1) e^-x`), as
+    `jax.random.gamma`: Marsaglia and Tsang's rejection loop per element; differentiable in
+    `a` by implicit reparameterisation (`lax.random_gamma_grad`). `shape` defaults to
+    `a.shape`."""
+    key, a, shape, dtype = _gamma_args("gamma", key, a, shape, dtype)
+    return _gamma(key, a, shape, dtype, False)
+
+
+def loggamma(
+    key: ArrayLike, a: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float
+) -> Any:
+    """The log of Gamma(a, 1) draws, computed in log space (accurate for small `a`, where
+    the draws themselves underflow), as `jax.random.loggamma`; differentiable in `a`."""
+    key, a, shape, dtype = _gamma_args("loggamma", key, a, shape, dtype)
+    return _gamma(key, a, shape, dtype, True)
+
+
+@jit(static_argnums=(2, 3))
+def _chisquare(key: Any, df: Any, shape: Shape, dtype: np.dtype) -> Any:
+    half_df = lax.div(lax.convert_element_type(df, dtype), 2.0)
+    return lax.mul(lax.exp(_gamma(key, half_df, shape, dtype, True)), 2.0)
+
+
+def chisquare(
+    key: ArrayLike, df: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float
+) -> Any:
+    """Chi-square floats with `df` degrees of freedom, as `jax.random.chisquare`:
+    `2 exp(loggamma(df / 2))`; differentiable in `df`."""
+    key = _check_key("chisquare", key)
+    dtype = _float_dtype("mjcore.random.chisquare", dtype)
+    _check_safe_cast("chisquare", dtype, df)
+    df = _as_param(df, dtype)
+    return _chisquare(key, df, _param_shape("chisquare", shape, df), dtype)
+
+
+@jit(static_argnums=(3, 4))
+def _f(key: Any, dfnum: Any, dfden: Any, shape: Shape, dtype: np.dtype) -> Any:
+    dfnum = lax.convert_element_type(dfnum, dtype)
+    dfden = lax.convert_element_type(dfden, dtype)
+    key_dfd, key_dfn = _split_rows(key)
+    num = lax.div(_chisquare(key_dfn, dfnum, shape, dtype), dfnum)
+    den = lax.div(_chisquare(key_dfd, dfden, shape, dtype), dfden)
+    return lax.div(num, den)
+
+
+def f(
+    key: ArrayLike,
+    dfnum: ArrayLike,
+    dfden: ArrayLike,
+    shape: Sequence[int] | None = None,
+    dtype: Any = float,
+) -> Any:
+    """F-distributed floats, the ratio of two scaled chi-squares, as `jax.random.f`."""
+    key = _check_key("f", key)
+    dtype = _float_dtype("mjcore.random.f", dtype)
+    _check_safe_cast("f", dtype, dfnum, dfden)
+    dfnum, dfden = _as_param(dfnum, dtype), _as_param(dfden, dtype)
+    return _f(key, dfnum, dfden, _param_shape("f", shape, dfnum, dfden), dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _t(key: Any, df: Any, shape: Shape, dtype: np.dtype) -> Any:
+    df = lax.convert_element_type(df, dtype)
+    key_n, key_g = _split_rows(key)
+    n = _normal_real(key_n, shape, dtype)
+    half_df = lax.div(df, 2.0)
+    g = _gamma(key_g, half_df, shape, dtype, False)
+    return lax.mul(n, lax.sqrt(lax.div(half_df, g)))
+
+
+def t(key: ArrayLike, df: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float) -> Any:
+    """Student's t floats with `df` degrees of freedom, as `jax.random.t`:
+    `normal * sqrt(df / 2 / gamma(df / 2))`."""
+    key = _check_key("t", key)
+    dtype = _float_dtype("mjcore.random.t", dtype)
+    _check_safe_cast("t", dtype, df)
+    df = _as_param(df, dtype)
+    return _t(key, df, _param_shape("t", shape, df), dtype)
+
+
+@jit(static_argnums=(3, 4))
+def _beta(key: Any, a: Any, b: Any, shape: Shape, dtype: np.dtype) -> Any:
+    a = lax.convert_element_type(a, dtype)
+    b = lax.convert_element_type(b, dtype)
+    key_a, key_b = _split_rows(key)
+    log_gamma_a = _gamma(key_a, a, shape, dtype, True)
+    log_gamma_b = _gamma(key_b, b, shape, dtype, True)
+    # gamma_a / (gamma_a + gamma_b), scaled by the larger so that neither underflows.
+    log_max = lax.max(log_gamma_a, log_gamma_b)
+    gamma_a_scaled = lax.exp(lax.sub(log_gamma_a, log_max))
+    gamma_b_scaled = lax.exp(lax.sub(log_gamma_b, log_max))
+    return lax.div(gamma_a_scaled, lax.add(gamma_a_scaled, gamma_b_scaled))
+
+
+def beta(
+    key: ArrayLike,
+    a: ArrayLike,
+    b: ArrayLike,
+    shape: Sequence[int] | None = None,
+    dtype: Any = float,
+) -> Any:
+    """Beta(a, b) floats, as `jax.random.beta`: two log-space gamma draws; differentiable in
+    `a` and `b`."""
+    key = _check_key("beta", key)
+    dtype = _float_dtype("mjcore.random.beta", dtype)
+    _check_safe_cast("beta", dtype, a, b)
+    a, b = _as_param(a, dtype), _as_param(b, dtype)
+    return _beta(key, a, b, _param_shape("beta", shape, a, b), dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _dirichlet(key: Any, alpha: Any, shape: Shape, dtype: np.dtype) -> Any:
+    alpha = lax.convert_element_type(alpha, dtype)
+    n = get_aval(alpha).shape[-1]
+    # Log-space gammas, normalised by a softmax: small alphas would underflow otherwise.
+    x = _gamma(key, alpha, (*shape, n), dtype, True)
+    axis = len(shape)
+    x_max = lax.stop_gradient(lax.expand_dims(lax.reduce_max(x, (axis,)), (axis,)))
+    unnormalized = lax.exp(lax.sub(x, x_max))
+    return lax.div(unnormalized, lax.expand_dims(lax.reduce_sum(unnormalized, (axis,)), (axis,)))
+
+
+def dirichlet(
+    key: ArrayLike, alpha: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = float
+) -> Any:
+    """Dirichlet(alpha) vectors, as `jax.random.dirichlet`: the softmax of log-space gamma
+    draws. `alpha` is `(..., n)`; the result is `shape + (n,)` with `shape` defaulting to
+    `alpha.shape[:-1]`. Differentiable in `alpha`."""
+    key = _check_key("dirichlet", key)
+    dtype = _float_dtype("mjcore.random.dirichlet", dtype)
+    alpha = _as_param(alpha, dtype)
+    ashape = get_aval(alpha).shape
+    if not ashape:
+        raise ValueError("mjcore.random.dirichlet: requires alpha.ndim >= 1, got alpha.ndim == 0")
+    if shape is None:
+        shape = ashape[:-1]
+    else:
+        shape = _shape_of("dirichlet", shape)
+        _check_param_shapes("mjcore.random.dirichlet", shape, np.empty(ashape[:-1], bool))
+    return _dirichlet(key, alpha, shape, dtype)
+
+
+def _generalized_normal_core(key: Any, p: Any, shape: Shape, dtype: np.dtype) -> Any:
+    key_g, key_r = _split_rows(key)
+    # 1 / p in p's own precision (float64 for a Python scalar), as JAX computes it.
+    inv_p = lax.div(lax.full((), 1, get_aval(p).dtype), p)
+    g = _gamma(key_g, inv_p, shape, dtype, False)
+    r = _rademacher(key_r, shape, dtype)
+    return lax.mul(r, lax.pow(g, lax.convert_element_type(inv_p, dtype)))
+
+
+@jit(static_argnums=(2, 3))
+def _generalized_normal(key: Any, p: Any, shape: Shape, dtype: np.dtype) -> Any:
+    return _generalized_normal_core(key, p, shape, dtype)
+
+
+def generalized_normal(
+    key: ArrayLike, p: ArrayLike, shape: Sequence[int] = (), dtype: Any = float
+) -> Any:
+    """Generalized normal floats (density proportional to `exp(-|x|^p)`), as
+    `jax.random.generalized_normal`: `rademacher * gamma(1 / p) ** (1 / p)`."""
+    key = _check_key("generalized_normal", key)
+    dtype = _float_dtype("mjcore.random.generalized_normal", dtype)
+    p = _param(p)
+    return _generalized_normal(key, p, _param_shape("generalized_normal", shape, p), dtype)
+
+
+@jit(static_argnums=(2, 3, 4))
+def _ball(key: Any, p: Any, d: int, shape: Shape, dtype: np.dtype) -> Any:
+    k1, k2 = _split_rows(key)
+    g = _generalized_normal_core(k1, p, (*shape, d), dtype)
+    e = _exponential(k2, shape, dtype)
+    p_dtype = lax.convert_element_type(p, dtype)
+    norm = lax.add(lax.reduce_sum(lax.pow(lax.abs(g), p_dtype), (len(shape),)), e)
+    inv_p = lax.convert_element_type(lax.div(lax.full((), 1, get_aval(p).dtype), p), dtype)
+    return lax.div(g, lax.expand_dims(lax.pow(norm, inv_p), (len(shape),)))
+
+
+def ball(
+    key: ArrayLike, d: int, p: float = 2, shape: Sequence[int] = (), dtype: Any = float
+) -> Any:
+    """Points uniform in the unit Lp ball of dimension `d`, shape `shape + (d,)`, as
+    `jax.random.ball` (generalized normals scaled by an exponential)."""
+    key = _check_key("ball", key)
+    dtype = _float_dtype("mjcore.random.ball", dtype)
+    d = _static_int("ball", "d", d)
+    p = _param(p)
+    if get_aval(p).ndim:
+        raise ValueError(f"mjcore.random.ball: p must be a scalar, got shape {get_aval(p).shape}")
+    if get_aval(p).dtype.kind not in "fc":
+        p = lax.convert_element_type(p, np.dtype("float64"))
+    return _ball(key, p, d, _shape_of("ball", shape), dtype)
