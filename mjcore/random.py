@@ -1627,3 +1627,286 @@ def ball(
     if get_aval(p).dtype.kind not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     return _ball(key, p, d, _shape_of("ball", shape), dtype)
+
+
+# --- truncated normal -----------------------------------------------------------------------
+
+
+@jit(static_argnums=(3, 4))
+def _truncated_normal(key: Any, lower: Any, upper: Any, shape: Shape, dtype: np.dtype) -> Any:
+    sqrt2 = _const(np.sqrt(2), dtype)
+    lower = lax.convert_element_type(lower, dtype)
+    upper = lax.convert_element_type(upper, dtype)
+    a = lax.erf(lax.div(lower, sqrt2))
+    b = lax.erf(lax.div(upper, sqrt2))
+    u = _uniform_core(key, _broadcast_param(a, shape), _broadcast_param(b, shape), shape, dtype)
+    out = lax.mul(sqrt2, lax.erf_inv(u))
+    # Clamp to the open interval (lower, upper): rounding, or drawing `a` itself, could reach
+    # the bounds.
+    inf = _const(np.inf, dtype)
+    lo = lax.nextafter(lax.stop_gradient(lower), lax.broadcast_to(inf, get_aval(lower).shape))
+    hi = lax.nextafter(
+        lax.stop_gradient(upper), lax.broadcast_to(lax.neg(inf), get_aval(upper).shape)
+    )
+    return lax.min(hi, lax.max(lo, out))
+
+
+def truncated_normal(
+    key: ArrayLike,
+    lower: ArrayLike,
+    upper: ArrayLike,
+    shape: Sequence[int] | None = None,
+    dtype: Any = float,
+) -> Any:
+    """Standard normal floats truncated to the open interval (lower, upper), as
+    `jax.random.truncated_normal` (inverse CDF of a uniform between the bounds' CDFs);
+    differentiable in the bounds. `shape` defaults to their broadcast shape."""
+    key = _check_key("truncated_normal", key)
+    dtype = _float_dtype("mjcore.random.truncated_normal", dtype)
+    lower, upper = _as_param(lower, dtype), _as_param(upper, dtype)
+    shape = _param_shape("truncated_normal", shape, lower, upper)
+    return _truncated_normal(key, lower, upper, shape, dtype)
+
+
+# --- poisson and binomial -------------------------------------------------------------------
+
+
+def _any(x: Any) -> Any:
+    return lax.reduce_or(x, tuple(range(get_aval(x).ndim)))
+
+
+def _poisson_knuth(key: Any, lam: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # Knuth: count uniforms until their product drops below exp(-lam).
+    f32 = np.dtype("float32")
+    neg_lam = lax.neg(lam)
+
+    def body_fn(carry: tuple) -> tuple:
+        i, k, rng, log_prod = carry
+        rng, subkey = _split_rows(rng)
+        k = lax.select_n(lax.gt(log_prod, neg_lam), k, lax.add(k, _const(1, dtype)))
+        u = _unif(subkey, shape, f32)
+        return lax.add(i, _const(1, _I64)), k, rng, lax.add(log_prod, lax.log(u))
+
+    def cond_fn(carry: tuple) -> Any:
+        return _any(lax.gt(carry[3], neg_lam))
+
+    init = (_const(0, _I64), lax.full(shape, 0, dtype), key, lax.full(shape, 0.0, f32))
+    k = while_loop(cond_fn, body_fn, init)[1]
+    return lax.sub(k, _const(1, dtype))
+
+
+def _poisson_rejection(key: Any, lam: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # Hormann's transformed rejection (PTRS).
+    fdtype = get_aval(lam).dtype
+    log_lam = lax.log(lam)
+    b = lax.add(0.931, lax.mul(2.53, lax.sqrt(lam)))
+    a = lax.add(-0.059, lax.mul(0.02483, b))
+    inv_alpha = lax.add(1.1239, lax.div(1.1328, lax.sub(b, 3.4)))
+    v_r = lax.sub(0.9277, lax.div(3.6224, lax.sub(b, 2.0)))
+
+    def body_fn(carry: tuple) -> tuple:
+        k_out, accepted, key = carry
+        key, subkey_0, subkey_1 = _split_n(key, 3)
+        u = lax.sub(_unif(subkey_0, shape, fdtype), 0.5)
+        v = _unif(subkey_1, shape, fdtype)
+        u_shifted = lax.sub(0.5, lax.abs(u))
+        k = lax.floor(
+            lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(2.0, a), u_shifted), b), u), lam), 0.43)
+        )
+        s = lax.log(
+            lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(u_shifted, u_shifted)), b))
+        )
+        t = lax.sub(lax.add(lax.neg(lam), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, 1.0)))
+        accept1 = lax.bitwise_and(lax.ge(u_shifted, 0.07), lax.le(v, v_r))
+        reject = lax.bitwise_or(
+            lax.lt(k, 0.0), lax.bitwise_and(lax.lt(u_shifted, 0.013), lax.gt(v, u_shifted))
+        )
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(s, t)))
+        return lax.select_n(accept, k_out, k), lax.bitwise_or(accepted, accept), key
+
+    def cond_fn(carry: tuple) -> Any:
+        return _any(lax.bitwise_not(carry[1]))
+
+    init = (lax.full(shape, -1.0, fdtype), lax.full(shape, False, np.dtype(bool)), key)
+    return lax.convert_element_type(while_loop(cond_fn, body_fn, init)[0], dtype)
+
+
+@jit(static_argnums=(2, 3))
+def _poisson(key: Any, lam: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # Knuth's method below lam = 10, transformed rejection above (as TensorFlow and NumPy);
+    # both loops run on the same key, each on a harmless lam where the other is used.
+    use_knuth = lax.bitwise_or(lax.ne(lam, lam), lax.lt(lam, 10.0))
+    lam_knuth = lax.select_n(use_knuth, lax.full_like(lam, 0.0), lam)
+    lam_rejection = lax.select_n(use_knuth, lam, lax.full_like(lam, 1e5))
+    result = lax.select_n(
+        use_knuth,
+        _poisson_rejection(key, lam_rejection, shape, dtype),
+        _poisson_knuth(key, lam_knuth, shape, dtype),
+    )
+    return lax.select_n(lax.eq(lam, 0.0), result, lax.full(shape, 0, dtype))
+
+
+def poisson(
+    key: ArrayLike, lam: ArrayLike, shape: Sequence[int] | None = None, dtype: Any = int
+) -> Any:
+    """Poisson(lam) integers (int64 by default), as `jax.random.poisson`: `lam` is taken in
+    float32 (as JAX does), Knuth's method for lam < 10, Hormann's transformed rejection
+    above. `shape` defaults to `lam.shape`."""
+    key = _check_key("poisson", key)
+    dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.poisson")
+    if dtype.kind not in "iu":
+        raise TypeError(f"mjcore.random.poisson: dtype must be an integer dtype, got {dtype.name}")
+    lam = _param(lam)
+    shape = _param_shape("poisson", shape, lam)
+    lam = _broadcast_param(lax.convert_element_type(lam, np.dtype("float32")), shape)
+    return _poisson(key, lam, shape, dtype)
+
+
+_STIRLING_TAIL = np.array(
+    [
+        0.0810614667953272,
+        0.0413406959554092,
+        0.0276779256849983,
+        0.02079067210376509,
+        0.0166446911898211,
+        0.0138761288230707,
+        0.0118967099458917,
+        0.0104112652619720,
+        0.00925546218271273,
+        0.00833056343336287,
+    ]
+)
+
+
+def _stirling_approx_tail(k: Any) -> Any:
+    """log(k!) minus its Stirling approximation: tabulated for k <= 9, else a series (of the
+    clamped k, exactly as JAX evaluates it)."""
+    dtype = get_aval(k).dtype
+    use_tail_values = lax.le(k, 9.0)
+    k = lax.clamp(_const(0.0, dtype), k, _const(9.0, dtype))
+    kp1 = lax.add(k, 1.0)
+    kp1sq = lax.mul(kp1, kp1)
+    approx = lax.div(
+        lax.sub(1.0 / 12, lax.div(lax.sub(1.0 / 360, lax.div(1.0 / 1260, kp1sq)), kp1sq)), kp1
+    )
+    table = lax.convert_element_type(_STIRLING_TAIL, dtype)
+    tail = _take(table, lax.convert_element_type(lax.floor(k), np.dtype("int32")), 0)
+    return lax.select_n(use_tail_values, approx, tail)
+
+
+def _binomial_inversion(key: Any, count: Any, prob: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # Count geometric waiting times until their sum passes `count`.
+    fdtype = get_aval(prob).dtype
+    log1minusprob = lax.log1p(lax.neg(prob))
+
+    def body_fn(carry: tuple) -> tuple:
+        num_geom, geom_sum, key = carry
+        subkey, key = _split_rows(key)
+        active = lax.le(geom_sum, count)
+        num_geom_out = lax.select_n(active, num_geom, lax.add(num_geom, 1.0))
+        u = _unif(subkey, shape, fdtype)
+        geom = lax.ceil(lax.div(lax.log(u), log1minusprob))
+        return num_geom_out, lax.add(geom_sum, geom), key
+
+    def cond_fn(carry: tuple) -> Any:
+        return _any(lax.le(carry[1], count))
+
+    zeros = lax.full(shape, 0.0, fdtype)
+    k = while_loop(cond_fn, body_fn, (zeros, zeros, key))[0]
+    return lax.convert_element_type(lax.sub(k, 1.0), dtype)
+
+
+def _btrs(key: Any, count: Any, prob: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # Hormann's transformed rejection with squeeze (BTRS).
+    fdtype = get_aval(prob).dtype
+    stddev = lax.sqrt(lax.mul(lax.mul(count, prob), lax.sub(1.0, prob)))
+    b = lax.add(1.15, lax.mul(2.53, stddev))
+    a = lax.add(lax.add(-0.0873, lax.mul(0.0248, b)), lax.mul(0.01, prob))
+    c = lax.add(lax.mul(count, prob), 0.5)
+    v_r = lax.sub(0.92, lax.div(4.2, b))
+    r = lax.div(prob, lax.sub(1.0, prob))
+    alpha = lax.mul(lax.add(2.83, lax.div(5.1, b)), stddev)
+    m = lax.floor(lax.mul(lax.add(count, 1.0), prob))
+    st = _stirling_approx_tail
+
+    def body_fn(carry: tuple) -> tuple:
+        k_out, accepted, key = carry
+        key, subkey_0, subkey_1 = _split_n(key, 3)
+        u = _unif(subkey_0, shape, fdtype)
+        v = _unif(subkey_1, shape, fdtype)
+        u = lax.sub(u, 0.5)
+        us = lax.sub(0.5, lax.abs(u))
+        accept1 = lax.bitwise_and(lax.ge(us, 0.07), lax.le(v, v_r))
+        k = lax.floor(lax.add(lax.mul(lax.add(lax.div(lax.mul(2.0, a), us), b), u), c))
+        reject = lax.bitwise_or(lax.lt(k, 0.0), lax.gt(k, count))
+        v = lax.log(lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
+        cm1 = lax.add(lax.sub(count, m), 1.0)
+        ck1 = lax.add(lax.sub(count, k), 1.0)
+        ub = lax.mul(lax.add(m, 0.5), lax.log(lax.div(lax.add(m, 1.0), lax.mul(r, cm1))))
+        ub = lax.add(ub, lax.mul(lax.add(count, 1.0), lax.log(lax.div(cm1, ck1))))
+        ub = lax.add(
+            ub, lax.mul(lax.add(k, 0.5), lax.log(lax.div(lax.mul(r, ck1), lax.add(k, 1.0))))
+        )
+        ub = lax.add(lax.add(ub, st(m)), st(lax.sub(count, m)))
+        ub = lax.sub(lax.sub(ub, st(k)), st(lax.sub(count, k)))
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v, ub)))
+        return lax.select_n(accept, k_out, k), lax.bitwise_or(accepted, accept), key
+
+    def cond_fn(carry: tuple) -> Any:
+        return _any(lax.bitwise_not(carry[1]))
+
+    init = (lax.full(shape, -1.0, fdtype), lax.full(shape, False, np.dtype(bool)), key)
+    return lax.convert_element_type(while_loop(cond_fn, body_fn, init)[0], dtype)
+
+
+@jit(static_argnums=(3, 4))
+def _binomial(key: Any, count: Any, prob: Any, shape: Shape, dtype: np.dtype) -> Any:
+    # Inversion for count * min(p, 1 - p) <= 10, BTRS above (as TensorFlow Probability); both
+    # loops run on the same key.
+    fdtype = get_aval(prob).dtype
+    count = _broadcast_param(lax.convert_element_type(count, fdtype), shape)
+    prob = _broadcast_param(prob, shape)
+    nan, inf = lax.full(shape, np.nan, dtype), lax.full(shape, np.inf, dtype)
+    p_lt_half = lax.lt(prob, 0.5)
+    q = lax.select_n(p_lt_half, lax.sub(1.0, prob), prob)
+    count_nan_or_neg = lax.bitwise_or(lax.ne(count, count), lax.lt(count, 0.0))
+    count_inf = lax.eq(lax.abs(count), np.inf)
+    q_is_nan = lax.ne(q, q)
+    q_l_0 = lax.lt(q, 0.0)
+    q = lax.select_n(lax.bitwise_or(q_is_nan, q_l_0), q, lax.full_like(q, 0.01))
+    use_inversion = lax.bitwise_or(count_nan_or_neg, lax.le(lax.mul(count, q), 10.0))
+    count = lax.floor(count)
+    count_inv = lax.select_n(use_inversion, lax.full_like(count, 0.0), count)
+    count_btrs = lax.select_n(use_inversion, count, lax.full_like(count, 1e4))
+    q_btrs = lax.select_n(use_inversion, q, lax.full_like(q, 0.5))
+    samples = lax.select_n(
+        use_inversion,
+        _btrs(key, count_btrs, q_btrs, shape, dtype),
+        _binomial_inversion(key, count_inv, q, shape, dtype),
+    )
+    # NaN for a NaN or negative q or count, inf for an infinite count.
+    invalid = lax.bitwise_or(lax.bitwise_or(q_l_0, q_is_nan), count_nan_or_neg)
+    samples = lax.select_n(invalid, samples, nan)
+    samples = lax.select_n(lax.bitwise_and(count_inf, lax.bitwise_not(invalid)), samples, inf)
+    kept = lax.bitwise_or(lax.bitwise_or(p_lt_half, count_nan_or_neg), q_is_nan)
+    kept = lax.bitwise_or(kept, count_inf)
+    return lax.select_n(kept, lax.sub(lax.convert_element_type(count, dtype), samples), samples)
+
+
+def binomial(
+    key: ArrayLike,
+    n: ArrayLike,
+    p: ArrayLike,
+    shape: Sequence[int] | None = None,
+    dtype: Any = float,
+) -> Any:
+    """Binomial(n, p) counts as floats, as `jax.random.binomial`: geometric-sum inversion
+    for small `n * min(p, 1 - p)`, BTRS above. NaN for a NaN or negative `n` or invalid `p`,
+    inf for an infinite `n`. `shape` defaults to the broadcast shape of `n` and `p`."""
+    key = _check_key("binomial", key)
+    dtype = _float_dtype("mjcore.random.binomial", dtype)
+    n, p = _param(n), _param(p)
+    if get_aval(p).dtype.kind not in "f":
+        p = lax.convert_element_type(p, np.dtype("float64"))
+    shape = _param_shape("binomial", shape, n, p)
+    return _binomial(key, n, p, shape, dtype)
