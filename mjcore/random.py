@@ -22,7 +22,7 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.api import vmap
 from mjcore.array import Array
-from mjcore.control_flow import fori_loop, while_loop
+from mjcore.control_flow import fori_loop, scan, while_loop
 from mjcore.core import Tracer, get_aval
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.jit import jit
@@ -1910,3 +1910,59 @@ def binomial(
         p = lax.convert_element_type(p, np.dtype("float64"))
     shape = _param_shape("binomial", shape, n, p)
     return _binomial(key, n, p, shape, dtype)
+
+
+def multinomial(
+    key: ArrayLike,
+    n: ArrayLike,
+    p: ArrayLike,
+    *,
+    shape: Sequence[int] | None = None,
+    dtype: Any = float,
+    unroll: int | bool = 1,
+) -> Any:
+    """Multinomial counts of `n` trials over the outcomes on `p`'s last axis, as
+    `jax.random.multinomial`: a scan of conditional binomials, one key per outcome.
+
+    `shape` (the full result shape, last axis the outcomes) defaults to `p.shape`; `n`
+    broadcasts to `shape[:-1]`.
+
+    NB: `unroll` is accepted for JAX's signature; the scan is not unrolled.
+    """
+    del unroll
+    key = _check_key("multinomial", key)
+    dtype = _float_dtype("mjcore.random.multinomial", dtype)
+    n, p = _param(n), _param(p)
+    pdtype = np.promote_types(get_aval(n).dtype, get_aval(p).dtype)
+    if pdtype.kind != "f":
+        pdtype = np.dtype("float64")
+    n, p = lax.convert_element_type(n, pdtype), lax.convert_element_type(p, pdtype)
+    if get_aval(p).ndim == 0:
+        raise ValueError("mjcore.random.multinomial: p must have at least one axis")
+    shape = get_aval(p).shape if shape is None else _shape_of("multinomial", shape)
+    _check_param_shapes("mjcore.random.multinomial", shape[:-1], n)
+    _check_param_shapes("mjcore.random.multinomial", shape, p)
+    return _multinomial(key, n, p, shape, dtype)
+
+
+@jit(static_argnums=(3, 4))
+def _multinomial(key: Any, n: Any, p: Any, shape: Shape, dtype: np.dtype) -> Any:
+    n = _broadcast_param(n, shape[:-1])
+    p = _broadcast_param(p, shape)
+    nd = len(shape)
+    p = lax.transpose(p, (nd - 1, *range(nd - 1)))
+    remaining = lax.cumsum(p, 0, reverse=True)
+    ratios = lax.div(
+        p, lax.select_n(lax.eq(remaining, 0.0), remaining, lax.full_like(remaining, 1.0))
+    )
+    keys = _split(key, (shape[-1],))
+    fdtype = get_aval(n).dtype
+
+    def step(remainder: Any, ratio_key: tuple) -> tuple:
+        ratio, k = ratio_key
+        ratio = lax.clamp(_const(0.0, fdtype), ratio, _const(1.0, fdtype))
+        count = _binomial(k, remainder, ratio, get_aval(ratio).shape, fdtype)
+        return lax.sub(remainder, count), count
+
+    _, counts = scan(step, n, (ratios, keys))
+    return lax.convert_element_type(lax.transpose(counts, (*range(1, nd), 0)), dtype)
