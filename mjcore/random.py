@@ -29,6 +29,51 @@ from mjcore.jit import jit
 from mjcore.lax.base import _check_shape as check_shape
 from mjcore.lax.gather import GatherDimensionNumbers
 
+__all__ = [
+    "PRNGKey",
+    "ball",
+    "bernoulli",
+    "beta",
+    "binomial",
+    "bits",
+    "categorical",
+    "cauchy",
+    "chisquare",
+    "choice",
+    "dirichlet",
+    "double_sided_maxwell",
+    "exponential",
+    "f",
+    "fold_in",
+    "gamma",
+    "generalized_normal",
+    "geometric",
+    "gumbel",
+    "key",
+    "laplace",
+    "loggamma",
+    "logistic",
+    "lognormal",
+    "maxwell",
+    "multinomial",
+    "multivariate_normal",
+    "normal",
+    "orthogonal",
+    "pareto",
+    "permutation",
+    "poisson",
+    "rademacher",
+    "randint",
+    "rayleigh",
+    "split",
+    "t",
+    "triangular",
+    "truncated_normal",
+    "uniform",
+    "wald",
+    "weibull_min",
+]
+
 ArrayLike = Any
 Shape = tuple[int, ...]
 
