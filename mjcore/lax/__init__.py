@@ -223,9 +223,37 @@ __all__ += [
     "scatter_mul",
 ]
 
-from mjcore.lax.special import erf_inv  # noqa: E402  (appended family)
+from mjcore.lax.special import (  # noqa: E402  (appended family)
+    bessel_i0e,
+    bessel_i1e,
+    digamma,
+    erf,
+    erf_inv,
+    erfc,
+    igamma,
+    igamma_grad_a,
+    igammac,
+    lgamma,
+    polygamma,
+    random_gamma_grad,
+    zeta,
+)
 
-__all__ += ["erf_inv"]
+__all__ += [
+    "bessel_i0e",
+    "bessel_i1e",
+    "digamma",
+    "erf",
+    "erf_inv",
+    "erfc",
+    "igamma",
+    "igamma_grad_a",
+    "igammac",
+    "lgamma",
+    "polygamma",
+    "random_gamma_grad",
+    "zeta",
+]
 
 from mjcore.lax.convolution import (  # noqa: E402  (appended family)
     ConvDimensionNumbers,

@@ -33,6 +33,20 @@ def _on_complex_numpy(f):
     return lambda x, y: f(x + 1j * y)
 
 
+def _bessel_domain(rng, shape, dtype):
+    """Both of i0e's Chebyshev ranges (|x| <= 8 and above), away from the kink of exp(-|x|)."""
+    return rng.choice([-1, 1], size=shape) * rng.uniform(0.5, 12.0, size=shape)
+
+
+def _igamma_grad_a(a, x):
+    """d/da of scipy's gammainc(a, x), from its series e^-x sum x^(a+n) / gamma(a+n+1)."""
+    n = np.arange(200).reshape((-1,) + (1,) * np.ndim(a))
+    a64, x64 = np.asarray(a, np.float64), np.asarray(x, np.float64)
+    log_terms = (a64 + n) * np.log(x64) - x64 - scipy.special.gammaln(a64 + n + 1)
+    terms = np.exp(log_terms) * (np.log(x64) - scipy.special.digamma(a64 + n + 1))
+    return terms.sum(0).astype(np.result_type(a, x))
+
+
 def _logistic(x):
     return 1 / (1 + np.exp(-x))
 
@@ -65,6 +79,13 @@ UNARY = [
     ("atanh", lax.atanh, np.arctanh, (-0.9, 0.9), True),
     ("logistic", lax.logistic, _logistic, (-4.0, 4.0), True),
     ("erf_inv", lax.erf_inv, scipy.special.erfinv, (-0.9, 0.9), False),
+    ("erf", lax.erf, scipy.special.erf, (-2.0, 2.0), False),
+    ("erfc", lax.erfc, scipy.special.erfc, (-2.0, 2.0), False),
+    # lgamma has zeros at 1 and 2, digamma one near 1.46: relative tolerances hold above them.
+    ("lgamma", lax.lgamma, scipy.special.gammaln, (2.5, 5.0), False),
+    ("digamma", lax.digamma, scipy.special.digamma, (2.0, 5.0), False),
+    ("bessel_i0e", lax.bessel_i0e, scipy.special.i0e, _bessel_domain, False),
+    ("bessel_i1e", lax.bessel_i1e, scipy.special.i1e, _bessel_domain, False),
 ]
 
 TRANSCENDENTAL_CASES = [
@@ -122,6 +143,81 @@ TRANSCENDENTAL_CASES += [
         ((3, 4), (3, 4)),
         ("int8", "int32", "uint8"),
         domain=(-3, 3),
+    ),
+]
+
+TRANSCENDENTAL_CASES += [
+    PrimCase(
+        # The order m must be a whole number: floor(m) - 1 runs over 0, 1, 2 (digamma upwards).
+        "polygamma",
+        lambda m, x: lax.polygamma(lax.sub(lax.floor(m), 1.0), x),
+        lambda m, x: scipy.special.polygamma(np.floor(m) - 1, x),
+        ((3, 4), (3, 4)),
+        FLOATS,
+        domain=(1.0, 3.99),
+        diff_argnums=(1,),
+    ),
+    PrimCase(
+        "polygamma-broadcast",
+        lambda m, x: lax.polygamma(lax.floor(m), x),
+        lambda m, x: scipy.special.polygamma(np.floor(m), x),
+        ((3, 1), (4,)),
+        FLOATS,
+        domain=(1.0, 2.99),
+        diff_argnums=(1,),
+    ),
+    PrimCase(
+        "zeta",
+        lax.zeta,
+        scipy.special.zeta,
+        ((3, 4), (3, 4)),
+        FLOATS,
+        domain=(1.5, 3.0),
+        diff_argnums=(1,),
+    ),
+    PrimCase(
+        "zeta-broadcast",
+        lax.zeta,
+        scipy.special.zeta,
+        ((3, 1), (4,)),
+        FLOATS,
+        domain=(1.5, 3.0),
+        diff_argnums=(1,),
+    ),
+]
+
+# The incomplete gamma functions, on a domain across both of their algorithms (series for
+# x < max(1, a), continued fraction above). Their derivative in a, igamma_grad_a, is itself
+# differentiable only in x (JAX's is not at all), hence second order only along x.
+TRANSCENDENTAL_CASES += [
+    PrimCase(
+        f"{name}{suffix}",
+        f,
+        np_f,
+        shapes,
+        FLOATS,
+        domain=(0.5, 3.0),
+        diff_argnums=argnums,
+        smooth=argnums == (1,),
+    )
+    for name, f, np_f in [
+        ("igamma", lax.igamma, scipy.special.gammainc),
+        ("igammac", lax.igammac, scipy.special.gammaincc),
+    ]
+    for suffix, shapes, argnums in [
+        ("", ((3, 4), (3, 4)), (0, 1)),
+        ("-in-x", ((3, 4), (3, 4)), (1,)),
+        ("-broadcast", ((3, 1), (4,)), (0, 1)),
+    ]
+] + [
+    PrimCase(
+        "igamma_grad_a",
+        lax.igamma_grad_a,
+        _igamma_grad_a,
+        ((3, 4), (3, 4)),
+        FLOATS,
+        domain=(0.5, 3.0),
+        diff_argnums=(1,),
     ),
 ]
 
