@@ -138,6 +138,16 @@ DRAWS = [
             dt,
         ),
     ),
+    *_per_dtype(
+        "truncated_normal",
+        lambda r, k, dt: r.truncated_normal(k, -1.0, onp.array([0.5, 2.0], dt), (3, 2), dt),
+    ),
+    Draw("truncated_normal-default-shape", lambda r, k: r.truncated_normal(k, 0.0, 1.0)),
+    Draw(
+        "poisson",
+        lambda r, k: r.poisson(k, onp.array([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 1000.0, onp.nan])),
+    ),
+    Draw("poisson-int32", lambda r, k: r.poisson(k, 4.0, (5,), "int32")),
     Draw("binomial-high-p", lambda r, k: r.binomial(k, 20.0, 0.9, (4,))),
     Draw("multinomial", lambda r, k: r.multinomial(k, 10.0, onp.array([0.2, 0.3, 0.5]))),
     Draw(
@@ -176,6 +186,8 @@ TRANSFORMED = {
     "ball-float32",
     "binomial-float64",
     "multinomial",
+    "truncated_normal-float32",
+    "poisson",
 }
 TRANSFORMED_PARAMS = [pytest.param(d, id=d.name) for d in DRAWS if d.name in TRANSFORMED]
 
@@ -250,6 +262,12 @@ PARAM_VMAPS = [
     pytest.param(
         lambda r, k, n: r.binomial(k, n, 0.3), onp.array([3.0, 50.0, 400.0]), id="binomial-n"
     ),
+    pytest.param(
+        lambda r, k, lo: r.truncated_normal(k, lo, 2.0, (2,)),
+        onp.array([-3.0, 0.0, 1.5]),
+        id="truncated_normal-lower",
+    ),
+    pytest.param(lambda r, k, lam: r.poisson(k, lam), onp.array([0.5, 4.0, 40.0]), id="poisson"),
 ]
 
 
@@ -282,6 +300,27 @@ GRADS = [
         lambda r, k, m: r.multivariate_normal(k, _mul(r, m, _MEAN), _mul(r, m, _COV), (2,)),
         1.5,
         id="multivariate_normal",
+    ),
+    pytest.param(lambda r, k, a: r.gamma(k, a, (5,)), 1.7, id="gamma-a"),
+    pytest.param(lambda r, k, a: r.gamma(k, a, (5,)), 0.3, id="gamma-small-a"),
+    pytest.param(lambda r, k, a: r.loggamma(k, a, (5,)), 0.3, id="loggamma-a"),
+    pytest.param(lambda r, k, a: r.beta(k, a, 2.0, (5,)), 0.7, id="beta-a"),
+    pytest.param(lambda r, k, b: r.beta(k, 1.5, b, (5,)), 3.0, id="beta-b"),
+    pytest.param(
+        # Weighted: the components sum to 1, so their plain sum has no gradient.
+        lambda r, k, a: _mul(
+            r, r.dirichlet(k, _mul(r, a, onp.array([1.0, 2.0, 3.0])), (2,)), onp.arange(3.0)
+        ),
+        0.8,
+        id="dirichlet-alpha",
+    ),
+    pytest.param(lambda r, k, df: r.chisquare(k, df, (5,)), 3.0, id="chisquare-df"),
+    pytest.param(lambda r, k, df: r.t(k, df, (5,)), 4.0, id="t-df"),
+    pytest.param(
+        lambda r, k, lo: r.truncated_normal(k, lo, 2.0, (5,)), -0.5, id="truncated_normal-lower"
+    ),
+    pytest.param(
+        lambda r, k, hi: r.truncated_normal(k, -1.0, hi, (5,)), 0.5, id="truncated_normal-upper"
     ),
 ]
 
