@@ -113,21 +113,16 @@ DRAWS = [
     Draw("orthogonal-wide", lambda r, k: r.orthogonal(k, 2, (3,), m=5)),
     Draw("orthogonal-tall-complex", lambda r, k: r.orthogonal(k, 4, (), "complex128", m=3)),
     *_per_dtype("gamma", lambda r, k, dt: r.gamma(k, _A.astype(dt), (3, 4), dt)),
-    Draw("gamma-small-a", lambda r, k: r.gamma(k, 0.01, (5,))),
-    *_per_dtype("loggamma", lambda r, k, dt: r.loggamma(k, _A.astype(dt), (2, 4), dt)),
+    Draw("loggamma-float64", lambda r, k: r.loggamma(k, _A, (2, 4))),
     Draw("loggamma-tiny-a", lambda r, k: r.loggamma(k, 0.001, (5,), "float32")),
-    *_per_dtype(
-        "chisquare", lambda r, k, dt: r.chisquare(k, onp.array([1.0, 3.0], dt), (3, 2), dt)
-    ),
-    *_per_dtype("f", lambda r, k, dt: r.f(k, 2.0, 5.0, (3, 2), dt)),
-    *_per_dtype("t", lambda r, k, dt: r.t(k, 3.0, (4,), dt)),
-    *_per_dtype("beta", lambda r, k, dt: r.beta(k, 0.5, onp.array([1.0, 3.0], dt), (3, 2), dt)),
-    *_per_dtype(
-        "dirichlet", lambda r, k, dt: r.dirichlet(k, onp.array([0.5, 1.0, 3.0], dt), (2,), dt)
-    ),
-    *_per_dtype("generalized_normal", lambda r, k, dt: r.generalized_normal(k, 1.5, (4,), dt)),
-    *_per_dtype("ball", lambda r, k, dt: r.ball(k, 3, 2, (4,), dt)),
-    Draw("ball-p1", lambda r, k: r.ball(k, 2, 1.0)),
+    # The samplers built on gamma compile slowly: one dtype each.
+    Draw("chisquare-float64", lambda r, k: r.chisquare(k, onp.array([1.0, 3.0]), (3, 2))),
+    Draw("f-float32", lambda r, k: r.f(k, 2.0, 5.0, (3, 2), "float32")),
+    Draw("t-float64", lambda r, k: r.t(k, 3.0, (4,))),
+    Draw("beta-float32", lambda r, k: r.beta(k, 0.5, onp.float32([1, 3]), (3, 2), "float32")),
+    Draw("dirichlet-float64", lambda r, k: r.dirichlet(k, onp.array([0.5, 1.0, 3.0]), (2,))),
+    Draw("generalized_normal-float32", lambda r, k: r.generalized_normal(k, 1.5, (4,), "f4")),
+    Draw("ball-float32", lambda r, k: r.ball(k, 3, 2, (4,), "float32")),
     *_per_dtype(
         "binomial",
         lambda r, k, dt: r.binomial(
@@ -148,8 +143,6 @@ DRAWS = [
         lambda r, k: r.poisson(k, onp.array([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 1000.0, onp.nan])),
     ),
     Draw("poisson-int32", lambda r, k: r.poisson(k, 4.0, (5,), "int32")),
-    Draw("binomial-high-p", lambda r, k: r.binomial(k, 20.0, 0.9, (4,))),
-    Draw("multinomial", lambda r, k: r.multinomial(k, 10.0, onp.array([0.2, 0.3, 0.5]))),
     Draw(
         "multinomial-batch",
         lambda r, k: r.multinomial(
@@ -179,13 +172,8 @@ TRANSFORMED = {
     "multivariate_normal-batched-cov",
     "orthogonal-wide",
     "gamma-float32",
-    "loggamma-float64",
-    "t-float64",
-    "beta-float32",
     "dirichlet-float64",
-    "ball-float32",
     "binomial-float64",
-    "multinomial",
     "truncated_normal-float32",
     "poisson",
 }
@@ -198,15 +186,7 @@ TRANSFORMED_PARAMS = [pytest.param(d, id=d.name) for d in DRAWS if d.name in TRA
 # gamma while_loop; sqrt in wald's closed-over-constant program) is compiled by XLA as part of
 # a differently shaped program than JAX's, and XLA's CPU code for these functions rounds
 # differently there (standalone, log/pow/sqrt agree bit for bit). Allowed: 4 ulps.
-XLA_ULPS = {
-    "wald-float32",
-    "ball-float32",
-    "gamma-float32",
-    "loggamma-float64",
-    "t-float64",
-    "beta-float32",
-    "dirichlet-float64",
-}
+XLA_ULPS = {"wald-float32", "gamma-float32", "dirichlet-float64"}
 
 
 def _assert_same(got: Any, want: Any, ulps: int = 0) -> None:
@@ -248,7 +228,6 @@ def test_vmap_over_keys_matches_loop(draw: Draw):
 PARAM_VMAPS = [
     pytest.param(lambda r, k, a: r.gamma(k, a, (2,)), onp.array([0.5, 2.0, 7.0]), id="gamma-a"),
     pytest.param(lambda r, k, a: r.pareto(k, a, (2,)), onp.array([0.5, 2.0, 7.0]), id="pareto-b"),
-    pytest.param(lambda r, k, a: r.beta(k, a, 2.0, (2,)), onp.array([0.5, 2.0, 7.0]), id="beta-a"),
     pytest.param(
         lambda r, k, m: r.multivariate_normal(k, m, _COV),
         onp.arange(9.0).reshape(3, 3),
@@ -287,6 +266,10 @@ def _total(x: Any) -> Any:
     return lax.reduce_sum(x, tuple(range(len(x.aval.shape))))
 
 
+# The gamma loop compiles slowly: the samplers built on it are differentiated eagerly only.
+EAGER_ONLY_GRADS = {"loggamma-a", "beta-a", "dirichlet-alpha"}
+
+
 GRADS = [
     pytest.param(lambda r, k, b: r.pareto(k, b, (5,)), 2.5, id="pareto-b"),
     pytest.param(lambda r, k, s: r.weibull_min(k, s, 1.5, (5,)), 2.0, id="weibull_min-scale"),
@@ -302,10 +285,8 @@ GRADS = [
         id="multivariate_normal",
     ),
     pytest.param(lambda r, k, a: r.gamma(k, a, (5,)), 1.7, id="gamma-a"),
-    pytest.param(lambda r, k, a: r.gamma(k, a, (5,)), 0.3, id="gamma-small-a"),
     pytest.param(lambda r, k, a: r.loggamma(k, a, (5,)), 0.3, id="loggamma-a"),
     pytest.param(lambda r, k, a: r.beta(k, a, 2.0, (5,)), 0.7, id="beta-a"),
-    pytest.param(lambda r, k, b: r.beta(k, 1.5, b, (5,)), 3.0, id="beta-b"),
     pytest.param(
         # Weighted: the components sum to 1, so their plain sum has no gradient.
         lambda r, k, a: _mul(
@@ -314,8 +295,6 @@ GRADS = [
         0.8,
         id="dirichlet-alpha",
     ),
-    pytest.param(lambda r, k, df: r.chisquare(k, df, (5,)), 3.0, id="chisquare-df"),
-    pytest.param(lambda r, k, df: r.t(k, df, (5,)), 4.0, id="t-df"),
     pytest.param(
         lambda r, k, lo: r.truncated_normal(k, lo, 2.0, (5,)), -0.5, id="truncated_normal-lower"
     ),
@@ -325,7 +304,7 @@ GRADS = [
 ]
 
 
-def _check_grad(fun: Callable, x: Any, rtol: float = 1e-12) -> None:
+def _check_grad(fun: Callable, x: Any, with_jit: bool, rtol: float = 1e-12) -> None:
     def f(x):
         return _total(fun(mjr, mjr.PRNGKey(5), x))
 
@@ -334,12 +313,13 @@ def _check_grad(fun: Callable, x: Any, rtol: float = 1e-12) -> None:
 
     want = jax.grad(jax_f)(x)
     onp.testing.assert_allclose(mjcore.grad(f)(x), want, rtol=rtol)
-    onp.testing.assert_allclose(mjcore.jit(mjcore.grad(f))(x), want, rtol=rtol)
+    if with_jit:
+        onp.testing.assert_allclose(mjcore.jit(mjcore.grad(f))(x), want, rtol=rtol)
 
 
 @pytest.mark.parametrize("fun,x", GRADS)
-def test_grad_matches_jax(fun, x):
-    _check_grad(fun, x)
+def test_grad_matches_jax(fun, x, request):
+    _check_grad(fun, x, with_jit=request.node.callspec.id not in EAGER_ONLY_GRADS)
 
 
 BAD_ARGUMENTS = [
