@@ -6,8 +6,14 @@ function of its key, so all of them work under `jit`, `vmap` (over keys), `grad`
 Bits follow JAX's default `jax_threefry_partitionable` scheme: element `i` of a draw of shape
 `shape` hashes the 64-bit counter `i` (as two 32-bit words) with the key.
 
-NB: default dtypes are this project's (float64, int64), i.e. JAX's with x64 enabled; `bits`
-defaults to uint32.
+Every sampler of `jax.random` follows JAX's own sequence of key splits and bit draws, so the
+same key gives the same values: transforms of uniform and normal draws (exponential, gumbel,
+laplace, logistic, cauchy, ...), Gumbel-max `categorical`, `multivariate_normal` and
+`orthogonal` through mjcore's linalg, and the rejection samplers (`gamma` and everything built
+on it, `poisson`, `binomial`) as while_loops with JAX's exact key usage. `gamma` is
+differentiable in its shape parameter by implicit reparameterisation, as in JAX.
+
+NB: default dtypes are this project's (float64, int64, uint64), i.e. JAX's with x64 enabled.
 """
 
 from __future__ import annotations

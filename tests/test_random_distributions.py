@@ -414,6 +414,24 @@ BAD_ARGUMENTS = [
         id="dirichlet-scalar-alpha",
     ),
     pytest.param(
+        lambda: mjr.poisson(mjr.PRNGKey(0), 2.0, (2,), float),
+        TypeError,
+        "poisson: dtype must be an integer",
+        id="poisson-float-dtype",
+    ),
+    pytest.param(
+        lambda: mjr.truncated_normal(mjr.PRNGKey(0), -1.0, 1.0, (2,), "int32"),
+        ValueError,
+        "truncated_normal: dtype must be a float",
+        id="truncated_normal-int-dtype",
+    ),
+    pytest.param(
+        lambda: mjr.multinomial(mjr.PRNGKey(0), 3.0, 0.5),
+        ValueError,
+        "multinomial: p must have at least one axis",
+        id="multinomial-scalar-p",
+    ),
+    pytest.param(
         lambda: mjr.rademacher(onp.zeros(2, onp.int32)),
         TypeError,
         "rademacher: a key must be a uint32",
