@@ -28,9 +28,10 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.api import vmap
 from mjcore.array import Array
+from mjcore.backend.lowering import lower_fun
+from mjcore.batching import NOT_MAPPED, moveaxis_to
 from mjcore.control_flow import fori_loop, scan, while_loop
-from mjcore.core import Tracer, get_aval
-from mjcore.custom_derivatives import custom_jvp
+from mjcore.core import Primitive, ShapedArray, Tracer, get_aval
 from mjcore.jit import jit
 from mjcore.lax.base import _check_shape as check_shape
 from mjcore.lax.gather import GatherDimensionNumbers
@@ -1441,24 +1442,52 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
     return lax.mul(lax.mul(d, v), boost)
 
 
-def _gamma_draws(key: Any, a: Any, log_space: bool) -> Any:
-    shape = get_aval(a).shape
-    n = math.prod(shape)
-    if n == 0:
+random_gamma_p = Primitive("random_gamma")
+
+
+def _random_gamma(key: Any, a: Any, log_space: bool) -> Any:
+    """Gamma(a) draws (or their logs), one per element of `a`; `key` is one key, or a batch of
+    keys leading `a`'s shape (one per leading slice)."""
+    return random_gamma_p.bind1(key, a, log_space=bool(log_space))
+
+
+@random_gamma_p.def_abstract_eval
+def _random_gamma_abstract_eval(key: ShapedArray, a: ShapedArray, *, log_space: bool) -> Any:
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _random_gamma_lowering_fun(key: Any, a: Any, *, log_space: bool) -> Any:
+    # As JAX: each key splits into one key per element of its slice of `a`, and one flat vmap
+    # over all elements runs the rejection loop (so batches compile to JAX's program).
+    kshape, ashape = get_aval(key).shape[:-1], get_aval(a).shape
+    n, n_keys = math.prod(ashape[len(kshape) :]), math.prod(kshape)
+    if n * n_keys == 0:
         return a
-    keys = _split(key, (n,))
-    samples = vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, lax.reshape(a, (n,)))
-    return lax.reshape(samples, shape)
+    keys = vmap(lambda k: _split(k, (n,)))(lax.reshape(key, (n_keys, 2)))
+    keys = lax.reshape(keys, (n_keys * n, 2))
+    alphas = lax.reshape(a, (n_keys * n,))
+    samples = vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, alphas)
+    return lax.reshape(samples, ashape)
 
 
-_gamma_sample = custom_jvp(_gamma_draws, nondiff_argnums=(0, 2))
+random_gamma_p.def_lowering(lower_fun(_random_gamma_lowering_fun))
 
 
-@_gamma_sample.defjvp
-def _gamma_sample_jvp(key: Any, log_space: bool, primals: tuple, tangents: tuple) -> tuple:
+@random_gamma_p.def_batching
+def _random_gamma_batching(vals: Any, dims: Any, *, log_space: bool) -> Any:
+    (key, a), (key_bdim, a_bdim) = vals, dims
+    size = next(
+        get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not NOT_MAPPED
+    )
+    key, a = moveaxis_to(key, key_bdim, 0, size), moveaxis_to(a, a_bdim, 0, size)
+    return _random_gamma(key, a, log_space), 0
+
+
+@random_gamma_p.def_jvp
+def _random_gamma_jvp(primals: Any, tangents: Any, *, log_space: bool) -> Any:
     # Implicit reparameterisation: d sample / d a = -(dF/da) / (dF/dx) for the Gamma CDF F.
-    (a,), (a_dot,) = primals, tangents
-    sample = _gamma_sample(key, a, log_space)
+    (key, a), (_, a_dot) = primals, tangents
+    sample = _random_gamma(key, a, log_space)
     if log_space:
         # d log(x) = dx / x; exp(log x) may round to 0, which becomes the smallest normal.
         x = lax.exp(sample)
@@ -1473,7 +1502,7 @@ def _gamma_sample_jvp(key: Any, log_space: bool, primals: tuple, tangents: tuple
 @jit(static_argnums=(2, 3, 4))
 def _gamma(key: Any, a: Any, shape: Shape, dtype: np.dtype, log_space: bool) -> Any:
     a = _broadcast_param(lax.convert_element_type(a, dtype), shape)
-    return _gamma_sample(key, a, log_space)
+    return _random_gamma(key, a, log_space)
 
 
 def _gamma_args(name: str, key: Any, a: Any, shape: Any, dtype: Any) -> tuple:
