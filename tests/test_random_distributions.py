@@ -320,6 +320,20 @@ def test_grad_matches_jax(fun, x, request):
     _check_grad(fun, x, with_jit=request.node.callspec.id not in EAGER_ONLY_GRADS)
 
 
+def test_vmap_of_grad_of_gamma_matches_jax():
+    # Per-example gradients: the jvp of the batched random_gamma primitive.
+    a = onp.array([0.5, 1.5, 4.0])
+
+    def f(a):
+        return _total(mjr.gamma(mjr.PRNGKey(1), a, (3,)))
+
+    def jax_f(a):
+        return jr.gamma(jr.PRNGKey(1), a, (3,)).sum()
+
+    want = jax.vmap(jax.grad(jax_f))(a)
+    onp.testing.assert_allclose(mjcore.vmap(mjcore.grad(f))(a), want, rtol=1e-12)
+
+
 BAD_ARGUMENTS = [
     pytest.param(
         lambda: mjr.exponential(mjr.PRNGKey(0), (2,), "int32"),
