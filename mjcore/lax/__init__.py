@@ -312,7 +312,7 @@ __all__ += [
     "top_k",
 ]
 
-# Control flow, as `jax.lax` has it: the same function objects as `mjcore.cond` etc. Imported
+# Control flow, as JAX's `lax` has it: the same function objects as `mjcore.cond` etc. Imported
 # last because mjcore.control_flow is built from the primitives above.
 from mjcore.control_flow import (  # noqa: E402
     cond,

@@ -169,7 +169,7 @@ def conv_general_dilated(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Any:
-    """General N-dimensional convolution (`jax.lax.conv_general_dilated`).
+    """General N-dimensional convolution (JAX's `lax.conv_general_dilated`).
 
     Each output element is `sum(lhs_window * rhs)` over the input features and the window, as
     in XLA's `Conv`: the lhs is dilated by `lhs_dilation` (zeros between elements, a
@@ -596,7 +596,7 @@ def conv(
     preferred_element_type: Any = None,
 ) -> Any:
     """`conv_general_dilated` with default (NCH.../OIH...) dimension numbers and no dilation
-    (`jax.lax.conv`)."""
+    (JAX's `lax.conv`)."""
     return conv_general_dilated(
         lhs,
         rhs,
@@ -618,7 +618,7 @@ def conv_with_general_padding(
     preferred_element_type: Any = None,
 ) -> Any:
     """`conv_general_dilated` with default dimension numbers
-    (`jax.lax.conv_with_general_padding`)."""
+    (JAX's `lax.conv_with_general_padding`)."""
     return conv_general_dilated(
         lhs,
         rhs,
@@ -670,7 +670,7 @@ def conv_transpose(
     preferred_element_type: Any = None,
     use_consistent_padding: bool = False,
 ) -> Any:
-    """A transposed ("fractionally strided") convolution (`jax.lax.conv_transpose`): the lhs
+    """A transposed ("fractionally strided") convolution (JAX's `lax.conv_transpose`): the lhs
     is dilated by `strides` and convolved with stride 1.
 
     `padding` 'SAME' or 'VALID' (and, with `use_consistent_padding`, (low, high) pairs) names

@@ -71,7 +71,7 @@ def associative_scan(
     fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False, axis: int = 0
 ) -> Any:
     """Inclusive scan of the associative `fn` over `axis` of `elems`, as
-    `jax.lax.associative_scan` (Blelloch's parallel prefix algorithm, O(log n) depth).
+    JAX's `lax.associative_scan` (Blelloch's parallel prefix algorithm, O(log n) depth).
 
     Its meaning, for one array (the k-th element combines the first k + 1)::
 

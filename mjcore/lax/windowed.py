@@ -330,7 +330,7 @@ def reduce_window(
     base_dilation: Sequence[int] | None = None,
     window_dilation: Sequence[int] | None = None,
 ) -> Any:
-    """Reduce every window of `operand` with `computation`, as `jax.lax.reduce_window`.
+    """Reduce every window of `operand` with `computation`, as JAX's `lax.reduce_window`.
 
     The operand is dilated (`base_dilation - 1` holes between neighbours), padded, then a
     window of `window_dimensions` (spread by `window_dilation`) slides over it by
