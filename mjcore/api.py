@@ -406,8 +406,20 @@ def value_and_grad(
     nums = _argnums_tuple(argnums)
     name = _fun_name(fun)
 
+    first_only = nums == (0,) and not has_aux
+
     @functools.wraps(fun, updated=())
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        tried_fused = False
+        if first_only and not kwargs and args and type(args[0]) is Array:
+            # A hot eager loop's call (`grad(loss)(w, x)`): the checks below pass for a
+            # floating Array as the first argument, so go straight to the fused path.
+            if args[0].aval.dtype.kind in "fc":
+                tried_fused = True
+                fused = fused_grad.try_value_and_grad(fun, args, nums)
+                if fused is not None:
+                    out, grads = fused
+                    return out, (grads[0] if isinstance(argnums, int) else grads)
         n_args = len(args)
         for i in nums:
             if not -n_args <= i < n_args:
@@ -425,7 +437,7 @@ def value_and_grad(
                     f"but got {aval.dtype.name}. Integer and boolean inputs have no gradient; "
                     "convert them with .astype(float) or use vjp."
                 )
-        if not has_aux and not kwargs:
+        if not has_aux and not kwargs and not tried_fused:
             fused = fused_grad.try_value_and_grad(fun, args, nums_pos)
             if fused is not None:
                 out, grads = fused

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
-from mjcore.array import Array
+from mjcore.array import Array, wrap_buffer
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, get_aval
 from mjcore.dispatch import device_put
@@ -124,13 +124,13 @@ def try_value_and_grad(
         else:
             _cache.move_to_end(key)
             if isinstance(cached, Jaxpr):
-                cached = _cache[key] = _compile(cached, len(consts), diff)
+                cached = _cache[key] = _Compiled(cached, consts, flat, diff)
     if cached is None:  # first sighting: differentiate the traced jaxpr eagerly
         outs = _value_and_grad_flat(closed.jaxpr, len(consts), diff)(*consts, *flat)
     else:
         global fused_calls
         fused_calls += 1
-        outs = cached(*consts, *flat)
+        outs = cached(consts, flat)
     value, grads = outs[0], outs[1:]
     return value, _unflatten_grads(args, argnums, diff, grads)
 
@@ -265,10 +265,44 @@ def _value_and_grad_flat(jaxpr: Jaxpr, n_consts: int, diff: tuple[int, ...]):
     return value_and_grad_flat
 
 
-def _compile(jaxpr: Jaxpr, n_consts: int, diff: tuple[int, ...]):
-    from mjcore.jit import JittedFunction
+class _Compiled:
+    """The value-and-grad executable of one structure, called straight on the buffers.
 
-    return JittedFunction(_value_and_grad_flat(jaxpr, n_consts, diff), (), (), (), 4)
+    The structure key fixes every input's aval, so a key hit needs no signature lookup: the
+    call goes to PJRT directly (~2 µs less than through `JittedFunction.__call__`), or through
+    the jitted function when an input is not an Array (a Python float) or execution fails
+    (a deleted buffer, which the jitted call reports properly).
+    """
+
+    __slots__ = ("jitted", "execute", "handlers", "out_avals", "const_bufs")
+
+    def __init__(self, jaxpr: Jaxpr, consts: list[Any], flat: list[Any], diff: tuple[int, ...]):
+        from mjcore.jit import JittedFunction
+
+        self.jitted = JittedFunction(_value_and_grad_flat(jaxpr, len(consts), diff), (), (), (), 4)
+        entry, _ = self.jitted._entry_for((*consts, *flat), {})
+        exe = self.jitted._executable(entry)
+        program = exe.program
+        self.execute = program.executable.execute_sharded if entry.eager_ok else None
+        self.handlers = program.handlers
+        self.out_avals = exe.out_avals
+        self.const_bufs = entry.const_bufs
+
+    def __call__(self, consts: list[Any], flat: list[Any]) -> list[Any]:
+        execute = self.execute
+        if execute is not None:
+            try:
+                bufs = self.const_bufs + [x._buf for x in consts] + [x._buf for x in flat]
+            except AttributeError:  # a Python float or NumPy value among the inputs
+                pass
+            else:
+                try:
+                    outs = execute(bufs).consume_with_handlers(self.handlers)
+                except Exception:  # noqa: BLE001  # e.g. a deleted buffer: the jitted call says so
+                    pass
+                else:
+                    return [wrap_buffer(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
+        return list(self.jitted(*consts, *flat))
 
 
 # --- structural keys ------------------------------------------------------------------------
@@ -293,9 +327,16 @@ def _structure(jaxpr: Jaxpr) -> tuple[Any, ...]:
         for x in inputs:
             append(("lit", x.aval, _value_key(x.val)) if type(x) is Literal else ids[x])
         append(None)  # separates inputs from the parameters
-        for k, p in params.items():
-            append(k)
-            append(_param_key(p))
+        if params:
+            for k, p in params.items():
+                append(k)
+                append(_param_key(p))
+        if len(out_binders) == 1:
+            (v,) = out_binders
+            append(1)
+            ids[v] = len(ids)
+            append(v.aval)
+            continue
         append(len(out_binders))
         for v in out_binders:
             ids[v] = len(ids)
@@ -319,14 +360,23 @@ def _value_key(v: Any) -> Any:
     raise _Unkeyable
 
 
+_INTS = "tuple of ints"
+
+
 def _param_key(p: Any) -> Any:
     t = type(p)
     if p is None or t in (bool, int, str):
         return (t, p)  # typed: True == 1 == 1.0 as dict keys
     if t is float:
         return (t, math.copysign(1.0, p), repr(p))
+    if t is tuple:
+        for x in p:
+            if type(x) is not int:
+                break
+        else:  # axes, shapes, permutations: ints alone need no per-element type tags
+            return (_INTS, p)
     if isinstance(p, tuple):  # also NamedTuples of dimension numbers
-        return (t, tuple(_param_key(x) for x in p))
+        return (t, tuple([_param_key(x) for x in p]))
     if isinstance(p, enum.Enum):
         return p
     if isinstance(p, np.dtype | ShapedArray):

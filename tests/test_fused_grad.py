@@ -176,3 +176,63 @@ def test_grad_under_jit_and_vmap_is_not_affected():
         onp.testing.assert_allclose(
             onp.asarray(mjcore.jit(g)(np.asarray(xs[0]))), expected[0], rtol=1e-12
         )
+
+
+def test_python_float_arguments_and_numpy_constants_reach_the_compiled_path():
+    # Inputs that are not Arrays (a Python float argument, a closed-over NumPy array) cannot
+    # go to the executable as buffers directly; the compiled call converts them.
+    c = _data(7)
+
+    def loss(w, scale):
+        return scale * np.sum(np.sin(w * c) ** 2)
+
+    def jloss(w, scale):
+        return scale * jnp.sum(jnp.sin(w * c) ** 2)
+
+    before = fused_grad.fused_calls
+    vg = mjcore.value_and_grad(loss, argnums=(0, 1))
+    for i in range(CALLS):
+        w, scale = _data(i), 0.5 + i
+        value, (g_w, g_scale) = vg(np.asarray(w), scale)
+        j_value, (j_w, j_scale) = jax.value_and_grad(jloss, argnums=(0, 1))(w, scale)
+        onp.testing.assert_allclose(float(value), float(j_value), rtol=1e-12)
+        onp.testing.assert_allclose(onp.asarray(g_w), j_w, rtol=1e-12)
+        onp.testing.assert_allclose(float(g_scale), float(j_scale), rtol=1e-12)
+    _assert_fused_since(before)
+
+
+def test_a_donated_argument_gives_the_eager_error_on_the_compiled_path():
+    g = mjcore.grad(lambda w, x: np.sum(np.tanh(x * w) ** 2))
+    x = np.asarray(_data(1))
+    before = fused_grad.fused_calls
+    for i in range(CALLS):
+        g(np.asarray(_data(i)), x)
+    _assert_fused_since(before)
+    w = np.asarray(_data(2))
+    mjcore.jit(lambda a: a * 2, donate_argnums=0)(w)
+    with pytest.raises(RuntimeError, match="Array has been deleted.*donated"):
+        g(w, x)
+
+
+def test_integer_first_argument_is_rejected_on_every_call():
+    g = mjcore.grad(lambda n, x: np.sum(x * n))
+    for _ in range(CALLS):
+        with pytest.raises(TypeError, match="requires real- or complex-valued inputs.*int64"):
+            g(np.asarray([1, 2]), np.asarray(_data(0, 2)))
+
+
+def test_one_eager_grad_call_traces_once():
+    # The fast path of `grad(f)(array, ...)` and the general path share one call count, so
+    # tracing starts at the documented call, not earlier.
+    calls = []
+
+    def loss(w):
+        calls.append(1)
+        return np.sum(w * w)
+
+    g = mjcore.grad(loss)
+    for i in range(fused_grad._TRACE_FROM_CALL - 1):
+        g(np.asarray(_data(i)))
+    stats = fused_grad._stats[loss.__code__]
+    assert stats.calls == fused_grad._TRACE_FROM_CALL - 1
+    assert len(calls) == fused_grad._TRACE_FROM_CALL - 1

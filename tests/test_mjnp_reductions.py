@@ -267,3 +267,21 @@ def test_jvp_of_sum_is_sum_of_tangent(x, data):
     t = np.ones_like(x)
     _, out_dot = mjcore.jvp(lambda v: mjnp.sum(v, axis=axis), (x,), (t,))
     np.testing.assert_allclose(np.asarray(out_dot), np.sum(t, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "int8", "bool"])
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3), (2, 0, 3)])
+def test_plain_sum_matches_numpy_and_traces_to_one_reduction(dtype, shape):
+    # `sum(x)` with no options has a short path for strongly typed inexact arrays (the loss
+    # of every eager grad): same value and dtype as NumPy's, one reduce_sum when traced.
+    x = (np.arange(int(np.prod(shape))) % 3).astype(dtype).reshape(shape)
+    expected = np.sum(x)
+    got = mjnp.sum(mjnp.asarray(x))
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-3 if dtype == "float16" else 1e-6)
+    jaxpr = mjcore.make_jaxpr(mjnp.sum)(mjnp.asarray(x)).jaxpr
+    prims = [e.primitive.name for e in jaxpr.eqns]
+    if dtype in ("float32", "float64", "complex64") and shape:
+        assert prims == ["reduce_sum"]
+        assert jaxpr.eqns[0].params["axes"] == tuple(range(len(shape)))
+
