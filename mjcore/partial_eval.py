@@ -203,9 +203,18 @@ def trace_to_jaxpr(
     builder = JaxprBuilder()
     with core.new_dynamic_main(JaxprTrace, builder, description) as main:
         trace = main.trace
-        names = debug_names or [None] * len(in_avals)
-        tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, names, strict=True)]
-        invars = [builder.getvar(t) for t in tracers_in]
+        if debug_names:
+            tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, debug_names, strict=True)]
+            invars = [builder.getvar(t) for t in tracers_in]
+        else:  # `new_arg` inlined: every eager grad and jit trace starts here
+            tracers_in, invars = [], []
+            tracer_to_var = builder.tracer_to_var
+            for a in in_avals:
+                tracer = JaxprTracer(trace, a, _NO_DEPS)
+                var = tracer_to_var[id(tracer)] = Var(a)
+                tracers_in.append(tracer)
+                invars.append(var)
+            builder.tracers.extend(tracers_in)
         outs = fun(*tracers_in)
         tracers_out = [core.full_raise(trace, out) for out in outs]
         jaxpr, consts = builder.build(invars, tracers_out)
