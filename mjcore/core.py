@@ -303,6 +303,12 @@ class _TraceState(threading.local):
         self.jit_disabled = False
 
 
+def _nothing_traced(state: _TraceState) -> bool:
+    """The value of `state.eager` after any push, pop or flag change: only eager evaluation
+    on the stack, no dynamic main, jit not disabled."""
+    return len(state.trace_stack) == 1 and state.dynamic_trace is None and not state.jit_disabled
+
+
 @contextmanager
 def new_main(
     trace_type: type[Trace], global_data: Any = None, description: str = ""
@@ -317,7 +323,7 @@ def new_main(
         yield main
     finally:
         stack.pop()
-        state.eager = len(stack) == 1 and state.dynamic_trace is None and not state.jit_disabled
+        state.eager = _nothing_traced(state)
         main.alive = False
         main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
 
@@ -348,10 +354,10 @@ class new_dynamic_main:  # noqa: N801  # used like the generator context manager
 
     def __exit__(self, *exc: Any) -> None:
         state = _state
-        state.dynamic_trace = prev = self.prev
+        state.dynamic_trace = self.prev
         stack = state.trace_stack
         stack.pop()
-        state.eager = len(stack) == 1 and prev is None and not state.jit_disabled
+        state.eager = _nothing_traced(state)
         self.main.alive = False
         self.main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
 
@@ -363,12 +369,12 @@ def eval_context() -> Iterator[None]:
     state = _state
     prev = state.dynamic_trace
     state.dynamic_trace = None
-    state.eager = len(state.trace_stack) == 1 and not state.jit_disabled
+    state.eager = _nothing_traced(state)
     try:
         yield
     finally:
         state.dynamic_trace = prev
-        state.eager = len(state.trace_stack) == 1 and prev is None and not state.jit_disabled
+        state.eager = _nothing_traced(state)
 
 
 def set_jit_disabled(disabled: bool) -> bool:
@@ -380,7 +386,7 @@ def set_jit_disabled(disabled: bool) -> bool:
     state = _state
     prev = state.jit_disabled
     state.jit_disabled = disabled
-    state.eager = len(state.trace_stack) == 1 and state.dynamic_trace is None and not disabled
+    state.eager = _nothing_traced(state)
     return prev
 
 
