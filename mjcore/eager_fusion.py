@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mjcore import core
-from mjcore.array import Array, avals_and_buffers, wrap_buffer
+from mjcore.array import Array, avals_and_buffers, new_object, wrap_buffer
 from mjcore.core import ShapedArray
 from mjcore.dispatch import to_buffer
 from mjcore.errors import (
@@ -113,9 +113,14 @@ def fuse_eagerly(fun: F) -> F:
                 pass
             else:
                 try:
-                    return wrap_buffer(execute(bufs).consume_with_handlers(handlers)[0], out_aval)
+                    buf = execute(bufs).consume_with_handlers(handlers)[0]
                 except Exception:  # noqa: BLE001  # e.g. a donated (deleted) buffer
                     return general(args)
+                # `wrap_buffer` inlined: a frame is ~1% of an eager op on this path
+                out = new_object(Array)
+                out._buf = buf
+                out.aval = out_aval
+                return out
         return general(args, kwargs)
 
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
