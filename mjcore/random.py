@@ -1,5 +1,7 @@
 """Autodidax Part 1's primitives composed into a counter-based PRNG: JAX's `jax.random` with
-raw `uint32[2]` threefry2x32 keys, drawing the same bits as JAX (with `jax_enable_x64`).
+threefry2x32 keys, drawing the same bits as JAX (with `jax_enable_x64`). Keys are raw
+`uint32[2]` arrays (`PRNGKey`) or typed key arrays (`key`, `wrap_key_data`; see
+`mjcore.random_keys`); every function takes both.
 
 A key is data, not state: `split` and `fold_in` derive new keys and every sampler is a pure
 function of its key, so all of them work under `jit`, `vmap` (over keys), `grad` and `scan`.
@@ -35,8 +37,10 @@ from mjcore.core import Primitive, ShapedArray, Tracer, get_aval
 from mjcore.jit import jit
 from mjcore.lax.base import _check_shape as check_shape
 from mjcore.lax.gather import GatherDimensionNumbers
+from mjcore.random_keys import KeyArray, key_data, key_impl, wrap_key_data
 
 __all__ = [
+    "KeyArray",
     "PRNGKey",
     "ball",
     "bernoulli",
@@ -47,6 +51,7 @@ __all__ = [
     "cauchy",
     "chisquare",
     "choice",
+    "clone",
     "dirichlet",
     "double_sided_maxwell",
     "exponential",
@@ -57,6 +62,8 @@ __all__ = [
     "geometric",
     "gumbel",
     "key",
+    "key_data",
+    "key_impl",
     "laplace",
     "loggamma",
     "logistic",
@@ -79,6 +86,7 @@ __all__ = [
     "uniform",
     "wald",
     "weibull_min",
+    "wrap_key_data",
 ]
 
 ArrayLike = Any
@@ -201,6 +209,14 @@ def _stack_words(w1: Any, w2: Any) -> Any:
 
 
 def _check_key(name: str, key: Any) -> Any:
+    """The raw uint32[2] key of `key` (raw, or a typed key of shape ())."""
+    if isinstance(key, KeyArray):
+        if key.shape != ():
+            raise ValueError(
+                f"mjcore.random.{name}: accepts a single key, but was given a key array of "
+                f"shape {key.shape} != (); map over keys with mjcore.vmap"
+            )
+        return key._data
     key = _as_array(key)
     aval = get_aval(key)
     if aval.dtype != _U32:
@@ -242,12 +258,18 @@ def PRNGKey(seed: int | ArrayLike) -> Any:  # noqa: N802  (JAX's name)
     return _make_key("PRNGKey", seed)
 
 
-def key(seed: int | ArrayLike) -> Any:
-    """A key from an integer seed; the same raw uint32[2] key as `PRNGKey`.
+def key(seed: int | ArrayLike, *, impl: str | None = None) -> KeyArray:
+    """A typed key (shape (), dtype `key<fry>`) from an integer seed, as `jax.random.key`.
 
-    NB: `jax.random.key` returns a typed key array; here keys are always raw.
+    Its data (`key_data`) is `PRNGKey(seed)`. Every sampler takes typed and raw keys alike and
+    draws the same values from both; `split` and `fold_in` give typed keys for typed keys.
     """
-    return _make_key("key", seed)
+    return wrap_key_data(_make_key("key", seed), impl=impl)
+
+
+def clone(key: Any) -> Any:
+    """`key` itself, as `jax.random.clone`: keys are immutable values here."""
+    return key
 
 
 def _make_key(name: str, seed: Any) -> Any:
@@ -276,8 +298,8 @@ def _split(key: Any, shape: Shape) -> Any:
 
 def split(key: ArrayLike, num: int | Sequence[int] = 2) -> Any:
     """`num` new keys (shape `(num, 2)`, or `(*num, 2)` for a tuple), as `jax.random.split`."""
-    key = _check_key("split", key)
-    return _split(key, _shape_of("split", num))
+    keys = _split(_check_key("split", key), _shape_of("split", num))
+    return KeyArray(keys) if isinstance(key, KeyArray) else keys
 
 
 @jit
@@ -295,6 +317,7 @@ def fold_in(key: ArrayLike, data: int | ArrayLike) -> Any:
       OverflowError: for a Python int outside [0, 2**32).
       TypeError: for a non-scalar or non-integer `data`.
     """
+    typed = isinstance(key, KeyArray)
     key = _check_key("fold_in", key)
     if isinstance(data, int):
         if not 0 <= data < 2**32:
@@ -307,7 +330,8 @@ def fold_in(key: ArrayLike, data: int | ArrayLike) -> Any:
             "mjcore.random.fold_in: data must be a scalar integer, got "
             f"{aval.dtype.name}{list(aval.shape)}; map over data with mjcore.vmap"
         )
-    return _fold_in(key, lax.convert_element_type(data, _U32))
+    new_key = _fold_in(key, lax.convert_element_type(data, _U32))
+    return KeyArray(new_key) if typed else new_key
 
 
 # --- bits -----------------------------------------------------------------------------------

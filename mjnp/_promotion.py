@@ -19,6 +19,7 @@ from mjcore import dtypes, lax
 from mjcore.array import Array
 from mjcore.core import Tracer
 from mjcore.dispatch import device_put, scalar_array
+from mjcore.random_keys import KeyArray
 
 ArrayLike = Any
 
@@ -52,7 +53,7 @@ def is_arraylike(x: Any) -> bool:
     return (
         isinstance(x, Array | Tracer | np.ndarray | np.generic | list | tuple)
         or isinstance(x, _PYTHON_SCALARS)
-        or (hasattr(x, "__array__") and not isinstance(x, str | bytes))
+        or (hasattr(x, "__array__") and not isinstance(x, str | bytes | KeyArray))
     )
 
 

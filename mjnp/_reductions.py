@@ -11,9 +11,9 @@ import numpy as np
 
 from mjcore import dtypes, lax
 from mjcore.core import ShapedArray
-from mjcore.lax.reductions import reduce_sum_p
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
+from mjcore.lax.reductions import reduce_sum_p
 from mjnp._manipulation import (
     asarray_strong,
     multi_axis,

@@ -284,4 +284,3 @@ def test_plain_sum_matches_numpy_and_traces_to_one_reduction(dtype, shape):
     if dtype in ("float32", "float64", "complex64") and shape:
         assert prims == ["reduce_sum"]
         assert jaxpr.eqns[0].params["axes"] == tuple(range(len(shape)))
-
