@@ -19,6 +19,7 @@ import numpy as np
 
 from mjcore import dtypes, lax
 from mjcore.core import Tracer
+from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import (
@@ -440,6 +441,7 @@ def rint(x: ArrayLike, /) -> Array:
     return _rint(x)
 
 
+@fuse_eagerly
 def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A001
     """Round to `decimals` decimal places, halves to even, as `numpy.round`.
 
@@ -807,12 +809,14 @@ def signbit(x: ArrayLike, /) -> Array:
 # --- complex parts --------------------------------------------------------------------------
 
 
+@fuse_eagerly
 def real(val: ArrayLike, /) -> Array:
     """The real part (the array itself for real input), as `numpy.real`."""
     val = asarray_arg("real", val)
     return lax.real(val) if val.dtype.kind == "c" else val
 
 
+@fuse_eagerly
 def imag(val: ArrayLike, /) -> Array:
     """The imaginary part (zeros for real input), as `numpy.imag`."""
     val = asarray_arg("imag", val)
@@ -832,6 +836,7 @@ conj = conjugate
 # --- selection ------------------------------------------------------------------------------
 
 
+@fuse_eagerly
 def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     """Elementwise `x if condition else y`, broadcast together, as 3-argument `numpy.where`.
 
@@ -843,6 +848,7 @@ def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     return _select(cond, y, x)
 
 
+@fuse_eagerly
 def clip(
     a: ArrayLike,
     a_min: ArrayLike | None = None,

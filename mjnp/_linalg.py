@@ -132,6 +132,7 @@ def _dot(a: ArrayLike, b: ArrayLike) -> Array:
     return _contract(a, b, a.ndim - 1, b_axis)
 
 
+@fuse_eagerly
 def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:
     """Dot product of the flattened arrays, conjugating `a`, as `numpy.vdot`."""
     a, b = _promote("vdot", a, b)
@@ -147,6 +148,7 @@ def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:
     return _contract(a, b, 0, 0)
 
 
+@fuse_eagerly
 def inner(a: ArrayLike, b: ArrayLike, /) -> Array:
     """Inner product over the last axes, as `numpy.inner` (scalars multiply)."""
     a, b = _promote("inner", a, b)
@@ -160,6 +162,7 @@ def inner(a: ArrayLike, b: ArrayLike, /) -> Array:
     return _contract(a, b, a.ndim - 1, b.ndim - 1)
 
 
+@fuse_eagerly
 def outer(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
     """Outer product of the flattened arrays, as `numpy.outer` (`out=` as for ufuncs)."""
     a, b = _promote("outer", a, b)
@@ -169,6 +172,7 @@ def outer(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
     return write_out("outer", out, lax.mul(a, b), "same_kind", broadcast=True)
 
 
+@fuse_eagerly
 def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
     """Sum products over the given axes, as `numpy.tensordot`: `axes=N` pairs the last N axes
     of `a` with the first N of `b`; a pair of sequences names the axes explicitly."""
@@ -224,6 +228,7 @@ def _conj_if_complex(x: Array) -> Array:
     return lax.conj(x) if dtypes.is_complex(x.dtype) else x
 
 
+@fuse_eagerly
 def vecdot(
     x1: ArrayLike,
     x2: ArrayLike,
@@ -252,6 +257,7 @@ def vecdot(
     return write_out("vecdot", out, result, "same_kind", broadcast=True)
 
 
+@fuse_eagerly
 def matvec(
     x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *, dtype: DTypeLike | None = None
 ) -> Array:
@@ -266,6 +272,7 @@ def matvec(
     return write_out("matvec", out, result, "same_kind", broadcast=True)
 
 
+@fuse_eagerly
 def vecmat(
     x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *, dtype: DTypeLike | None = None
 ) -> Array:
@@ -281,6 +288,7 @@ def vecmat(
     return write_out("vecmat", out, result, "same_kind", broadcast=True)
 
 
+@fuse_eagerly
 def kron(a: ArrayLike, b: ArrayLike) -> Array:
     """Kronecker product, as `numpy.kron`."""
     a, b = promote_args("kron", a, b)
@@ -295,6 +303,7 @@ def kron(a: ArrayLike, b: ArrayLike) -> Array:
     return lax.convert_element_type(out, out.dtype)
 
 
+@fuse_eagerly
 def cross(
     a: ArrayLike,
     b: ArrayLike,

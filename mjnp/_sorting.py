@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import lax
+from mjcore.eager_fusion import fuse_eagerly
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 
 ArrayLike = Any
@@ -47,6 +48,7 @@ def _indices(x: Array, axis: int) -> Array:
     return lax.broadcasted_iota(_INT64, x.shape, axis)
 
 
+@fuse_eagerly
 def sort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -69,6 +71,7 @@ def sort(
     return lax.rev(out, (axis,)) if descending else out
 
 
+@fuse_eagerly
 def argsort(
     a: ArrayLike,
     axis: int | None = -1,

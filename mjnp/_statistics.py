@@ -70,6 +70,7 @@ def _cumulative(
     return (lax.cumprod if product else lax.cumsum)(x, axis), axis
 
 
+@fuse_eagerly
 def cumsum(
     a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
@@ -77,6 +78,7 @@ def cumsum(
     return write_out("cumsum", out, _cumulative("cumsum", a, axis, dtype, product=False)[0])
 
 
+@fuse_eagerly
 def cumprod(
     a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
@@ -182,6 +184,7 @@ def _edge(fname: str, value: ArrayLike, x: Array, axis: int) -> Array:
     return v
 
 
+@fuse_eagerly
 def diff(
     a: ArrayLike,
     n: int = 1,
@@ -518,6 +521,7 @@ def nanargmin(
     return _nan_arg_extremum("nanargmin", red.argmin, a, axis, out, keepdims, np.inf)
 
 
+@fuse_eagerly
 def ptp(a: ArrayLike, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Array:
     """Range (maximum minus minimum) over `axis`, as `numpy.ptp`."""
     x = asarray_strong("ptp", a)

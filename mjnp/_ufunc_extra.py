@@ -19,6 +19,7 @@ import numpy as np
 from mjcore import lax, while_loop
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
+from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
 from mjnp._out import ufunc_out, write_out
@@ -343,6 +344,7 @@ def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 # --- special functions ----------------------------------------------------------------------
 
 
+@fuse_eagerly
 def sinc(x: ArrayLike) -> Array:
     """`sin(pi x) / (pi x)`, 1 at 0, as `numpy.sinc`."""
     x = asarray_arg("sinc", x)
@@ -390,6 +392,7 @@ def _chbevl(x: Array, coefficients: Sequence[float]) -> Array:
     return lax.mul(lax.sub(b0, b2), _const(0.5, x))
 
 
+@fuse_eagerly
 def i0(x: ArrayLike) -> Array:
     """Modified Bessel function of the first kind, order 0, as `numpy.i0` (same Chebyshev
     expansion, so the same values).
@@ -419,6 +422,7 @@ def i0(x: ArrayLike) -> Array:
     return _where(small, lo, hi)
 
 
+@fuse_eagerly
 def angle(z: ArrayLike, deg: bool = False) -> Array:
     """The counterclockwise angle from the positive real axis, as `numpy.angle`."""
     z = asarray_arg("angle", z)
@@ -504,6 +508,7 @@ def iterable(y: Any) -> bool:
     return bool(np.iterable(y))
 
 
+@fuse_eagerly
 def isclose(
     a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Array:
@@ -555,6 +560,7 @@ def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
     return _reductions.all(ew.equal(a1, a2))
 
 
+@fuse_eagerly
 def nan_to_num(
     x: ArrayLike,
     copy: bool = True,

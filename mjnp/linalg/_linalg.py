@@ -19,6 +19,7 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.array import Array as _ConcreteArray
+from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _linalg as _products
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, reject_list_axis
 from mjnp._out import write_exact_out
@@ -565,6 +566,7 @@ def _norm_axes(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
     return normalize_axes(fname, axis, ndim, allow_bool=False)
 
 
+@fuse_eagerly
 def vector_norm(
     x: ArrayLike,
     /,
