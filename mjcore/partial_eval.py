@@ -61,6 +61,20 @@ class JaxprBuilder:
         self.tracers.append(tracer)
         return tracer
 
+    def new_tracers_and_vars(
+        self, trace: JaxprTrace, avals: Sequence[ShapedArray], deps: frozenset[str]
+    ) -> tuple[list[JaxprTracer], list[Var]]:
+        """A new tracer and its variable per aval (arguments, or an equation's outputs)."""
+        tracers, variables = [], []
+        tracer_to_var = self.tracer_to_var
+        for a in avals:
+            tracer = JaxprTracer(trace, a, deps)
+            var = tracer_to_var[id(tracer)] = Var(a)
+            tracers.append(tracer)
+            variables.append(var)
+        self.tracers.extend(tracers)
+        return tracers, variables
+
     def add_var(self, tracer: JaxprTracer) -> Var:
         assert id(tracer) not in self.tracer_to_var
         var = self.tracer_to_var[id(tracer)] = Var(tracer.aval)
@@ -178,14 +192,7 @@ class JaxprTrace(Trace):
             outvars = [var]
             builder.tracers.append(tracer)
         else:
-            out_tracers = []
-            outvars = []
-            for a in avals_out:
-                tracer = JaxprTracer(self, a, deps)
-                var = tracer_to_var[id(tracer)] = Var(a)
-                out_tracers.append(tracer)
-                outvars.append(var)
-            builder.tracers.extend(out_tracers)
+            out_tracers, outvars = builder.new_tracers_and_vars(self, avals_out, deps)
         builder.eqns.append(_new_tuple(JaxprEqn, (primitive, inputs, params, outvars)))
         return out_tracers
 
@@ -206,15 +213,8 @@ def trace_to_jaxpr(
         if debug_names:
             tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, debug_names, strict=True)]
             invars = [builder.getvar(t) for t in tracers_in]
-        else:  # `new_arg` inlined: every eager grad and jit trace starts here
-            tracers_in, invars = [], []
-            tracer_to_var = builder.tracer_to_var
-            for a in in_avals:
-                tracer = JaxprTracer(trace, a, _NO_DEPS)
-                var = tracer_to_var[id(tracer)] = Var(a)
-                tracers_in.append(tracer)
-                invars.append(var)
-            builder.tracers.extend(tracers_in)
+        else:  # every eager grad and jit trace starts here: no per-argument `new_arg` calls
+            tracers_in, invars = builder.new_tracers_and_vars(trace, in_avals, _NO_DEPS)
         outs = fun(*tracers_in)
         tracers_out = [core.full_raise(trace, out) for out in outs]
         jaxpr, consts = builder.build(invars, tracers_out)
