@@ -108,6 +108,7 @@ __all__ = [
     "random",
     "remat",
     "scan",
+    "scipy",
     "switch",
     "tree",
     "tree_util",
@@ -127,4 +128,8 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module("mjcore.random")
+    if name == "scipy":
+        import importlib
+
+        return importlib.import_module("mjcore.scipy")
     raise AttributeError(f"module 'mjcore' has no attribute {name!r}")

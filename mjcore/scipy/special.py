@@ -1,0 +1,931 @@
+"""JAX's `scipy.special` (Autodidax Part 1's "write functions as compositions of primitives"):
+special functions composed from `mjcore.lax`, with JAX's algorithms, special values and
+derivative rules (`custom_jvp` where JAX defines one), so every transformation works on them.
+
+Arguments follow NumPy 2 promotion (NEP 50 weak Python scalars); bool and integer inputs give
+float64. NB: JAX gives float32 for bool and integers narrower than 64 bits, and float32 for an
+int64 array with a float32 one; NumPy's rule wins here, as everywhere in this project. Complex
+inputs are refused (JAX accepts them in a few functions).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import dtypes, lax
+from mjcore.api import jvp
+from mjcore.array import Array
+from mjcore.core import Tracer, get_aval
+from mjcore.custom_derivatives import custom_jvp
+from mjcore.dispatch import device_put, scalar_array
+from mjcore.lax.families import broadcast_shapes
+
+ArrayLike = Any
+Axis = int | Sequence[int] | None
+
+_NAME = "mjcore.scipy.special"
+_SCALARS = (bool, int, float, complex)
+_F32 = np.dtype("float32")
+_F64 = np.dtype("float64")
+
+__all__ = [
+    "bernoulli",
+    "beta",
+    "betaln",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "expit",
+    "factorial",
+    "gamma",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "gammasgn",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "kl_div",
+    "log_ndtr",
+    "log_softmax",
+    "loggamma",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "poch",
+    "polygamma",
+    "rel_entr",
+    "softmax",
+    "spence",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+]
+
+
+# --- arguments ------------------------------------------------------------------------------
+
+
+def _asarray(fname: str, i: int, x: Any) -> Any:
+    """`x` as an Array or tracer (Python scalars kept, for weak promotion). As JAX, lists and
+    tuples are refused: they are ambiguous as arrays of values."""
+    if isinstance(x, Array | Tracer) or type(x) in _SCALARS:
+        return x
+    if isinstance(x, np.ndarray | np.generic):
+        dtypes.canonicalize_dtype(x.dtype, f"{_NAME}.{fname}")  # TypeError for object arrays
+        return device_put(np.asarray(x))
+    raise TypeError(
+        f"{_NAME}.{fname}: requires ndarray or scalar arguments, got {type(x).__name__} at "
+        f"position {i}; convert it with mjnp.asarray first"
+    )
+
+
+def _promote_inexact(fname: str, *args: ArrayLike) -> list[Any]:
+    """`args` as arrays of their common float dtype (bool and integers go to float64)."""
+    vals = [_asarray(fname, i, x) for i, x in enumerate(args)]
+    dtype, _ = dtypes.result_type(*vals, fname=f"{_NAME}.{fname}")
+    if dtype.kind in "biu":
+        dtype = _F64
+    elif dtype.kind == "c":
+        raise TypeError(f"{_NAME}.{fname}: complex inputs are not supported, got {dtype.name}")
+    return [
+        scalar_array(x, dtype)
+        if type(x) in _SCALARS
+        else x
+        if get_aval(x).dtype == dtype
+        else lax.convert_element_type(x, dtype)
+        for x in vals
+    ]
+
+
+def _broadcast(fname: str, *xs: Any) -> list[Any]:
+    shape = broadcast_shapes(f"{_NAME}.{fname}", *(get_aval(x).shape for x in xs))
+    return [lax.broadcast_to(x, shape) for x in xs]
+
+
+def _float32_or_64(fname: str, x: ArrayLike) -> Any:
+    """`x` unconverted, which must be float32 or float64 (JAX's rule for the normal family)."""
+    x = _asarray(fname, 0, x)
+    if type(x) in _SCALARS:
+        x = scalar_array(x, dtypes.python_scalar_dtype(x))
+    dtype = get_aval(x).dtype
+    if dtype not in (_F32, _F64):
+        raise TypeError(
+            f"{_NAME}.{fname}: x.dtype={dtype.name} is not supported; use float32 or float64"
+        )
+    return x
+
+
+def _full(like: Any, value: float) -> Any:
+    return lax.full(get_aval(like).shape, value, get_aval(like).dtype)
+
+
+def _where(cond: Any, x: Any, y: Any) -> Any:
+    """`jnp.where` for operands of one dtype (a Python scalar takes the other's dtype)."""
+    like = y if type(x) in _SCALARS else x
+    dtype = get_aval(like).dtype
+    x, y = (lax.full((), v, dtype) if type(v) in _SCALARS else v for v in (x, y))
+    shape = broadcast_shapes("where", *(get_aval(v).shape for v in (cond, x, y)))
+    return lax.select_n(
+        lax.broadcast_to(cond, shape), lax.broadcast_to(y, shape), lax.broadcast_to(x, shape)
+    )
+
+
+def _isnan(x: Any) -> Any:
+    return lax.ne(x, x)
+
+
+def _polyval(coeffs: Sequence[float], x: Any) -> Any:
+    """Horner's rule from the highest degree, starting from zero as `jnp.polyval` does."""
+    y = lax.full_like(x, 0)
+    for c in coeffs:
+        y = lax.add(lax.mul(y, x), float(c))
+    return y
+
+
+def _axes(fname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
+    """`axis` (None, an int or a sequence of ints) as sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    try:
+        axes: tuple[int, ...] = (operator.index(axis),)  # type: ignore[arg-type]
+    except TypeError:
+        if not isinstance(axis, tuple | list):
+            raise TypeError(
+                f"{_NAME}.{fname}: axis must be None, an int or a tuple of ints, "
+                f"got {type(axis).__name__}"
+            ) from None
+        axes = tuple(operator.index(a) for a in axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(
+                f"{_NAME}.{fname}: axis {a} is out of bounds for an array of dimension {ndim}"
+            )
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{_NAME}.{fname}: repeated axis in {axis!r}")
+    return tuple(sorted(out))
+
+
+# --- reductions: logsumexp, softmax, log_softmax --------------------------------------------
+
+
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+    where: ArrayLike | None = None,
+) -> Any:
+    """`log(sum(b * exp(a), axis))`, stably: JAX's `scipy.special.logsumexp`.
+
+    The maximum is subtracted before exponentiating and is held constant under
+    differentiation, so the gradient is `softmax`. Elements where `b == 0` or `where` is False
+    do not count; with `return_sign` the result is `(log(abs(sum)), sign(sum))`, otherwise a
+    negative sum gives NaN.
+
+    Raises:
+      TypeError: for non-array arguments or complex inputs.
+      ValueError: for an axis out of range or repeated, or shapes that do not broadcast.
+    """
+    fname = "logsumexp"
+    args = _promote_inexact(fname, a) if b is None else _promote_inexact(fname, a, b)
+    if where is not None:
+        mask = _asarray(fname, 5, where)
+        if type(mask) in _SCALARS:
+            mask = scalar_array(mask, dtypes.python_scalar_dtype(mask))
+        if get_aval(mask).dtype != np.bool_:
+            mask = lax.ne(mask, lax.full((), 0, get_aval(mask).dtype))
+        args.append(mask)
+    args = _broadcast(fname, *args)
+    a = args[0]
+    b_arr = args[1] if b is not None else None
+    mask = args[-1] if where is not None else None
+    if mask is not None:
+        a = _where(mask, a, 0.0)
+    if b_arr is not None:
+        a = _where(lax.ne(b_arr, 0.0), a, -np.inf)
+    dims = _axes(fname, axis, get_aval(a).ndim)
+    amax = lax.reduce_max(a if mask is None else _where(mask, a, -np.inf), dims)
+    amax = lax.stop_gradient(_where(lax.is_finite(amax), amax, 0.0))
+    amax_with_dims = lax.expand_dims(amax, dims)
+    exp_a = lax.exp(lax.sub(a, amax_with_dims))
+    if b_arr is not None:
+        exp_a = lax.mul(exp_a, b_arr)
+    if mask is not None:
+        exp_a = _where(mask, exp_a, 0.0)
+    sumexp = lax.reduce_sum(exp_a, dims)
+    if keepdims:
+        sumexp, amax = lax.expand_dims(sumexp, dims), amax_with_dims
+    sign = lax.sign(sumexp)
+    out = lax.add(lax.log(lax.abs(sumexp)), amax)
+    if return_sign:
+        return out, sign
+    if b_arr is not None:
+        out = _where(lax.lt(sign, 0.0), np.nan, out)
+    return out
+
+
+def softmax(x: ArrayLike, /, *, axis: Axis = None) -> Any:
+    """`exp(x) / sum(exp(x), axis)` (all axes by default): JAX's `scipy.special.softmax`.
+
+    The maximum is subtracted first and held constant under differentiation. An input of
+    +inf makes the whole slice NaN.
+    """
+    (x,) = _promote_inexact("softmax", x)
+    dims = _axes("softmax", axis, get_aval(x).ndim)
+    x_max = lax.expand_dims(lax.reduce_max(x, dims), dims)
+    unnormalized = lax.exp(lax.sub(x, lax.stop_gradient(x_max)))
+    return lax.div(unnormalized, lax.expand_dims(lax.reduce_sum(unnormalized, dims), dims))
+
+
+def log_softmax(x: ArrayLike, /, *, axis: Axis = None) -> Any:
+    """`x - logsumexp(x, axis)` (all axes by default): JAX's `scipy.special.log_softmax`."""
+    (x,) = _promote_inexact("log_softmax", x)
+    dims = _axes("log_softmax", axis, get_aval(x).ndim)
+    x_max = lax.expand_dims(lax.reduce_max(x, dims), dims)
+    shifted = lax.sub(x, lax.stop_gradient(x_max))
+    total = lax.expand_dims(lax.reduce_sum(lax.exp(shifted), dims), dims)
+    return lax.sub(shifted, lax.log(total))
+
+
+# --- logistic -------------------------------------------------------------------------------
+
+
+def expit(x: ArrayLike) -> Any:
+    """The logistic sigmoid `1 / (1 + exp(-x))`: JAX's `scipy.special.expit`."""
+    (x,) = _promote_inexact("expit", x)
+    return lax.logistic(x)
+
+
+@custom_jvp
+def _logit(x: Any) -> Any:
+    return lax.log(lax.div(x, lax.sub(1.0, x)))
+
+
+_logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(1.0, x))))
+
+
+def logit(x: ArrayLike) -> Any:
+    """`log(x / (1 - x))`, the inverse of `expit`: JAX's `scipy.special.logit`, with its
+    derivative `1 / (x * (1 - x))`."""
+    (x,) = _promote_inexact("logit", x)
+    return _logit(x)
+
+
+# --- x log y and the entropies --------------------------------------------------------------
+
+
+@custom_jvp
+def _xlogy(x: Any, y: Any) -> Any:
+    # NaN in y propagates even where x == 0, as in scipy.
+    keep = lax.bitwise_or(lax.ne(x, 0.0), _isnan(y))
+    return _where(keep, lax.mul(x, lax.log(y)), 0.0)
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return _xlogy(x, y), lax.add(lax.mul(x_dot, lax.log(y)), lax.div(lax.mul(y_dot, x), y))
+
+
+def xlogy(x: ArrayLike, y: ArrayLike) -> Any:
+    """`x * log(y)`, and 0 where `x == 0` (unless y is NaN): JAX's `scipy.special.xlogy`.
+
+    The derivative is JAX's: `log(y)` in x and `x / y` in y, so at `x == 0, y == 0` the
+    derivative in x is -inf.
+    """
+    x, y = _broadcast("xlogy", *_promote_inexact("xlogy", x, y))
+    return _xlogy(x, y)
+
+
+@custom_jvp
+def _xlog1py(x: Any, y: Any) -> Any:
+    keep = lax.bitwise_or(lax.ne(x, 0.0), _isnan(y))
+    return _where(keep, lax.mul(x, lax.log1p(y)), 0.0)
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    y_term = lax.div(lax.mul(y_dot, x), lax.add(1.0, y))
+    return _xlog1py(x, y), lax.add(lax.mul(x_dot, lax.log1p(y)), y_term)
+
+
+def xlog1py(x: ArrayLike, y: ArrayLike) -> Any:
+    """`x * log1p(y)`, and 0 where `x == 0` (unless y is NaN): JAX's
+    `scipy.special.xlog1py`, with JAX's derivative (`log1p(y)` in x, `x / (1 + y)` in y)."""
+    x, y = _broadcast("xlog1py", *_promote_inexact("xlog1py", x, y))
+    return _xlog1py(x, y)
+
+
+@custom_jvp
+def _xlogx(x: Any) -> Any:
+    return _xlogy(x, x)
+
+
+_xlogx.defjvps(lambda x_dot, ans, x: lax.mul(x_dot, lax.add(lax.log(x), 1.0)))
+
+
+def entr(x: ArrayLike) -> Any:
+    """`-x * log(x)` for x > 0, 0 at 0 and -inf below: JAX's `scipy.special.entr`."""
+    (x,) = _promote_inexact("entr", x)
+    return _where(lax.lt(x, 0.0), -np.inf, lax.neg(_xlogx(x)))
+
+
+def rel_entr(p: ArrayLike, q: ArrayLike) -> Any:
+    """`p * log(p / q)` for p, q > 0, 0 for p == 0 <= q and inf otherwise: JAX's
+    `scipy.special.rel_entr`."""
+    p, q = _broadcast("rel_entr", *_promote_inexact("rel_entr", p, q))
+    both_positive = lax.bitwise_and(lax.gt(p, 0.0), lax.gt(q, 0.0))
+    p_zero = lax.bitwise_and(lax.eq(p, 0.0), lax.ge(q, 0.0))
+    # Safe operands where the formula is not used, so its gradient there is 0, not NaN.
+    safe_p = _where(both_positive, p, 1.0)
+    safe_q = _where(both_positive, q, 1.0)
+    log_val = lax.sub(_xlogx(safe_p), _xlogy(safe_p, safe_q))
+    return _where(both_positive, log_val, _where(p_zero, 0.0, _full(p, np.inf)))
+
+
+def kl_div(p: ArrayLike, q: ArrayLike) -> Any:
+    """`p * log(p / q) - p + q` for p, q > 0, q for p == 0 <= q and inf otherwise: JAX's
+    `scipy.special.kl_div`."""
+    p, q = _broadcast("kl_div", *_promote_inexact("kl_div", p, q))
+    return lax.add(lax.sub(rel_entr(p, q), p), q)
+
+
+# --- the error function family --------------------------------------------------------------
+
+
+def erf(x: ArrayLike) -> Any:
+    """The error function: JAX's `scipy.special.erf`."""
+    (x,) = _promote_inexact("erf", x)
+    return lax.erf(x)
+
+
+def erfc(x: ArrayLike) -> Any:
+    """The complementary error function `1 - erf(x)`: JAX's `scipy.special.erfc`."""
+    (x,) = _promote_inexact("erfc", x)
+    return lax.erfc(x)
+
+
+def erfinv(x: ArrayLike) -> Any:
+    """The inverse error function on [-1, 1]: JAX's `scipy.special.erfinv`."""
+    (x,) = _promote_inexact("erfinv", x)
+    return lax.erf_inv(x)
+
+
+# Asymptotic series erfcx(x) ~ P(1/x**2) / (sqrt(pi) x), c_k = (-1)**k (2k-1)!! / 2**k, highest
+# degree first; float64 uses 9 terms, float32 5 (the first omitted one is below epsilon).
+_ERFCX_ASYMPTOTIC = (7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625, -1.875, 0.75)
+_ERFCX_ASYMPTOTIC += (-0.5, 1.0)
+
+
+def _erfcx_kernel(x: Any, nterms: int) -> Any:
+    # exp(x**2) overflows beyond sqrt(log(max)): the asymptotic series takes over there.
+    threshold = float(np.sqrt(np.log(np.finfo(get_aval(x).dtype).max)))
+    large = lax.gt(x, threshold)
+    safe_x = _where(large, 1.0, x)
+    direct = lax.mul(lax.exp(lax.square(safe_x)), lax.erfc(safe_x))
+    p = _polyval(_ERFCX_ASYMPTOTIC[-nterms:], lax.div(1.0, lax.square(x)))
+    asymptotic = lax.div(p, lax.mul(x, float(np.sqrt(np.pi))))
+    return lax.select_n(large, direct, asymptotic)
+
+
+@custom_jvp
+def _erfcx(x: Any) -> Any:
+    dtype = get_aval(x).dtype
+    if dtype == _F64:
+        return _erfcx_kernel(x, 9)
+    if dtype == _F32:
+        return _erfcx_kernel(x, 5)
+    return lax.convert_element_type(_erfcx_kernel(lax.convert_element_type(x, _F32), 5), dtype)
+
+
+_erfcx.defjvps(
+    lambda g, ans, x: lax.mul(g, lax.sub(lax.mul(lax.mul(2.0, x), ans), float(2 / np.sqrt(np.pi))))
+)
+
+
+def erfcx(x: ArrayLike) -> Any:
+    """The scaled complementary error function `exp(x**2) * erfc(x)`, finite for large x:
+    JAX's `scipy.special.erfcx` (real inputs)."""
+    (x,) = _promote_inexact("erfcx", x)
+    return _erfcx(x)
+
+
+# --- the gamma family -----------------------------------------------------------------------
+
+
+def gammaln(x: ArrayLike) -> Any:
+    """`log(abs(gamma(x)))`: JAX's `scipy.special.gammaln`."""
+    (x,) = _promote_inexact("gammaln", x)
+    return lax.lgamma(x)
+
+
+def loggamma(x: ArrayLike) -> Any:
+    """The principal branch of `log(gamma(x))`: JAX's `scipy.special.loggamma` for real
+    inputs (NaN for x <= 0)."""
+    (x,) = _promote_inexact("loggamma", x)
+    return _where(lax.gt(x, 0.0), lax.lgamma(x), np.nan)
+
+
+def _signbit(x: Any) -> Any:
+    width = get_aval(x).dtype.itemsize
+    return lax.lt(lax.bitcast_convert_type(x, np.dtype(f"int{8 * width}")), 0)
+
+
+def _gammasgn(x: Any) -> Any:
+    floor_x = lax.floor(x)
+    negative = lax.lt(x, 0.0)
+    # At the poles (negative integers) the sign depends on the side: NaN, as JAX and scipy.
+    undefined = lax.bitwise_or(lax.bitwise_and(negative, lax.eq(x, floor_x)), _isnan(x))
+    odd = lax.bitwise_and(negative, lax.ne(lax.rem(floor_x, 2.0), 0.0))
+    minus = lax.bitwise_or(odd, lax.bitwise_and(lax.eq(x, 0.0), _signbit(x)))
+    return _where(undefined, np.nan, _where(minus, -1.0, _full(x, 1.0)))
+
+
+def gammasgn(x: ArrayLike) -> Any:
+    """The sign of the gamma function (NaN at its poles and at -inf, -1 at -0.0): JAX's
+    `scipy.special.gammasgn`."""
+    (x,) = _promote_inexact("gammasgn", x)
+    return _gammasgn(x)
+
+
+def _gamma(x: Any) -> Any:
+    return lax.mul(_gammasgn(x), lax.exp(lax.lgamma(x)))
+
+
+def gamma(x: ArrayLike) -> Any:
+    """The gamma function, as `gammasgn(x) * exp(gammaln(x))`: JAX's `scipy.special.gamma`
+    for real inputs."""
+    (x,) = _promote_inexact("gamma", x)
+    return _gamma(x)
+
+
+def digamma(x: ArrayLike) -> Any:
+    """The digamma function, the derivative of `gammaln`: JAX's `scipy.special.digamma`."""
+    (x,) = _promote_inexact("digamma", x)
+    return lax.digamma(x)
+
+
+def polygamma(n: ArrayLike, x: ArrayLike) -> Any:
+    """The n-th derivative of `digamma`: JAX's `scipy.special.polygamma`. The result has x's
+    float dtype (the integer order does not promote it), as in JAX.
+
+    Raises:
+      ValueError: if `n` does not have an integer dtype, as JAX.
+    """
+    n = _asarray("polygamma", 0, n)
+    n_dtype = dtypes.python_scalar_dtype(n) if type(n) in _SCALARS else get_aval(n).dtype
+    if n_dtype.kind not in "iu":
+        raise ValueError(
+            f"{_NAME}.polygamma: argument n must have an integer dtype, got {n_dtype.name}"
+        )
+    (x,) = _promote_inexact("polygamma", x)
+    dtype = get_aval(x).dtype
+    n = scalar_array(n, dtype) if type(n) in _SCALARS else lax.convert_element_type(n, dtype)
+    return lax.polygamma(n, x)
+
+
+def gammainc(a: ArrayLike, x: ArrayLike) -> Any:
+    """The regularized lower incomplete gamma function: JAX's `scipy.special.gammainc`."""
+    a, x = _promote_inexact("gammainc", a, x)
+    return lax.igamma(a, x)
+
+
+def gammaincc(a: ArrayLike, x: ArrayLike) -> Any:
+    """The regularized upper incomplete gamma function: JAX's `scipy.special.gammaincc`."""
+    a, x = _promote_inexact("gammaincc", a, x)
+    return lax.igammac(a, x)
+
+
+def _algdiv(a: Any, b: Any) -> Any:
+    """`log(gamma(b) / gamma(a + b))` for b >= 8 and a <= b (scipy's cdflib `algdiv`)."""
+    c0, c1, c2 = 0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03
+    c3, c4, c5 = -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02
+    h = lax.div(a, b)
+    c = lax.div(h, lax.add(1.0, h))
+    x = c
+    d = lax.add(b, lax.sub(a, 0.5))
+    # s_n = (1 - x**n) / (1 - x)
+    x2 = lax.mul(x, x)
+    s3 = lax.add(1.0, lax.add(x, x2))
+    s5 = lax.add(1.0, lax.add(x, lax.mul(x2, s3)))
+    s7 = lax.add(1.0, lax.add(x, lax.mul(x2, s5)))
+    s9 = lax.add(1.0, lax.add(x, lax.mul(x2, s7)))
+    s11 = lax.add(1.0, lax.add(x, lax.mul(x2, s9)))
+    # w = del(b) - del(a + b), with log(gamma(x)) = (x - 1/2) log(x) - x + log(2 pi)/2 + del(x)
+    t = lax.integer_pow(lax.div(1.0, b), 2)
+    w = lax.add(lax.mul(lax.mul(c5, s11), t), lax.mul(c4, s9))
+    w = lax.add(lax.mul(w, t), lax.mul(c3, s7))
+    w = lax.add(lax.mul(w, t), lax.mul(c2, s5))
+    w = lax.add(lax.mul(w, t), lax.mul(c1, s3))
+    w = lax.add(lax.mul(w, t), c0)
+    w = lax.mul(w, lax.div(c, b))
+    u = lax.mul(d, lax.log1p(lax.div(a, b)))
+    v = lax.mul(a, lax.sub(lax.log(b), 1.0))
+    return _where(lax.le(u, v), lax.sub(lax.sub(w, v), u), lax.sub(lax.sub(w, u), v))
+
+
+def _betaln(a: Any, b: Any) -> Any:
+    a, b = lax.min(a, b), lax.max(a, b)
+    # Beyond b = 8, scipy's algdiv keeps log(gamma(b) / gamma(a + b)) accurate for large b.
+    small_b = lax.add(lax.lgamma(a), lax.sub(lax.lgamma(b), lax.lgamma(lax.add(a, b))))
+    large_b = lax.add(lax.lgamma(a), _algdiv(a, b))
+    return _where(lax.lt(b, 8.0), small_b, large_b)
+
+
+def betaln(a: ArrayLike, b: ArrayLike) -> Any:
+    """`log(abs(beta(a, b)))`: JAX's `scipy.special.betaln` (scipy's cdflib algorithm, accurate
+    for large arguments)."""
+    a, b = _broadcast("betaln", *_promote_inexact("betaln", a, b))
+    return _betaln(a, b)
+
+
+def beta(a: ArrayLike, b: ArrayLike) -> Any:
+    """The beta function `gamma(a) gamma(b) / gamma(a + b)`: JAX's `scipy.special.beta`."""
+    a, b = _broadcast("beta", *_promote_inexact("beta", a, b))
+    sign = lax.mul(lax.mul(_gammasgn(a), _gammasgn(b)), _gammasgn(lax.add(a, b)))
+    return lax.mul(sign, lax.exp(_betaln(a, b)))
+
+
+def factorial(n: ArrayLike, exact: bool = False) -> Any:
+    """`n!` as `gamma(n + 1)`, 0 for n < 0: JAX's `scipy.special.factorial`.
+
+    Raises:
+      NotImplementedError: for `exact=True`, as JAX (exact factorials overflow int64 at 21).
+    """
+    if exact:
+        raise NotImplementedError(f"{_NAME}.factorial: exact=True is not supported")
+    (n,) = _promote_inexact("factorial", n)
+    return _where(lax.lt(n, 0.0), 0.0, lax.exp(lax.lgamma(lax.add(n, 1.0))))
+
+
+def multigammaln(a: ArrayLike, d: int) -> Any:
+    """The log of the multivariate gamma function of dimension `d`: JAX's
+    `scipy.special.multigammaln`.
+
+    Raises:
+      TypeError: if `d` is traced (it sets the number of terms, so it must be concrete).
+    """
+    if isinstance(d, Tracer):
+        raise TypeError(
+            f"{_NAME}.multigammaln: d must be a concrete integer, got a traced value; "
+            "mark it static (static_argnums) under jit"
+        )
+    d = int(d)
+    (a,) = _promote_inexact("multigammaln", a)
+    dtype = get_aval(a).dtype
+    # 0.25 d (d - 1) is exact; log(pi) is taken in a's dtype, as JAX.
+    constant = lax.mul(0.25 * d * (d - 1), lax.log(lax.full((), np.pi, dtype)))
+    half_steps = device_put(np.arange(d, dtype=dtype) / dtype.type(2))
+    terms = lax.lgamma(lax.sub(lax.expand_dims(a, (get_aval(a).ndim,)), half_steps))
+    return lax.add(lax.reduce_sum(terms, (get_aval(a).ndim,)), constant)
+
+
+@custom_jvp
+def _poch(z: Any, m: Any) -> Any:
+    ratio = lax.div(_gamma(lax.add(z, m)), _gamma(z))
+    return _where(lax.eq(m, 0.0), _full(z, 1.0), ratio)
+
+
+_poch.defjvps(
+    lambda z_dot, ans, z, m: lax.mul(
+        lax.mul(lax.sub(lax.digamma(lax.add(z, m)), lax.digamma(z)), _poch(z, m)), z_dot
+    ),
+    lambda m_dot, ans, z, m: lax.mul(lax.mul(lax.digamma(lax.add(z, m)), _poch(z, m)), m_dot),
+)
+
+
+def poch(z: ArrayLike, m: ArrayLike) -> Any:
+    """The Pochhammer symbol `gamma(z + m) / gamma(z)` (1 where m == 0): JAX's
+    `scipy.special.poch`, with its digamma derivatives in z and m."""
+    z, m = _broadcast("poch", *_promote_inexact("poch", z, m))
+    return _poch(z, m)
+
+
+# --- zeta -----------------------------------------------------------------------------------
+
+# (2k)! / B_2k for the Bernoulli numbers B_2k: the Euler-Maclaurin tail of the Hurwitz zeta.
+_BERNOULLI_COEFS = (
+    12,
+    -720,
+    30240,
+    -1209600,
+    47900160,
+    -1307674368000 / 691,
+    74724249600,
+    -10670622842880000 / 3617,
+    5109094217170944000 / 43867,
+    -802857662698291200000 / 174611,
+    14101100039391805440000 / 77683,
+    -1693824136731743669452800000 / 236364091,
+    186134520519971831808000000 / 657931,
+    -37893265687455865519472640000000 / 3392780147,
+    759790291646040068357842010112000000 / 1723168255201,
+    -134196726836183700385281186201600000000 / 7709321041217,
+)
+
+
+def _zeta_series(s: Any, a: Any) -> Any:
+    """The truncated Euler-Maclaurin sum for zeta(s, a) (Johansson 2015, formula (5)): JAX
+    differentiates this, as the Hurwitz zeta has no closed-form derivative in s."""
+    dtype = get_aval(a).dtype
+    n = m = 8 if dtype == _F32 else 16
+    ndim = get_aval(a).ndim
+    s_, a_ = lax.expand_dims(s, (ndim,)), lax.expand_dims(a, (ndim,))
+    k = device_put(np.arange(n, dtype=dtype))
+    head = lax.reduce_sum(lax.pow(lax.add(a_, k), lax.neg(s_)), (ndim,))
+    a_n = lax.add(a, float(n))
+    integral = lax.div(lax.pow(a_n, lax.sub(1.0, s)), lax.sub(s, 1.0))
+    t0 = lax.pow(a_n, lax.neg(s))
+    steps = lax.div(lax.add(s_, device_put(np.arange(2 * m, dtype=dtype))), lax.add(a_, float(n)))
+    products = lax.cumprod(steps, axis=ndim)
+    shape = get_aval(products).shape
+    t1 = lax.slice(products, (0,) * (ndim + 1), shape, (1,) * ndim + (2,))
+    t1 = lax.min(t1, float(np.finfo(dtype).max))
+    t1 = lax.div(t1, device_put(np.array(_BERNOULLI_COEFS[:m], dtype=dtype)))
+    tail = lax.mul(t0, lax.add(0.5, lax.reduce_sum(t1, (ndim,))))
+    return lax.add(lax.add(head, integral), tail)
+
+
+@custom_jvp
+def _zeta(x: Any, q: Any) -> Any:
+    return lax.zeta(x, q)
+
+
+@_zeta.defjvp
+def _zeta_jvp(primals, tangents):
+    return jvp(_zeta_series, primals, tangents)
+
+
+def zeta(x: ArrayLike, q: ArrayLike | None = None) -> Any:
+    """The Hurwitz zeta function `sum((n + q) ** -x for n >= 0)`: JAX's `scipy.special.zeta`.
+
+    As JAX, derivatives (in both arguments) are those of a truncated Euler-Maclaurin series,
+    and so is the primal value computed alongside them.
+
+    Raises:
+      NotImplementedError: for `q=None` (the Riemann zeta function), as JAX.
+    """
+    if q is None:
+        raise NotImplementedError(
+            f"{_NAME}.zeta: the Riemann zeta function (q=None) is not implemented; pass q=1"
+        )
+    x, q = _broadcast("zeta", *_promote_inexact("zeta", x, q))
+    return _zeta(x, q)
+
+
+# --- modified Bessel functions --------------------------------------------------------------
+
+
+def i0e(x: ArrayLike) -> Any:
+    """`exp(-abs(x)) * i0(x)`: JAX's `scipy.special.i0e`."""
+    (x,) = _promote_inexact("i0e", x)
+    return lax.bessel_i0e(x)
+
+
+def i0(x: ArrayLike) -> Any:
+    """The modified Bessel function of order 0: JAX's `scipy.special.i0`."""
+    (x,) = _promote_inexact("i0", x)
+    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x))
+
+
+def i1e(x: ArrayLike) -> Any:
+    """`exp(-abs(x)) * i1(x)`: JAX's `scipy.special.i1e`."""
+    (x,) = _promote_inexact("i1e", x)
+    return lax.bessel_i1e(x)
+
+
+def i1(x: ArrayLike) -> Any:
+    """The modified Bessel function of order 1: JAX's `scipy.special.i1`."""
+    (x,) = _promote_inexact("i1", x)
+    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+
+
+# --- the normal distribution ----------------------------------------------------------------
+
+
+def _ndtr(x: Any) -> Any:
+    dtype = get_aval(x).dtype.type
+    half_sqrt_2 = float(dtype(0.5) * np.sqrt(dtype(2.0)))
+    w = lax.mul(x, half_sqrt_2)
+    z = lax.abs(w)
+    y = lax.select_n(
+        lax.lt(z, half_sqrt_2),
+        lax.select_n(lax.gt(w, 0.0), lax.erfc(z), lax.sub(2.0, lax.erfc(z))),
+        lax.add(1.0, lax.erf(w)),
+    )
+    return lax.mul(0.5, y)
+
+
+def ndtr(x: ArrayLike) -> Any:
+    """The standard normal CDF `(1 + erf(x / sqrt(2))) / 2`: JAX's `scipy.special.ndtr`.
+
+    Raises:
+      TypeError: unless `x` is float32 or float64, as JAX.
+    """
+    return _ndtr(_float32_or_64("ndtr", x))
+
+
+# Cephes' ndtri: rational approximations on (exp(-2), 1 - exp(-2)) and in the two tails.
+_NDTRI_P0 = (-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1)
+_NDTRI_P0 += (1.39312609387279679503e1, -1.23916583867381258016e0)
+_NDTRI_Q0 = (1.0, 1.95448858338141759834e0, 4.67627912898881538453e0, 8.63602421390890590575e1)
+_NDTRI_Q0 += (-2.25462687854119370527e2, 2.00260212380060660359e2, -8.20372256168333339912e1)
+_NDTRI_Q0 += (1.59056225126211695515e1, -1.18331621121330003142e0)
+_NDTRI_P1 = (4.05544892305962419923e0, 3.15251094599893866154e1, 5.71628192246421288162e1)
+_NDTRI_P1 += (4.40805073893200834700e1, 1.46849561928858024014e1, 2.18663306850790267539e0)
+_NDTRI_P1 += (-1.40256079171354495875e-1, -3.50424626827848203418e-2, -8.57456785154685413611e-4)
+_NDTRI_Q1 = (1.0, 1.57799883256466749731e1, 4.53907635128879210584e1, 4.13172038254672030440e1)
+_NDTRI_Q1 += (1.50425385692907503408e1, 2.50464946208309415979e0, -1.42182922854787788574e-1)
+_NDTRI_Q1 += (-3.80806407691578277194e-2, -9.33259480895457427372e-4)
+_NDTRI_P2 = (3.23774891776946035970e0, 6.91522889068984211695e0, 3.93881025292474443415e0)
+_NDTRI_P2 += (1.33303460815807542389e0, 2.01485389549179081538e-1, 1.23716634817820021358e-2)
+_NDTRI_P2 += (3.01581553508235416007e-4, 2.65806974686737550832e-6, 6.23974539184983293730e-9)
+_NDTRI_Q2 = (1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099489081330271e0)
+_NDTRI_Q2 += (2.16236993594496635890e-1, 1.34204006088543189037e-2, 3.28014464682127739104e-4)
+_NDTRI_Q2 += (2.89247864745380683936e-6, 6.79019408009981274425e-9)
+
+
+def ndtri(p: ArrayLike) -> Any:
+    """The inverse of `ndtr` (the standard normal quantile): JAX's `scipy.special.ndtri`.
+
+    Raises:
+      TypeError: unless `p` is float32 or float64, as JAX.
+    """
+    p = _float32_or_64("ndtri", p)
+    complement = _where(lax.gt(p, float(-np.expm1(-2.0))), lax.sub(1.0, p), p)
+    # 0 would make NaNs in the unused branches (and their gradients): replace it.
+    sanitized = _where(lax.eq(complement, 0.0), 0.5, complement)
+    # Centre: x / sqrt(2 pi) = w + w**3 P0(w**2) / Q0(w**2).
+    w = lax.sub(sanitized, 0.5)
+    ww = lax.square(w)
+    ratio = lax.div(_polyval(_NDTRI_P0, ww), _polyval(_NDTRI_Q0, ww))
+    x_centre = lax.add(w, lax.mul(lax.mul(w, ww), ratio))
+    x_centre = lax.mul(x_centre, float(-np.sqrt(2.0 * np.pi)))
+    # Tails: x = z - log(z) / z - P(1/z) / Q(1/z) / z with z = sqrt(-2 log(p)).
+    z = lax.sqrt(lax.mul(-2.0, lax.log(sanitized)))
+    first = lax.sub(z, lax.div(lax.log(z), z))
+    inv_z = lax.div(1.0, z)
+    far = lax.div(lax.div(_polyval(_NDTRI_P2, inv_z), _polyval(_NDTRI_Q2, inv_z)), z)
+    near = lax.div(lax.div(_polyval(_NDTRI_P1, inv_z), _polyval(_NDTRI_Q1, inv_z)), z)
+    x_tail = _where(lax.ge(z, 8.0), lax.sub(first, far), lax.sub(first, near))
+    x = _where(lax.gt(sanitized, float(np.exp(-2.0))), x_centre, x_tail)
+    x = _where(lax.gt(p, float(1.0 - np.exp(-2.0))), x, lax.neg(x))
+    inf = _full(p, np.inf)
+    return _where(lax.eq(p, 0.0), lax.neg(inf), _where(lax.eq(p, 1.0), inf, x))
+
+
+def _log_ndtr_lower(x: Any, series_order: int) -> Any:
+    """log(ndtr(x)) for x << -1 from the asymptotic series
+    ndtr(x) ~ exp(-x**2/2) / (-x sqrt(2 pi)) * (1 + sum((-1)**n (2n-1)!! / x**(2n)))."""
+    x_2 = lax.square(x)
+    log_scale = lax.sub(lax.mul(-0.5, x_2), lax.log(lax.neg(x)))
+    log_scale = lax.sub(log_scale, float(0.5 * np.log(2.0 * np.pi)))
+    if series_order <= 0:
+        return lax.add(log_scale, 0.0)
+    even_sum, odd_sum = lax.full_like(x, 0), lax.full_like(x, 0)
+    x_2n = x_2
+    for n in range(1, series_order + 1):
+        term = lax.div(float(np.prod(np.arange(2 * n - 1, 1, -2))), x_2n)
+        if n % 2:
+            odd_sum = lax.add(odd_sum, term)
+        else:
+            even_sum = lax.add(even_sum, term)
+        x_2n = lax.mul(x_2n, x_2)
+    return lax.add(log_scale, lax.log(lax.sub(lax.add(1.0, even_sum), odd_sum)))
+
+
+def _log_ndtr_impl(x: Any, series_order: int) -> Any:
+    # Three ranges, bounds by dtype as JAX: the asymptotic series below `lower`, log(ndtr) in
+    # between, and log(1 - ndtr(-x)) ~ -ndtr(-x) above `upper`.
+    lower, upper = (-20.0, 8.0) if get_aval(x).dtype == _F64 else (-10.0, 5.0)
+    above = lax.gt(x, upper)
+    # The clamps keep the unused branches finite, so their gradients do not make NaNs.
+    ndtr_res = _ndtr(_where(above, lax.neg(x), lax.max(x, lower)))
+    lower_res = _log_ndtr_lower(lax.min(x, lower), series_order)
+    middle = _where(lax.gt(x, lower), lax.log(ndtr_res), lower_res)
+    return _where(above, lax.neg(ndtr_res), middle)
+
+
+_log_ndtr = custom_jvp(_log_ndtr_impl, nondiff_argnums=(1,))
+
+
+@_log_ndtr.defjvp
+def _log_ndtr_jvp(series_order, primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    ans = _log_ndtr(x, series_order)
+    log_pdf = lax.sub(lax.mul(-0.5, lax.square(x)), float(np.log(np.sqrt(2 * np.pi))))
+    return ans, lax.mul(x_dot, lax.exp(lax.sub(log_pdf, ans)))
+
+
+def log_ndtr(x: ArrayLike, series_order: int = 3) -> Any:
+    """`log(ndtr(x))`, accurate in both tails: JAX's `scipy.special.log_ndtr`, with its
+    derivative `exp(log_pdf(x) - log_ndtr(x))`.
+
+    Args:
+      x: float32 or float64 values.
+      series_order: terms of the asymptotic series used far in the lower tail, 0 to 30.
+
+    Raises:
+      TypeError: unless `x` is float32 or float64, or if `series_order` is not an int.
+      ValueError: if `series_order` is outside [0, 30].
+    """
+    if not isinstance(series_order, int) or isinstance(series_order, bool):
+        raise TypeError(
+            f"{_NAME}.log_ndtr: series_order must be a Python int, "
+            f"got {type(series_order).__name__}"
+        )
+    if not 0 <= series_order <= 30:
+        raise ValueError(f"{_NAME}.log_ndtr: series_order must be in [0, 30], got {series_order}")
+    return _log_ndtr(_float32_or_64("log_ndtr", x), series_order)
+
+
+# --- spence and bernoulli -------------------------------------------------------------------
+
+_SPENCE_A = (4.65128586073990045278e-5, 7.31589045238094711071e-3, 1.33847639578309018650e-1)
+_SPENCE_A += (8.79691311754530315341e-1, 2.71149851196553469920e0, 4.25697156008121755724e0)
+_SPENCE_A += (3.29771340985225106936e0, 1.00000000000000000126e0)
+_SPENCE_B = (6.90990488912553276999e-4, 2.54043763932544379113e-2, 2.82974860602568089943e-1)
+_SPENCE_B += (1.41172597751831069617e0, 3.63800533345137075418e0, 5.03278880143316990390e0)
+_SPENCE_B += (3.54771340985225096217e0, 9.99999999999999998740e-1)
+
+
+def _spence_positive(x: Any) -> Any:
+    """Cephes' spence for x > 0: a rational approximation near 1, reached by x -> 1/x above 2
+    and the reflections around 1/2 and 3/2."""
+    beyond_2 = lax.gt(x, 2.0)
+    x = _where(beyond_2, lax.div(1.0, x), x)
+    beyond_1_5 = lax.gt(x, 1.5)
+    below_half = lax.lt(x, 0.5)
+    reflect = lax.bitwise_or(beyond_2, beyond_1_5)
+    w = _where(
+        beyond_1_5,
+        lax.sub(lax.div(1.0, x), 1.0),
+        _where(below_half, lax.neg(x), lax.sub(x, 1.0)),
+    )
+    y = lax.div(lax.mul(lax.neg(w), _polyval(_SPENCE_A, w)), _polyval(_SPENCE_B, w))
+    log_x = lax.log(x)
+    y_half = lax.sub(lax.sub(float(np.pi**2 / 6.0), lax.mul(log_x, lax.log(lax.sub(1.0, x)))), y)
+    y = _where(below_half, y_half, y)
+    y_reflected = lax.sub(lax.mul(-0.5, lax.square(log_x)), y)
+    return _where(reflect, y_reflected, y)
+
+
+def spence(x: ArrayLike) -> Any:
+    """Spence's function `integral(log(t) / (1 - t), t=1..x)` for x >= 0 (NaN below): JAX's
+    `scipy.special.spence`.
+
+    Raises:
+      TypeError: unless `x` is float32 or float64, as JAX.
+    """
+    x = _float32_or_64("spence", x)
+    out = _where(lax.eq(x, 0.0), float(np.pi**2 / 6), _spence_positive(x))
+    out = _where(lax.eq(x, 1.0), 0.0, out)
+    return _where(lax.lt(x, 0.0), np.nan, out)
+
+
+def bernoulli(n: int) -> Any:
+    """The Bernoulli numbers B_0 .. B_n (with B_1 = -1/2), as float64: JAX's
+    `scipy.special.bernoulli` (Chowla and Hartung's zeta series, so not exact).
+
+    Raises:
+      TypeError: if `n` is not a concrete integer.
+      ValueError: if `n` is negative.
+    """
+    if isinstance(n, Tracer):
+        raise TypeError(f"{_NAME}.bernoulli: n must be a concrete integer, got a traced value")
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"{_NAME}.bernoulli: n must be a non-negative integer, got {n}")
+    first = device_put(np.array([1.0, -0.5, 1.0 / 6.0])[: n + 1])
+    if n < 4:
+        return first if n < 3 else lax.concatenate([first, lax.full((1,), 0.0, _F64)], 0)
+    # B_2k = (-1)**(k+1) 2 (2k)! / (2 pi)**(2k) zeta(2k), the products by a running product.
+    m = device_put(np.arange(4, n + 1, 2, dtype=_F64))
+    step = lax.div(lax.div(lax.mul(lax.neg(lax.sub(m, 1.0)), m), 4.0), float(np.pi**2))
+    q1 = lax.mul(float(1.0 / np.pi**2), lax.cumprod(step))
+    k = device_put(np.arange(2, 50, dtype=_F64)[:, None])  # 2**-50 is below float64 epsilon
+    q2 = lax.reduce_sum(lax.pow(k, lax.neg(lax.expand_dims(m, (0,)))), (0,))
+    even = lax.mul(q1, lax.add(1.0, q2))
+    # Odd numbers beyond B_1 are 0: interleave (B_3, B_4), (B_5, B_6), ... and end on B_n.
+    pairs = lax.concatenate(
+        [lax.expand_dims(lax.full_like(even, 0), (1,)), lax.expand_dims(even, (1,))], 1
+    )
+    parts = [first, lax.reshape(pairs, (2 * get_aval(even).shape[0],))]
+    if n % 2:
+        parts.append(lax.full((1,), 0.0, _F64))
+    return lax.concatenate(parts, 0)
