@@ -103,6 +103,7 @@ __all__ = [
     "lower_fun",
     "make_jaxpr",
     "named_call",
+    "nn",
     "process_count",
     "process_index",
     "random",
@@ -122,14 +123,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # `mjcore.random` loads on first use: its jitted samplers are not needed by every program
-    # and import time is a goal (benchmarks/README.md).
-    if name == "random":
+    # `mjcore.random`, `mjcore.nn` and `mjcore.scipy` load on first use: not every program
+    # needs them (and `nn` imports mjnp), and import time is a goal (benchmarks/README.md).
+    if name in ("random", "nn", "scipy"):
         import importlib
 
-        return importlib.import_module("mjcore.random")
-    if name == "scipy":
-        import importlib
-
-        return importlib.import_module("mjcore.scipy")
+        return importlib.import_module(f"mjcore.{name}")
     raise AttributeError(f"module 'mjcore' has no attribute {name!r}")
