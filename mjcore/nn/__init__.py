@@ -2,9 +2,10 @@
 `logsumexp`, `standardize` and `one_hot`, composed from mjnp and mjcore.lax operations so
 that `grad`, `jvp`, `vmap` and `jit` apply to all of them, with JAX's derivatives at kinks.
 
-NB: this is the one mjcore package that imports mjnp (JAX's `nn` is written in `jax.numpy`
-too); it loads lazily on `mjcore.nn`, after mjnp. Not included: `initializers`,
-`dot_product_attention` and the cuDNN scaled-matmul helpers.
+NB: this is the one mjcore package that imports mjnp, an exception to "mjcore never imports
+mjnp": like JAX's `nn`, written in JAX's NumPy layer, it is a library on top of the NumPy
+namespace rather than part of the core, and it loads lazily on `mjcore.nn`, after mjnp. Not
+included: `initializers`, `dot_product_attention` and the cuDNN scaled-matmul helpers.
 """
 
 from mjcore.nn._activations import (
