@@ -89,3 +89,15 @@ def test_table_covers_every_differentiable_function():
     assert rows, "no differentiable functions found in the doc"
     missing = set(rows) - set(_IDS) - set(_NOT_IN_TABLE) - _TESTED_ELSEWHERE
     assert not missing, f"add rows to tests/grad_cases.py for {sorted(missing)}"
+
+
+@pytest.mark.parametrize("name", ["abs", "absolute", "fabs"])
+def test_abs_slope_at_the_kink_is_jax_s(name):
+    # JAX's convention: d|x|/dx is +1 at +0 and at -0, in forward and reverse mode.
+    x = np.array([-2.0, -0.0, 0.0, 3.0])
+    fun, jfun = getattr(mjnp, name), getattr(jnp, name)
+    want = jax.grad(lambda v: jnp.sum(jfun(v)))(x)
+    np.testing.assert_array_equal(np.asarray(mjcore.grad(lambda v: mjnp.sum(fun(v)))(x)), want)
+    np.testing.assert_array_equal(np.asarray(mjcore.vmap(mjcore.grad(fun))(x)), want)
+    _, tangent = mjcore.jvp(fun, (x,), (np.ones(4),))
+    np.testing.assert_array_equal(np.asarray(tangent), jax.jvp(jfun, (x,), (np.ones(4),))[1])

@@ -261,7 +261,12 @@ def _abs_jvp(primals, tangents):
 
         safe = select_n(eq_zero(y), y, full_like_one(y))
         return y, div(real(mul(conj(x), x_dot)), safe)
-    return y, mul(sign(x), x_dot)
+    # JAX's convention at the kink: the slope at +-0 is +1 (sign(x) would give 0 there).
+    from mjcore.lax.comparison import lt
+
+    aval = get_aval(x)
+    negative = lt(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
+    return y, select_n(negative, x_dot, neg(x_dot))
 
 
 def eq_zero(x: Any) -> Any:

@@ -118,8 +118,7 @@ def sparse_sigmoid(x: ArrayLike) -> Array:
 def soft_sign(x: ArrayLike) -> Array:
     """`x / (|x| + 1)`, as JAX's `nn.soft_sign`."""
     (x, _) = promote_inexact("soft_sign", x, 1)
-    # NB: |x| as a select, whose slope at 0 is 1 as JAX's `abs` has (mjcore.lax.abs has 0).
-    return x / (mjnp.where(x >= 0, x, -x) + 1)
+    return x / (mjnp.abs(x) + 1)
 
 
 def silu(x: ArrayLike) -> Array:
