@@ -317,16 +317,20 @@ def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def _logaddexp(fname: str, x1: ArrayLike, x2: ArrayLike, base2: bool) -> Array:
     x1, x2 = _float_args(fname, x1, x2)
-    amax = lax.max(x1, x2)
-    delta = lax.sub(x1, x2)
+    # The larger operand by a select rather than `max` and `-|x1 - x2|`: at a tie, the select
+    # picks x1 and the tail's slope splits the derivative 1/2 and 1/2 (`max` and `abs` have
+    # kink conventions of their own that do not add up to that).
+    first = lax.ge(x1, x2)
+    larger, smaller = _where(first, x1, x2), _where(first, x2, x1)
+    delta = lax.sub(smaller, larger)  # <= 0
     # NaN delta: equal infinities (their sum is the answer) or a NaN operand (NaN either way).
     nan_delta = ew.isnan(delta)
-    safe = _where(nan_delta, _const(0, delta), lax.neg(lax.abs(delta)))
+    safe = _where(nan_delta, _const(0, delta), delta)
     if base2:
         tail = lax.div(lax.log1p(lax.exp2(safe)), _const(math.log(2), safe))
     else:
         tail = lax.log1p(lax.exp(safe))
-    return _where(nan_delta, lax.add(x1, x2), lax.add(amax, tail))
+    return _where(nan_delta, lax.add(x1, x2), lax.add(larger, tail))
 
 
 @ufunc_out

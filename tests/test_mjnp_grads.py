@@ -101,3 +101,15 @@ def test_abs_slope_at_the_kink_is_jax_s(name):
     np.testing.assert_array_equal(np.asarray(mjcore.vmap(mjcore.grad(fun))(x)), want)
     _, tangent = mjcore.jvp(fun, (x,), (np.ones(4),))
     np.testing.assert_array_equal(np.asarray(tangent), jax.jvp(jfun, (x,), (np.ones(4),))[1])
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("x1,x2", [(1.0, 1.0), (-0.5, 2.0), (2.0, -0.5), (3.0, -np.inf)])
+def test_logaddexp_derivatives_at_and_off_ties_are_jax_s(name, x1, x2):
+    # At a tie the derivative splits 1/2 and 1/2; JAX's custom rule is the oracle.
+    fun, jfun = getattr(mjnp, name), getattr(jnp, name)
+    got = mjcore.grad(fun, (0, 1))(x1, x2)
+    want = jax.grad(jfun, (0, 1))(x1, x2)
+    np.testing.assert_allclose([float(g) for g in got], [float(w) for w in want], rtol=1e-14)
+    got2 = mjcore.grad(mjcore.grad(fun))(x1, x2)
+    np.testing.assert_allclose(float(got2), float(jax.grad(jax.grad(jfun))(x1, x2)), rtol=1e-13)
