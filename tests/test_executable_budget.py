@@ -47,3 +47,29 @@ def test_the_budget_leaves_room_under_the_system_limit():
     assert 1000 <= client._COMPILES_BEFORE_CLEAR
     if sys.platform.startswith("linux"):
         assert client._COMPILES_BEFORE_CLEAR * 3 < client._max_map_count()
+
+
+def test_a_high_mapping_count_empties_the_caches_at_the_next_check(monkeypatch):
+    # Mappings made by other code (JAX's executables in the same process) count too: at every
+    # `_MAP_CHECK_EVERY`-th compile the real count is read.
+    monkeypatch.setattr(client, "_map_count", lambda: client._MAPS_BEFORE_CLEAR + 1)
+    f = mjcore.jit(lambda v: v * 5.0)
+    f(mjnp.arange(3.0))
+    monkeypatch.setattr(client, "_compiles_since_clear", client._MAP_CHECK_EVERY - 1)
+    f(mjnp.arange(4.0))  # the check's compile: over the mapping budget, so everything goes
+    assert client._compiles_since_clear < client._MAP_CHECK_EVERY - 1  # counting anew
+    before = f.compile_count
+    f(mjnp.arange(3.0))
+    assert f.compile_count == before + 1  # dropped, compiled again
+
+
+def test_a_low_mapping_count_keeps_the_caches(monkeypatch):
+    monkeypatch.setattr(client, "_map_count", lambda: client._MAPS_BEFORE_CLEAR - 1)
+    f = mjcore.jit(lambda v: v * 7.0)
+    f(mjnp.arange(3.0))
+    monkeypatch.setattr(client, "_compiles_since_clear", client._MAP_CHECK_EVERY - 1)
+    f(mjnp.arange(4.0))
+    assert client._compiles_since_clear >= client._MAP_CHECK_EVERY  # not reset
+    before = f.compile_count
+    f(mjnp.arange(3.0))
+    assert f.compile_count == before  # still cached

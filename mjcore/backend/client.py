@@ -115,8 +115,29 @@ def _max_map_count() -> int:
 # (`clear_caches`): later calls recompile what they still need. A fifth of the limit leaves
 # room for the process's other mappings (large buffers are mappings too).
 _COMPILES_BEFORE_CLEAR = max(1000, _max_map_count() // 5)
+# Other code in the process maps code too (another JAX-based library's executables, shared
+# libraries), so every `_MAP_CHECK_EVERY` compiles the actual count is read as well, and the
+# caches are emptied when it passes half the limit.
+_MAP_CHECK_EVERY = 256
+_MAPS_BEFORE_CLEAR = _max_map_count() // 2
 _compiles_since_clear = 0
 _clearing = threading.Lock()
+
+
+def _map_count() -> int:
+    """The process's memory mappings now (0 where /proc/self/maps does not exist)."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
+
+
+def _over_budget() -> bool:
+    n = _compiles_since_clear
+    if n > _COMPILES_BEFORE_CLEAR:
+        return True
+    return n % _MAP_CHECK_EVERY == 0 and _map_count() > _MAPS_BEFORE_CLEAR
 
 
 def compile_text(module_text: str) -> Executable:
@@ -126,7 +147,7 @@ def compile_text(module_text: str) -> Executable:
     _compiles_since_clear += 1
     # Non-blocking: of threads reaching the limit together one clears, the others go on (the
     # clearer waits for per-function locks that a compiling thread only holds until it ends).
-    if _compiles_since_clear > _COMPILES_BEFORE_CLEAR and _clearing.acquire(blocking=False):
+    if _over_budget() and _clearing.acquire(blocking=False):
         try:
             clear_caches()
             gc.collect()  # executables held in reference cycles (traced jaxprs) go now too
