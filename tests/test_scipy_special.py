@@ -558,3 +558,16 @@ def test_scipy_loads_lazily():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert float(out) == pytest.approx(scipy.special.erf(0.5), rel=1e-15)
+
+
+@pytest.mark.parametrize("x", [0.0, -0.0, 0.7, -2.5])
+def test_bessel_i0_i1_derivatives_are_the_recurrences_at_zero_too(x):
+    # i0' = i1 and i1' = (i0 + i2) / 2 (scipy as the oracle). At 0 JAX's i0 has slope 1 and
+    # second derivative 1.5: its `abs` slope at 0 is not cancelled there.
+    d_i0 = float(mjcore.grad(sp.i0)(x))
+    d2_i0 = float(mjcore.grad(mjcore.grad(sp.i0))(x))
+    d_i1 = float(mjcore.grad(sp.i1)(x))
+    onp.testing.assert_allclose(d_i0, scipy.special.i1(x), rtol=1e-13, atol=1e-15)
+    half_sum = (scipy.special.i0(x) + scipy.special.iv(2, x)) / 2
+    onp.testing.assert_allclose(d2_i0, half_sum, rtol=1e-13)
+    onp.testing.assert_allclose(d_i1, half_sum, rtol=1e-13)

@@ -701,9 +701,13 @@ def i0e(x: ArrayLike) -> Any:
 
 
 def i0(x: ArrayLike) -> Any:
-    """The modified Bessel function of order 0: JAX's `scipy.special.i0`."""
+    """The modified Bessel function of order 0: JAX's `scipy.special.i0`.
+
+    NB: its derivative at 0 is i1(0) = 0; JAX's is 1 (its `abs` has slope 1 at 0, which the
+    sign(x) in i0e's derivative does not cancel).
+    """
     (x,) = _promote_inexact("i0", x)
-    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x))
+    return lax.mul(lax.exp(_abs_smooth_at_zero(x)), lax.bessel_i0e(x))
 
 
 def i1e(x: ArrayLike) -> Any:
@@ -715,7 +719,12 @@ def i1e(x: ArrayLike) -> Any:
 def i1(x: ArrayLike) -> Any:
     """The modified Bessel function of order 1: JAX's `scipy.special.i1`."""
     (x,) = _promote_inexact("i1", x)
-    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+    return lax.mul(lax.exp(_abs_smooth_at_zero(x)), lax.bessel_i1e(x))
+
+
+def _abs_smooth_at_zero(x: Any) -> Any:
+    """|x| as x * sign(x): slope sign(x), 0 at 0, as the e-scaled Bessel derivatives assume."""
+    return lax.mul(x, lax.sign(x))
 
 
 # --- the normal distribution ----------------------------------------------------------------
