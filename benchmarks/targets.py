@@ -23,6 +23,7 @@ _STEADY = Target("jax", 1.05, "steady state")
 
 TARGETS: dict[str, Target] = {
     "import_time": Target("jax", 0.5, "import time"),
+    "first_result": Target("jax", 0.5, "import time, up to the first result"),
     "eager_add_100": _EAGER,
     "eager_add_1e6": _EAGER,
     "eager_sin_100": _EAGER,

@@ -186,4 +186,15 @@ def fuse_eagerly(fun: F) -> F:
         return tree_unflatten(entry.out_tree, arrays)
 
     fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces
+    fused.__fused_simple_calls__ = simple  # type: ignore[attr-defined]  # see `simple_calls`
     return fused  # type: ignore[return-value]
+
+
+def simple_calls(
+    fused: Callable[..., Any],
+) -> dict[Any, tuple[Callable[[list[Any]], Any], Any, ShapedArray]]:
+    """The fast-path cache of a `fuse_eagerly` function, for a caller-side front with a fixed
+    signature (no `*args`/`**kwargs` to pack): the input aval (one argument) or tuple of avals
+    (several) -> (PJRT execute, result handlers, output aval). Filled by `fused`'s calls;
+    a miss means: call `fused`."""
+    return fused.__fused_simple_calls__  # type: ignore[attr-defined,no-any-return]

@@ -7,7 +7,7 @@ import gc
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -65,10 +65,10 @@ def _release_client() -> None:
     # whole, so the client's destructor joins XLA's thread pools. Left to process exit, they
     # can be torn down by static destructors with a thread still running, which aborts
     # ("terminate called without an active exception"), seen at about 1 exit in 25.
-    global _client, _device, _device_list
+    global _client, _device, _device_list, _put_target
     clear_caches()
     gc.collect()
-    _client = _device = _device_list = None
+    _client = _device = _device_list = _put_target = None
     gc.collect()
 
 
@@ -83,19 +83,75 @@ def devices() -> list[Any]:
     return list(client().local_devices())
 
 
+class _Sharding(_xla.SingleDeviceSharding):
+    """The one-device sharding, with the methods jaxlib's `batched_device_put` calls on it
+    (JAX adds them to this class in Python when `jax` is imported; we never import it)."""
+
+    __slots__ = ()
+
+    @property
+    def memory_kind(self) -> str | None:
+        return self._memory_kind  # type: ignore[no-any-return]
+
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> Any:
+        return _xc.HloSharding.replicate()
+
+
+# (sharding, [device]) for `batched_device_put`, made on first use; one tuple, so threads
+# racing to make it never see half of it.
+_put_target: tuple[_Sharding, list[Any]] | None = None
+# The runtime copies the host data before `batched_device_put` returns, so later mutation of
+# the NumPy array cannot reach the buffer.
+_COPY_DURING_CALL = _xla.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+
+
 def device_put(x: np.ndarray) -> Buffer:
     """Copy a NumPy array to a new device buffer.
 
-    The copy is ours, so later mutation of `x` by the user cannot change the buffer.
+    jaxlib's `batched_device_put`, not its DLPack import: that one makes the buffer's aval with
+    `jax.core`, so the first transfer imported all of `jax` (~0.3 s and ~40 MiB).
     """
-    dev = _device if _device is not None else device()
-    arr = np.array(x, copy=True, order="C")
-    return _xla.dlpack_managed_tensor_to_buffer(arr.__dlpack__(), dev, None)
+    global _put_target
+    target = _put_target
+    if target is None:
+        target = _put_target = (_Sharding(device()), [device()])
+    sharding, devices_ = target
+    return _xla.batched_device_put(
+        _HostAval(x.shape, x.dtype), sharding, [x], devices_, True, False, _COPY_DURING_CALL, True
+    )
+
+
+class _HostAval(NamedTuple):
+    """What a buffer made by `device_put` reports as its `aval`: mjcore's avals come from the
+    callers (a weak type is not the buffer's business)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool = False
+
+
+class _DLPackExport:
+    """A DLPack capsule dressed as the producer `numpy.from_dlpack` asks for."""
+
+    __slots__ = ("capsule",)
+
+    def __init__(self, capsule: Any):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream: Any = None, **_: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
 
 
 def to_numpy(buf: Buffer) -> np.ndarray:
-    """A read-only NumPy view (or copy) of a device buffer's contents."""
-    out = buf._single_device_array_to_np_array_did_copy()[0]
+    """A read-only NumPy view of a device buffer's contents (CPU memory: no copy).
+
+    Through DLPack: jaxlib's own host conversion imports `jax` (see `device_put`). The view
+    holds a reference on the buffer, which outlives any Array that had it.
+    """
+    out = np.from_dlpack(_DLPackExport(_xla.buffer_to_dlpack_managed_tensor(buf)))
     out.flags.writeable = False
     return out
 
@@ -197,9 +253,10 @@ class Program:
 
 def deleted_error(buf: Buffer) -> RuntimeError:
     """The error for using a buffer that donation (`jit(..., donate_argnums=...)`) consumed."""
-    shape = ",".join(str(d) for d in buf.shape)
+    aval = buf.aval  # jaxlib's C++ array type has no `shape`/`dtype` unless `jax` is imported
+    shape = ",".join(str(d) for d in aval.shape)
     return RuntimeError(
-        f"Array has been deleted with shape={buf.dtype}[{shape}]: it was donated to a "
+        f"Array has been deleted with shape={aval.dtype}[{shape}]: it was donated to a "
         "jit-compiled function (donate_argnums), which reused its buffer for an output. Use "
         "that function's result instead, or do not donate the argument."
     )
