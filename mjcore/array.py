@@ -80,9 +80,20 @@ class Array:
         return value
 
     def block_until_ready(self) -> Array:
+        """Wait until the value is computed; returns the array.
+
+        Raises:
+          RuntimeError: if the array was donated to a jit-compiled function.
+        """
+        buf = self._buf
         try:
-            # The buffer's own method, not a backend helper: this is on every timed call's path.
-            self._buf.block_until_ready()
+            # The buffer's own methods, not a backend helper: this is on every timed call's
+            # path. A small computation has run inline by the time its result exists, and
+            # asking is cheaper than waiting (which makes a future and releases the GIL):
+            # ~0.1 µs of a ~3.5 µs eager op. (An asynchronous execution that failed is ready
+            # too: its error is raised where the value is used.)
+            if not buf.is_ready():
+                buf.block_until_ready()
         except backend.RuntimeError_ as err:
             if self._buf.is_deleted():
                 raise backend.deleted_error(self._buf) from err
