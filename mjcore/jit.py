@@ -65,9 +65,10 @@ class _Executable:
     __slots__ = ("program", "out_avals", "text")
 
     def __init__(self, closed: ClosedJaxpr, name: str, donated: Sequence[bool] = ()):
-        self.text = lower_jaxpr(closed.jaxpr, name, donated)
+        lowered = lower_jaxpr(closed.jaxpr, name, donated)
+        self.text = lowered.text
         self.out_avals = closed.out_avals
-        self.program = backend.Program(self.text, self.out_avals)
+        self.program = backend.Program(lowered.text, self.out_avals, lowered.host_callbacks)
 
     def __call__(self, bufs: list[Any]) -> list[Array]:
         outs = self.program.run(bufs)
@@ -259,7 +260,7 @@ class Lowered:
         self._entry = entry
 
     def as_text(self) -> str:
-        return lower_jaxpr(self._entry.closed.jaxpr, self._entry.name, self._entry.donated)
+        return lower_jaxpr(self._entry.closed.jaxpr, self._entry.name, self._entry.donated).text
 
     def compile(self) -> Compiled:
         return Compiled(self._jitted, self._entry)
