@@ -498,14 +498,18 @@ class JittedFunction:
                 if entry.const_bufs:
                     bufs = entry.const_bufs + bufs
                 program = exe.program
-                try:
-                    outs = program.executable.execute_sharded(bufs).consume_with_handlers(
-                        program.handlers
-                    )
-                except Exception:  # e.g. a donated (deleted) buffer: run explains it
+                if program.host_callbacks:  # run waits for them and raises their errors
                     outs = program.run(bufs)
+                else:
+                    try:
+                        outs = program.executable.execute_sharded(bufs).consume_with_handlers(
+                            program.handlers
+                        )
+                    except Exception:  # e.g. a donated (deleted) buffer: run explains it
+                        outs = program.run(bufs)
                 if entry.single_output:
-                    if not entry.const_bufs and self._simple is not None:
+                    cacheable = not entry.const_bufs and not program.host_callbacks
+                    if cacheable and self._simple is not None:
                         if len(self._simple) >= self._cache_size:
                             self._simple.clear()
                         avals = tuple([a.aval for a in args])

@@ -219,6 +219,28 @@ def test_callback_error_under_jit_is_the_callbacks() -> None:
     _close(mjcore.jit(lambda x: mjcore.pure_callback(onp.sin, SDS, x))(X), onp.sin(X))
 
 
+def test_callbacks_on_jit_fast_paths() -> None:
+    # Repeat calls take jit's cached fast paths (one or several outputs); each call still runs
+    # the callback once and raises the callback's own error.
+    calls: list[int] = []
+
+    def fail(x):
+        calls.append(1)
+        raise KeyError("boom")
+
+    one = mjcore.jit(lambda x: mjcore.pure_callback(fail, SDS, x))
+    two = mjcore.jit(lambda x: (mjcore.pure_callback(fail, SDS, x), x))
+    for f in (one, two, one, two):
+        with pytest.raises(KeyError, match="boom"):
+            f(mjnp.asarray(X))
+    assert len(calls) == 4
+    seen: list[Any] = []
+    grad_f = mjcore.grad(lambda x: (mjcore.debug.callback(seen.append, x), mjnp.sum(x * x))[1])
+    for _ in range(3):
+        _close(grad_f(mjnp.asarray(X)), 2 * X)
+    assert len(seen) == 3
+
+
 # --- debug.print and debug.callback: what is printed, vs JAX ----------------------------------
 
 
