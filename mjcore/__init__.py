@@ -28,6 +28,7 @@ from mjcore.api import (
 )
 from mjcore.array import Array
 from mjcore.backend.lowering import lower_fun
+from mjcore.callback import pure_callback
 from mjcore.checkpoint import checkpoint, checkpoint_policies, remat
 from mjcore.control_flow import cond, fori_loop, scan, switch, while_loop
 from mjcore.core import Primitive, ShapedArray
@@ -76,6 +77,7 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "block_until_ready",
+    "debug",
     "default_backend",
     "device_count",
     "device_get",
@@ -106,6 +108,7 @@ __all__ = [
     "nn",
     "process_count",
     "process_index",
+    "pure_callback",
     "random",
     "remat",
     "scan",
@@ -123,9 +126,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # `mjcore.random`, `mjcore.nn` and `mjcore.scipy` load on first use: not every program
-    # needs them (and `nn` imports mjnp), and import time is a goal (benchmarks/README.md).
-    if name in ("random", "nn", "scipy"):
+    # `mjcore.random`, `mjcore.nn`, `mjcore.scipy` and `mjcore.debug` load on first use: not
+    # every program needs them (and `nn` imports mjnp), and import time is a goal
+    # (benchmarks/README.md).
+    if name in ("random", "nn", "scipy", "debug"):
         import importlib
 
         return importlib.import_module(f"mjcore.{name}")

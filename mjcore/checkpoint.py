@@ -21,6 +21,7 @@ from mjcore.partial_eval import (
     PartialEvalTrace,
     PartialEvalTracer,
     dce_jaxpr,
+    eqn_has_side_effects,
     trace_to_jaxpr,
 )
 from mjcore.tree_util import tree_flatten, tree_unflatten
@@ -286,12 +287,13 @@ def _remat_partial_eval(jaxpr: Jaxpr, in_unknowns: Sequence[bool], policy: Polic
                 unknown.update(eqn.out_binders)
     out_unknowns = [type(x) is Var and x in unknown for x in jaxpr.outs]
     # Walk back from the unknown outputs: known equations are recomputed unless saveable.
+    # Side effects happen again in the recomputation too (a debug print shows twice), as in JAX.
     live = {x for x, u in zip(jaxpr.outs, out_unknowns, strict=True) if u and type(x) is Var}
     saved: dict[Var, None] = {}
     eqns_unknown = []
     for eqn in reversed(eqns):
         outs_live = [v for v in eqn.out_binders if v in live]
-        if not outs_live:
+        if not outs_live and not eqn_has_side_effects(eqn):
             continue
         is_known = not any(v in unknown for v in eqn.out_binders)
         avals_in = [x.aval for x in eqn.inputs]

@@ -184,6 +184,9 @@ class Primitive:
         # (custom_jvp/custom_vjp hold Python callables until staged): rule(trace, tracers,
         # **params) -> out tracers, usually via `trace.stage_equation` with jaxpr params.
         self.staging_rule: Callable[..., Any] | None = None
+        # An application does something besides computing its outputs (a debug print), so
+        # it is kept even when nothing reads them (see `partial_eval.dce_jaxpr`).
+        self.has_side_effect = False
 
     def __repr__(self) -> str:
         return self.name

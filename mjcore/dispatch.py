@@ -110,8 +110,9 @@ def compiled_primitive(
                 if prim.lowering_rule is None:
                     raise MissingRuleError(prim.name, "impl", "Eager evaluation", "lowering")
                 avals_out = prim.abstract_eval(*avals_in, **params)
-                text = lower_primitive(prim, avals_in, avals_out, params)
-                entry = _executables[key] = (backend.Program(text, avals_out), avals_out)
+                text, host_callbacks = lower_primitive(prim, avals_in, avals_out, params)
+                program = backend.Program(text, avals_out, host_callbacks)
+                entry = _executables[key] = (program, avals_out)
     return entry
 
 

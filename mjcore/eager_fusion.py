@@ -160,10 +160,11 @@ def fuse_eagerly(fun: F) -> F:
                 return fun(*args)
             calls[key] = entry
         exe = entry._exe or jitted._executable(entry)
-        if entry.single_output and not entry.const_bufs and not scalars:
+        program = exe.program
+        direct = not program.host_callbacks  # else `Program.run` waits for the callbacks
+        if direct and entry.single_output and not entry.const_bufs and not scalars:
             if len(simple) >= _CACHE_SIZE:
                 simple.clear()
-            program = exe.program
             simple[key[0] if len(key) == 1 else key] = (
                 program.executable.execute_sharded,
                 program.handlers,
@@ -175,11 +176,15 @@ def fuse_eagerly(fun: F) -> F:
             bufs = [a._buf for a in args]
         if entry.const_bufs:
             bufs = entry.const_bufs + bufs
-        program = exe.program
-        try:
-            outs = program.executable.execute_sharded(bufs).consume_with_handlers(program.handlers)
-        except Exception:  # e.g. a donated (deleted) buffer: run explains it
+        if not direct:
             outs = program.run(bufs)
+        else:
+            try:
+                outs = program.executable.execute_sharded(bufs).consume_with_handlers(
+                    program.handlers
+                )
+            except Exception:  # e.g. a donated (deleted) buffer: run explains it
+                outs = program.run(bufs)
         if entry.single_output:
             return wrap_buffer(outs[0], exe.out_avals[0])
         arrays = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]

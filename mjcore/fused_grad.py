@@ -283,7 +283,9 @@ class _Compiled:
         entry, _ = self.jitted._entry_for((*consts, *flat), {})
         exe = self.jitted._executable(entry)
         program = exe.program
-        self.execute = program.executable.execute_sharded if entry.eager_ok else None
+        # A program with host callbacks runs through `Program.run` (which waits for them).
+        direct = entry.eager_ok and not program.host_callbacks
+        self.execute = program.executable.execute_sharded if direct else None
         self.handlers = program.handlers
         self.out_avals = exe.out_avals
         self.const_bufs = entry.const_bufs

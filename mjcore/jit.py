@@ -65,9 +65,10 @@ class _Executable:
     __slots__ = ("program", "out_avals", "text")
 
     def __init__(self, closed: ClosedJaxpr, name: str, donated: Sequence[bool] = ()):
-        self.text = lower_jaxpr(closed.jaxpr, name, donated)
+        lowered = lower_jaxpr(closed.jaxpr, name, donated)
+        self.text = lowered.text
         self.out_avals = closed.out_avals
-        self.program = backend.Program(self.text, self.out_avals)
+        self.program = backend.Program(lowered.text, self.out_avals, lowered.host_callbacks)
 
     def __call__(self, bufs: list[Any]) -> list[Array]:
         outs = self.program.run(bufs)
@@ -259,7 +260,7 @@ class Lowered:
         self._entry = entry
 
     def as_text(self) -> str:
-        return lower_jaxpr(self._entry.closed.jaxpr, self._entry.name, self._entry.donated)
+        return lower_jaxpr(self._entry.closed.jaxpr, self._entry.name, self._entry.donated).text
 
     def compile(self) -> Compiled:
         return Compiled(self._jitted, self._entry)
@@ -497,14 +498,18 @@ class JittedFunction:
                 if entry.const_bufs:
                     bufs = entry.const_bufs + bufs
                 program = exe.program
-                try:
-                    outs = program.executable.execute_sharded(bufs).consume_with_handlers(
-                        program.handlers
-                    )
-                except Exception:  # e.g. a donated (deleted) buffer: run explains it
+                if program.host_callbacks:  # run waits for them and raises their errors
                     outs = program.run(bufs)
+                else:
+                    try:
+                        outs = program.executable.execute_sharded(bufs).consume_with_handlers(
+                            program.handlers
+                        )
+                    except Exception:  # e.g. a donated (deleted) buffer: run explains it
+                        outs = program.run(bufs)
                 if entry.single_output:
-                    if not entry.const_bufs and self._simple is not None:
+                    cacheable = not entry.const_bufs and not program.host_callbacks
+                    if cacheable and self._simple is not None:
                         if len(self._simple) >= self._cache_size:
                             self._simple.clear()
                         avals = tuple([a.aval for a in args])

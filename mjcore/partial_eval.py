@@ -577,8 +577,33 @@ class PartialEvalResult(NamedTuple):
         return [next(it) if s is None else known_inputs[s] for s in self.res_sources]
 
 
+def has_side_effects(jaxpr: Jaxpr) -> bool:
+    """Whether running `jaxpr` has a side effect: a side-effecting primitive in it or in a
+    jaxpr held by one of its equations (a jit, cond, scan or loop body)."""
+    hit = _effects_cache.get(jaxpr)
+    if hit is None:
+        hit = _effects_cache[jaxpr] = any(eqn_has_side_effects(e) for e in jaxpr.eqns)
+    return hit
+
+
+_effects_cache: weakref.WeakKeyDictionary[Jaxpr, bool] = weakref.WeakKeyDictionary()
+
+
+def eqn_has_side_effects(eqn: JaxprEqn) -> bool:
+    """Whether applying `eqn` has a side effect (see `has_side_effects`)."""
+    if eqn.primitive.has_side_effect:
+        return True
+    for p in eqn.params.values():
+        for x in p if isinstance(p, tuple | list) else (p,):
+            if isinstance(x, ClosedJaxpr):
+                x = x.jaxpr
+            if isinstance(x, Jaxpr) and has_side_effects(x):
+                return True
+    return False
+
+
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None) -> Jaxpr:
-    """Drop equations whose outputs are not needed (primitives here have no side effects)."""
+    """Drop equations whose outputs are not needed, unless they have side effects."""
     outs = (
         jaxpr.outs
         if used_outputs is None
@@ -587,7 +612,7 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None) -> Jaxpr
     live: set[Var] = {x for x in outs if type(x) is Var}
     new_eqns = []
     for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.out_binders):
+        if any(v in live for v in eqn.out_binders) or eqn_has_side_effects(eqn):
             new_eqns.append(eqn)
             live.update(x for x in eqn.inputs if type(x) is Var)
     new_eqns.reverse()

@@ -56,6 +56,12 @@ _SCRIPT = textwrap.dedent(
     assert "sin a" in str(mjcore.make_jaxpr(np.sin)(1.0))
     assert mjcore.random.normal(mjcore.random.key(0), (3,)).shape == (3,)
 
+    # host callbacks, compiled (MLIR bindings parse the module)
+    s = mjcore.ShapeDtypeStruct((7,), "float64")
+    out = mjcore.jit(lambda t: mjcore.pure_callback(onp.cos, s, t))(x)
+    onp.testing.assert_allclose(onp.asarray(out), onp.cos(x_host))
+    mjcore.jit(lambda t: mjcore.debug.callback(lambda v: None, t))(x)
+
     # a donated argument's error names its shape
     f = mjcore.jit(lambda t: t + 1, donate_argnums=0)
     y = np.ones(3)

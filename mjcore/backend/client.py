@@ -6,7 +6,7 @@ import atexit
 import gc
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -196,8 +196,12 @@ def _over_budget() -> bool:
     return n % _MAP_CHECK_EVERY == 0 and _map_count() > _MAPS_BEFORE_CLEAR
 
 
-def compile_text(module_text: str) -> Executable:
-    """Compile a StableHLO module (text form) for the CPU device."""
+def compile_text(module_text: str, host_callbacks: Sequence[Callable[..., Any]] = ()) -> Executable:
+    """Compile a StableHLO module (text form) for the CPU device.
+
+    `host_callbacks` are the Python functions the module's `xla_ffi_python_cpu_callback`
+    custom calls name by index (see `mjcore.backend.custom_call.python_callback`).
+    """
     global _compiles_since_clear
     c = client()
     _compiles_since_clear += 1
@@ -210,12 +214,61 @@ def compile_text(module_text: str) -> Executable:
         finally:
             _clearing.release()
     try:
+        if host_callbacks:
+            # jaxlib takes host callbacks only with a parsed MLIR module, not with text.
+            return c.compile_and_load(
+                _parse_module(module_text),
+                _device_list,
+                _xc.CompileOptions(),
+                host_callbacks=list(host_callbacks),
+            )
         return c.compile_and_load(module_text, _device_list, _xc.CompileOptions())
     except _xla.JaxRuntimeError as err:
         raise RuntimeError(
             "mjcore internal error: XLA rejected a lowered module. Please report it with this "
             f"module:\n{module_text}"
         ) from err
+
+
+_mlir_context: Any = None
+
+
+def _parse_module(module_text: str) -> Any:
+    """The MLIR module object of a StableHLO text, in a context with the dialects registered
+    (made on first use: only modules with host callbacks need the MLIR bindings)."""
+    global _mlir_context
+    from jaxlib.mlir import ir
+
+    with _lock:
+        if _mlir_context is None:
+            from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+            from jaxlib.mlir.dialects import stablehlo
+
+            registry = ir.DialectRegistry()
+            _jax_mlir_ext.register_dialects(registry)
+            ctx = ir.Context()
+            ctx.append_dialect_registry(registry)
+            ctx.load_all_available_dialects()
+            stablehlo.register_dialect(ctx)
+            _mlir_context = ctx
+        with _mlir_context:
+            return ir.Module.parse(module_text)
+
+
+# An exception raised by a host callback while XLA ran it, kept per thread so that `Program.run`
+# raises it (rather than XLA's wrapper of its traceback text) when the execution fails.
+_callback_errors = threading.local()
+
+
+def record_callback_error(err: BaseException) -> None:
+    """Remember the exception a host callback is about to raise into XLA."""
+    _callback_errors.err = err
+
+
+def _take_callback_error() -> BaseException | None:
+    err = getattr(_callback_errors, "err", None)
+    _callback_errors.err = None
+    return err
 
 
 class Program:
@@ -225,11 +278,17 @@ class Program:
     which costs more than the execution itself for small ops.
     """
 
-    __slots__ = ("executable", "handlers", "text")
+    __slots__ = ("executable", "handlers", "text", "host_callbacks")
 
-    def __init__(self, module_text: str, out_avals: list[Any]):
+    def __init__(
+        self,
+        module_text: str,
+        out_avals: list[Any],
+        host_callbacks: Sequence[Callable[..., Any]] = (),
+    ):
         self.text = module_text
-        self.executable = compile_text(module_text)
+        self.host_callbacks = tuple(host_callbacks)
+        self.executable = compile_text(module_text, self.host_callbacks)
         sharding = _xla.SingleDeviceSharding(device())
         self.handlers = [
             _xla.array_result_handler(a, sharding, True, _skip_checks=True) for a in out_avals
@@ -242,13 +301,28 @@ class Program:
           RuntimeError: if a buffer was deleted by donation to an earlier call.
         """
         try:
+            if self.host_callbacks:
+                return self._run_with_callbacks(buffers)
             return self.executable.execute_sharded(buffers).consume_with_handlers(self.handlers)
         except _xla.JaxRuntimeError as err:
             # Checked only on failure, so that the successful path pays nothing.
             for buf in buffers:
                 if buf.is_deleted():
                     raise deleted_error(buf) from err
+            callback_err = _take_callback_error() if self.host_callbacks else None
+            if callback_err is not None:
+                raise callback_err from err
             raise
+
+    def _run_with_callbacks(self, buffers: list[Buffer]) -> list[Buffer]:
+        # Wait until the program is done, so that its callbacks have run (a debug print is
+        # on the terminal, an exception is raised here) when the call returns, as eagerly.
+        _callback_errors.err = None
+        results = self.executable.execute_sharded(buffers, with_tokens=True)
+        token = results.consume_token()
+        outs = results.consume_with_handlers(self.handlers)
+        token.block_until_ready()
+        return outs  # type: ignore[no-any-return]
 
 
 def deleted_error(buf: Buffer) -> RuntimeError:

@@ -1,14 +1,17 @@
-"""Typed-FFI custom calls into the CPU LAPACK kernels that jaxlib ships.
+"""Typed-FFI custom calls into the CPU kernels that jaxlib ships: LAPACK, and calls back into
+Python on the host.
 
-The only module that knows jaxlib's LAPACK target names, their registration and their
-attribute encoding. Lowering rules ask for `lapack_call(...)`; the targets are registered
-with XLA the first time one is emitted.
+The only module that knows jaxlib's target names, their registration and their attribute
+encoding. Lowering rules ask for `lapack_call(...)` or `python_callback(...)`; the LAPACK
+targets are registered with XLA the first time one is emitted (jaxlib registers the Python
+callback target itself).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -80,6 +83,34 @@ def lapack_call(
     text = (
         f'call_target_name = "{target}", api_version = 4 : i32, '
         f"backend_config = {{{config}}}, "
+        f"operand_layouts = [{operand_layouts}], result_layouts = [{result_layouts}]"
+    )
+    outs = builder.op("stablehlo.custom_call", list(operands), list(result_avals), text)
+    return list(outs) if isinstance(outs, list) else [outs]
+
+
+def python_callback(
+    builder: FunctionBuilder,
+    callback: Callable[..., Any],
+    operands: Sequence[Value],
+    result_avals: Sequence[ShapedArray],
+    *,
+    has_side_effect: bool,
+) -> list[Value]:
+    """Emit a call back into Python on the host, as JAX does on CPU.
+
+    jaxlib's `xla_ffi_python_cpu_callback` handler calls `callback` (registered with the
+    module, see `ModuleBuilder.add_host_callback`, and named by its `index`) with one NumPy
+    array per operand; it must return a tuple of NumPy arrays of exactly `result_avals`. A
+    side-effecting call is never removed or merged by XLA, even without results.
+    """
+    index = builder.module.add_host_callback(callback)
+    operand_layouts = ", ".join(_layout(v.aval.ndim, v.aval.ndim) for v in operands)
+    result_layouts = ", ".join(_layout(a.ndim, a.ndim) for a in result_avals)
+    effect = "has_side_effect = true, " if has_side_effect else ""
+    text = (
+        f'call_target_name = "xla_ffi_python_cpu_callback", api_version = 4 : i32, {effect}'
+        f"backend_config = {{index = {index} : ui64}}, "
         f"operand_layouts = [{operand_layouts}], result_layouts = [{result_layouts}]"
     )
     outs = builder.op("stablehlo.custom_call", list(operands), list(result_avals), text)

@@ -183,6 +183,15 @@ class ModuleBuilder:
         self.name = name
         self.functions: list[str] = []
         self._counter = 0
+        # Python functions the module calls back into (`mjcore.pure_callback`, debug
+        # callbacks); a custom call names one by its index here, and the list is handed to
+        # the compiler with the module text.
+        self.host_callbacks: list[Callable[..., Any]] = []
+
+    def add_host_callback(self, fn: Callable[..., Any]) -> int:
+        """Register a host callback for this module; returns its index."""
+        self.host_callbacks.append(fn)
+        return len(self.host_callbacks) - 1
 
     def fresh_name(self) -> str:
         self._counter += 1

@@ -58,12 +58,27 @@ def _retype(value: Value, aval: ShapedArray) -> Value:
     return value if value.aval == aval else Value(value.name, aval)
 
 
+class LoweredModule(NamedTuple):
+    """A module's StableHLO text and the host callbacks its custom calls name by index.
+
+    Two modules with the same text but different callbacks are different programs, so caches
+    of executables key on both.
+    """
+
+    text: str
+    host_callbacks: tuple[Callable[..., Any], ...]
+
+
+def _finish(module: ModuleBuilder) -> LoweredModule:
+    return LoweredModule(module.text(), tuple(module.host_callbacks))
+
+
 def lower_primitive(
     prim: Primitive,
     avals_in: Sequence[ShapedArray],
     avals_out: Sequence[ShapedArray],
     params: dict[str, Any],
-) -> str:
+) -> LoweredModule:
     """A module whose `main` applies one primitive: eager dispatch is jit of one primitive."""
     module = ModuleBuilder(f"eager_{prim.name}")
 
@@ -71,7 +86,7 @@ def lower_primitive(
         return lower_equation(fb, prim, args, avals_out, params)
 
     module.add_function("main", avals_in, build, public=True)
-    return module.text()
+    return _finish(module)
 
 
 def lower_jaxpr_body(
@@ -137,7 +152,7 @@ def lower_fun(fun: Callable[..., Any], multiple_results: bool | None = None) -> 
     return rule
 
 
-def lower_jaxpr(jaxpr: Any, name: str = "jit", donated: Sequence[bool] = ()) -> str:
+def lower_jaxpr(jaxpr: Any, name: str = "jit", donated: Sequence[bool] = ()) -> LoweredModule:
     """A module whose `main` computes a jaxpr with no constvars (consts are arguments).
 
     Arguments flagged in `donated` are marked so that XLA may reuse their buffers for outputs
@@ -155,7 +170,7 @@ def lower_jaxpr(jaxpr: Any, name: str = "jit", donated: Sequence[bool] = ()) -> 
         out_avals = [x.aval for x in jaxpr.outs]
         arg_attrs = donation_plan(in_avals, out_avals, donated).arg_attrs()
     module.add_function("main", in_avals, build, public=True, arg_attrs=arg_attrs)
-    return module.text()
+    return _finish(module)
 
 
 class DonationPlan(NamedTuple):

@@ -262,7 +262,8 @@ def stage_whole_equation(
 
 # --- eager evaluation -----------------------------------------------------------------------
 
-# Compiled programs of eager control flow, keyed by the lowered module's text. Every call traces
+# Compiled programs of eager control flow, keyed by the lowered module's text (and host
+# callbacks). Every call traces
 # fresh jaxprs, so a key holding them (as for first-order primitives) would miss every time
 # and keep one executable per call alive; the text is a content address (constants are
 # operands, not part of it), so repeated calls reuse one executable. Least recently used
@@ -283,12 +284,13 @@ def def_compiled_impl(primitive: core.Primitive) -> None:
             bufs.append(buf)
             avals.append(aval)
         avals_out = primitive.abstract_eval(*avals, **params)
-        text = lower_primitive(primitive, avals, avals_out, params)
-        key = (text, tuple(avals_out))
+        text, host_callbacks = lower_primitive(primitive, avals, avals_out, params)
+        # The same text calling other host callbacks is another program.
+        key = (text, tuple(avals_out), host_callbacks)
         with _compile_lock:
             program = _programs.get(key)
             if program is None:
-                program = _programs[key] = backend.Program(text, avals_out)
+                program = _programs[key] = backend.Program(text, avals_out, host_callbacks)
                 if len(_programs) > _CACHE_SIZE:
                     _programs.popitem(last=False)
             else:
