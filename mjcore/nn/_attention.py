@@ -163,8 +163,8 @@ def dot_product_attention(
     Returns:
       The attention output, of the query's shape and dtype (and the residual, if asked).
 
-    The logits accumulate in at least float32, and the softmax always runs in float32 (also
-    for float64 inputs, as in JAX); a masked-out logit becomes a large negative number rather
+    The logits accumulate and the softmax runs in at least float32 (float64 inputs stay in
+    float64, where JAX drops to float32); a masked-out logit becomes a large negative number rather
     than -inf, so a row with nothing to attend to averages all values uniformly.
 
     Raises:
@@ -232,7 +232,9 @@ def dot_product_attention(
     combined = _combined_mask(_grouped(mask, k, g), is_causal, window, q_seqlen, kv_seqlen, t, s)
     if combined is not None:
         logits = mjnp.where(combined, logits, _large_negative(logits_dtype))
-    logits = logits.astype(_FLOAT32)
+    # NB: JAX casts the logits to float32 here even for float64 inputs; mjnp's default dtype
+    # is float64, so float64 attention keeps float64's precision (and JAX's agrees with it to
+    # float32's).
     probs = softmax(logits, axis=-1).astype(k_arr.dtype)
     # (B, K, G, T, S) x (B, S, K, H) -> (B, K, G, T, H) -> (B, T, K, G, H)
     encoded = lax.dot_general(probs, v, (((4,), (1,)), ((0, 1), (0, 2))))
