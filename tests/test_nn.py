@@ -126,8 +126,6 @@ SPECIAL = onp.array(
 
 def test_every_public_function_of_jax_nn_is_here_or_listed_as_left_out():
     left_out = {
-        "initializers",
-        "dot_product_attention",
         "scaled_matmul",
         "scaled_dot_general",
         "get_scaled_dot_general_config",

@@ -8,6 +8,7 @@ namespace rather than part of the core, and it loads lazily on `mjcore.nn`, afte
 included: `initializers`, `dot_product_attention` and the cuDNN scaled-matmul helpers.
 """
 
+from mjcore.nn import initializers
 from mjcore.nn._activations import (
     celu,
     elu,
@@ -35,11 +36,13 @@ from mjcore.nn._activations import (
     swish,
     tanh,
 )
+from mjcore.nn._attention import dot_product_attention
 from mjcore.nn._normalization import log_softmax, logmeanexp, logsumexp, softmax, standardize
 from mjcore.nn._one_hot import one_hot
 
 __all__ = [
     "celu",
+    "dot_product_attention",
     "elu",
     "gelu",
     "glu",
@@ -48,6 +51,7 @@ __all__ = [
     "hard_swish",
     "hard_tanh",
     "identity",
+    "initializers",
     "leaky_relu",
     "log1mexp",
     "log_sigmoid",
