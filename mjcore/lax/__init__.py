@@ -316,6 +316,8 @@ __all__ += [
 # last because mjcore.control_flow is built from the primitives above.
 from mjcore.control_flow import (  # noqa: E402
     cond,
+    custom_linear_solve,
+    custom_root,
     fori_loop,
     map,  # noqa: A004  (the lax name, as in JAX)
     scan,
@@ -323,4 +325,13 @@ from mjcore.control_flow import (  # noqa: E402
     while_loop,
 )
 
-__all__ += ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]
+__all__ += [
+    "cond",
+    "custom_linear_solve",
+    "custom_root",
+    "fori_loop",
+    "map",
+    "scan",
+    "switch",
+    "while_loop",
+]
