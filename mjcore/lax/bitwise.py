@@ -138,11 +138,26 @@ elementwise(is_finite_p, "stablehlo.is_finite", "f", out_dtype=lambda _: np.dtyp
 _zero_jvp(is_finite_p)
 
 
+# --- clz ------------------------------------------------------------------------------------
+
+clz_p = Primitive("clz")
+
+
+def clz(x: ArrayLike) -> Any:
+    """Elementwise number of leading zero bits, in the dtype of `x`."""
+    return clz_p.bind1(x)
+
+
+elementwise(clz_p, "stablehlo.count_leading_zeros", _INTEGER)
+_zero_jvp(clz_p)
+
+
 __all__ = [
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
+    "clz",
     "is_finite",
     "population_count",
     "shift_left",
