@@ -1,6 +1,6 @@
 """The jax.lax conveniences added to mjcore.lax (stop_gradient, clamp, square, reciprocal, the
 *_in_dim slicing helpers, broadcast, full_like, sort_key_val, top_k, cumlogsumexp, reduce_xor,
-select, split, tile, broadcast_to_rank, collapse, batch_matmul, scatter_sub, empty, clz,
+select, split, tile, broadcast_to_rank, collapse, batch_matmul, scatter_sub, empty, clz, mulhi,
 reduce_precision, optimization_barrier, map and the control-flow aliases) against JAX (x64):
 values and dtypes eagerly and under jit, gradients, vmap against a Python loop, and error
 messages."""
@@ -64,6 +64,16 @@ def _clamp_full_bounds(L, lo, x, hi):
     # The same function with the scalar bounds broadcast first: JAX's own clamp jvp fails for
     # scalar bounds (it selects between arrays of shapes x.shape and ()).
     return L.clamp(jnp.full_like(x, lo), x, jnp.full_like(x, hi))
+
+
+def _bits_pair(dtype):
+    """Random bit patterns of an integer dtype, with the extremes first."""
+    info = onp.iinfo(dtype)
+    rng = onp.random.default_rng(18)
+    x = rng.integers(info.min, info.max, size=8, dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, size=8, dtype=dtype, endpoint=True)
+    x[:3], y[:3] = [info.min, info.max, info.min], [info.min, info.max, info.max]
+    return x, y
 
 
 def _logaddexp(L):
@@ -362,6 +372,10 @@ PROGRAMS = [
         "reduce-empty-axis", lambda L, x: L.reduce(x, -onp.inf, _logaddexp(L), (0,)), (_rand(0, 3),)
     ),
     Prog("reduce-no-axes", lambda L, x: L.reduce(x, -onp.inf, _logaddexp(L), ()), (X34,)),
+    *[
+        Prog(f"mulhi-{dt}", lambda L, x, y: L.mulhi(x, y), _bits_pair(dt), (), (0, 1))
+        for dt in ("int8", "uint16", "int32", "uint32", "int64", "uint64")
+    ],
     Prog(
         "optimization_barrier",
         lambda L, x, y: L.optimization_barrier(
@@ -816,8 +830,8 @@ def test_new_names_are_documented_and_exported():
         "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
         "dynamic_update_index_in_dim", "full_like", "sort_key_val", "top_k", "cumlogsumexp",
         "reduce_xor", "map", "select", "split", "tile", "broadcast_to_rank", "collapse",
-        "batch_matmul", "scatter_sub", "empty", "clz", "reduce_precision", "optimization_barrier",
-        "reduce", "custom_root", "custom_linear_solve",
+        "batch_matmul", "scatter_sub", "empty", "clz", "mulhi", "reduce_precision",
+        "optimization_barrier", "reduce", "custom_root", "custom_linear_solve",
     ]  # fmt: skip
     for name in names:
         assert name in lax.__all__, name

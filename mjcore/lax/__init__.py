@@ -314,7 +314,7 @@ __all__ += [
 
 from mjcore.lax.base import broadcast_to_rank, collapse, empty, select  # noqa: E402  (appended)
 from mjcore.lax.bitcast import reduce_precision  # noqa: E402
-from mjcore.lax.bitwise import clz  # noqa: E402
+from mjcore.lax.bitwise import clz, mulhi  # noqa: E402
 from mjcore.lax.dot import batch_matmul  # noqa: E402
 from mjcore.lax.gather import scatter_sub  # noqa: E402
 from mjcore.lax.optimization_barrier import optimization_barrier  # noqa: E402
@@ -327,6 +327,7 @@ __all__ += [
     "clz",
     "collapse",
     "empty",
+    "mulhi",
     "optimization_barrier",
     "reduce",
     "reduce_precision",
