@@ -1,7 +1,9 @@
 """The jax.lax conveniences added to mjcore.lax (stop_gradient, clamp, square, reciprocal, the
 *_in_dim slicing helpers, broadcast, full_like, sort_key_val, top_k, cumlogsumexp, reduce_xor,
-map and the control-flow aliases) against JAX (x64): values and dtypes eagerly and under jit,
-gradients, vmap against a Python loop, and error messages."""
+select, split, tile, broadcast_to_rank, collapse, batch_matmul, scatter_sub, empty, clz, mulhi,
+reduce_precision, optimization_barrier, map and the control-flow aliases) against JAX (x64):
+values and dtypes eagerly and under jit, gradients, vmap against a Python loop, and error
+messages."""
 
 from __future__ import annotations
 
@@ -62,6 +64,33 @@ def _clamp_full_bounds(L, lo, x, hi):
     # The same function with the scalar bounds broadcast first: JAX's own clamp jvp fails for
     # scalar bounds (it selects between arrays of shapes x.shape and ()).
     return L.clamp(jnp.full_like(x, lo), x, jnp.full_like(x, hi))
+
+
+def _bits_pair(dtype):
+    """Random bit patterns of an integer dtype, with the extremes first."""
+    info = onp.iinfo(dtype)
+    rng = onp.random.default_rng(18)
+    x = rng.integers(info.min, info.max, size=8, dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, size=8, dtype=dtype, endpoint=True)
+    x[:3], y[:3] = [info.min, info.max, info.min], [info.min, info.max, info.max]
+    return x, y
+
+
+def _logaddexp(L):
+    def comp(a, b):
+        return L.add(L.max(a, b), L.log1p(L.exp(L.neg(L.abs(L.sub(a, b))))))
+
+    return comp
+
+
+def _argmax(L):
+    def comp(a, b):
+        pick = L.bitwise_or(
+            L.gt(a["v"], b["v"]), L.bitwise_and(L.eq(a["v"], b["v"]), L.lt(a["i"], b["i"]))
+        )
+        return {"v": L.select(pick, a["v"], b["v"]), "i": L.select(pick, a["i"], b["i"])}
+
+    return comp
 
 
 PROGRAMS = [
@@ -262,6 +291,100 @@ PROGRAMS = [
         (onp.array([7, 255, 16], "uint8"),),
         (),
     ),
+    Prog(
+        "select",
+        lambda L, p, x, y: L.select(p, x, y),
+        (X34 > 0, X34, X34[::-1]),
+        (1, 2),
+        (0, 1, 2),
+    ),
+    Prog("split", lambda L, x: L.split(x, (1, 3), 1), (X34,)),
+    Prog("split-negative-axis-empty", lambda L, x: L.split(x, (2, 0, 1), -2), (X34,)),
+    Prog("tile", lambda L, x: L.tile(x, (2, 3)), (X34,)),
+    Prog(
+        "tile-int-zero",
+        lambda L, x: L.tile(x, (0, 2)),
+        (onp.arange(6, dtype=I32).reshape(2, 3),),
+        (),
+    ),
+    Prog("broadcast_to_rank", lambda L, x: L.broadcast_to_rank(x, 4), (X34,)),
+    Prog("broadcast_to_rank-same", lambda L, x: L.broadcast_to_rank(x, 2), (X34,)),
+    Prog("collapse", lambda L, x: L.collapse(x, 0), (_rand(2, 3, 4, seed=10),)),
+    Prog("collapse-range", lambda L, x: L.collapse(x, 1, 3), (_rand(2, 3, 4, 2, seed=11),)),
+    Prog("collapse-negative", lambda L, x: L.collapse(x, -2, -1), (_rand(2, 3, 4, seed=12),)),
+    Prog(
+        "batch_matmul",
+        lambda L, a, b: L.batch_matmul(a, b),
+        (_rand(2, 3, 4, seed=13), _rand(2, 4, 5, seed=14)),
+        (0, 1),
+        (0, 1),
+    ),
+    Prog(
+        "scatter_sub",
+        lambda L, x, i, u: L.scatter_sub(x, i, u, L.ScatterDimensionNumbers((1,), (0,), (0,))),
+        (X34, onp.array([[0], [2], [0]], I32), _rand(3, 4, seed=15)),
+        (0, 2),
+        (0, 1, 2),
+    ),
+    Prog(
+        "scatter_sub-uint8-clip",
+        lambda L, x, i, u: L.scatter_sub(
+            x, i, u, L.ScatterDimensionNumbers((), (0,), (0,)), mode="clip"
+        ),
+        (
+            onp.array([5, 0, 9], "uint8"),
+            onp.array([[1], [7], [1]], I32),
+            onp.array([3, 4, 250], "uint8"),
+        ),
+        (),
+        (0, 2),
+    ),
+    Prog("clz", lambda L, x: L.clz(x), (onp.array([0, 1, -1, 7, 2**20, 2**31 - 1], I32),), ()),
+    Prog("clz-uint8", lambda L, x: L.clz(x), (onp.array([0, 1, 128, 255, 16], "uint8"),), ()),
+    Prog("reduce_precision-bfloat16", lambda L, x: L.reduce_precision(x, 8, 7), (X34,)),
+    Prog(
+        "reduce_precision-float16-float32",
+        lambda L, x: L.reduce_precision(x, 5, 10),
+        (onp.array([1e-8, 1e5, 65504.0, 70000.0, -0.1, onp.nan], "float32"),),
+        (),
+    ),
+    Prog(
+        "reduce-logaddexp",
+        lambda L, x: L.reduce(x, -onp.inf, _logaddexp(L), (0, 2)),
+        (_rand(2, 3, 2, seed=17),),
+    ),
+    Prog(
+        "reduce-variadic-dict",
+        lambda L, x, i: L.reduce({"v": x, "i": i}, {"v": -onp.inf, "i": I32(0)}, _argmax(L), (1,)),
+        (X34, onp.broadcast_to(onp.arange(4, dtype=I32), (3, 4))),
+        (),  # JAX's own reduce jvp fails on the int operand
+    ),
+    Prog("reduce-add-monoid", lambda L, x: L.reduce(x, 0.0, L.add, (1,)), (X34,)),
+    Prog("reduce-max-monoid", lambda L, x: L.reduce(x, -onp.inf, L.max, (0, 1)), (X34,)),
+    Prog("reduce-add-init", lambda L, x: L.reduce(x, 0.0, L.add, (0,)), (X34,)),
+    Prog(
+        "reduce-or-bool",
+        lambda L, x: L.reduce(x, False, L.bitwise_or, (0,)),
+        (X34 > 0.5,),
+        (),
+    ),
+    Prog(
+        "reduce-empty-axis", lambda L, x: L.reduce(x, -onp.inf, _logaddexp(L), (0,)), (_rand(0, 3),)
+    ),
+    Prog("reduce-no-axes", lambda L, x: L.reduce(x, -onp.inf, _logaddexp(L), ()), (X34,)),
+    *[
+        Prog(f"mulhi-{dt}", lambda L, x, y: L.mulhi(x, y), _bits_pair(dt), (), (0, 1))
+        for dt in ("int8", "uint16", "int32", "uint32", "int64", "uint64")
+    ],
+    Prog(
+        "optimization_barrier",
+        lambda L, x, y: L.optimization_barrier(
+            (L.sin(x), {"y": y, "n": L.convert_element_type(y, I32)})
+        ),
+        (X34, _rand(4, seed=16)),
+        (0, 1),
+        (0, 1),
+    ),
 ]
 
 _IDS = [p.name for p in PROGRAMS]
@@ -394,6 +517,52 @@ def _sg_fun(L, x):
 
 
 X5 = _rand(5, seed=9)
+
+
+def test_empty_has_shape_and_dtype():
+    for shape, dtype in [((2, 3), "float32"), (4, I32), ((), "bool")]:
+        out, expected = lax.empty(shape, dtype), jax.lax.empty(shape, dtype)
+        assert out.shape == expected.shape and out.dtype == expected.dtype
+        staged = mjcore.jit(lambda s=shape, d=dtype: lax.empty(s, d))()
+        assert staged.shape == expected.shape and staged.dtype == expected.dtype
+
+
+def test_gap_filling_errors():
+    with pytest.raises(ValueError, match="sum to the dimension size"):
+        lax.split(X34, (1, 2), 1)
+    with pytest.raises(ValueError, match="one repetition count per dimension"):
+        lax.tile(X34, (2,))
+    with pytest.raises(ValueError, match="batch dimensions must match"):
+        lax.batch_matmul(_rand(2, 3, 4), _rand(3, 4, 5))
+    with pytest.raises(ValueError, match="comes before"):
+        lax.collapse(X34, 1, 0)
+    with pytest.raises(TypeError, match="pred must be bool"):
+        lax.select(X34, X34, X34)
+
+
+def test_reduce_routes_monoids_to_dedicated_reductions():
+    def names(f):
+        return [e.primitive.name for e in mjcore.make_jaxpr(f)(X34).jaxpr.eqns]
+
+    assert names(lambda x: lax.reduce(x, 0.0, lax.add, (1,))) == ["reduce_sum"]
+    assert names(lambda x: lax.reduce(x, -onp.inf, lax.max, (1,))) == ["reduce_max"]
+    # Not the identity, or not a recognised function: the general reduction.
+    assert names(lambda x: lax.reduce(x, 1.0, lax.add, (1,))) == ["reduce"]
+    assert names(lambda x: lax.reduce(x, 0.0, lambda a, b: a + b, (1,))) == ["reduce"]
+
+
+def test_reduce_errors():
+    with pytest.raises(ValueError, match="same tree structure"):
+        lax.reduce((X34, X34), (0.0,), lax.add, (0,))
+    with pytest.raises(TypeError, match="computation must return"):
+        lax.reduce((X34, X34), (0.0, 0.0), lambda a, b: a[0], (0,))
+    with pytest.raises(NotImplementedError, match="close over traced"):
+        mjcore.jit(lambda x, y: lax.reduce(x, 0.0, lambda a, b: a + b * y, (0,)))(X34, 2.0)
+
+
+def test_optimization_barrier_lowers_to_the_stablehlo_op():
+    text = mjcore.jit(lambda x: lax.optimization_barrier((x, x + 1))).lower(X34).as_text()
+    assert "stablehlo.optimization_barrier" in text
 
 
 def test_stop_gradient_grad_jit_nestings():
@@ -660,7 +829,9 @@ def test_new_names_are_documented_and_exported():
         "stop_gradient", "clamp", "square", "reciprocal", "broadcast", "index_in_dim",
         "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
         "dynamic_update_index_in_dim", "full_like", "sort_key_val", "top_k", "cumlogsumexp",
-        "reduce_xor", "map",
+        "reduce_xor", "map", "select", "split", "tile", "broadcast_to_rank", "collapse",
+        "batch_matmul", "scatter_sub", "empty", "clz", "mulhi", "reduce_precision",
+        "optimization_barrier", "reduce", "custom_root", "custom_linear_solve",
     ]  # fmt: skip
     for name in names:
         assert name in lax.__all__, name

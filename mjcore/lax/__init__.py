@@ -312,10 +312,37 @@ __all__ += [
     "top_k",
 ]
 
+from mjcore.lax.base import broadcast_to_rank, collapse, empty, select  # noqa: E402  (appended)
+from mjcore.lax.bitcast import reduce_precision  # noqa: E402
+from mjcore.lax.bitwise import clz, mulhi  # noqa: E402
+from mjcore.lax.dot import batch_matmul  # noqa: E402
+from mjcore.lax.gather import scatter_sub  # noqa: E402
+from mjcore.lax.optimization_barrier import optimization_barrier  # noqa: E402
+from mjcore.lax.reductions import reduce  # noqa: E402
+from mjcore.lax.structural import split, tile  # noqa: E402
+
+__all__ += [
+    "batch_matmul",
+    "broadcast_to_rank",
+    "clz",
+    "collapse",
+    "empty",
+    "mulhi",
+    "optimization_barrier",
+    "reduce",
+    "reduce_precision",
+    "scatter_sub",
+    "select",
+    "split",
+    "tile",
+]
+
 # Control flow, as JAX's `lax` has it: the same function objects as `mjcore.cond` etc. Imported
 # last because mjcore.control_flow is built from the primitives above.
 from mjcore.control_flow import (  # noqa: E402
     cond,
+    custom_linear_solve,
+    custom_root,
     fori_loop,
     map,  # noqa: A004  (the lax name, as in JAX)
     scan,
@@ -323,4 +350,13 @@ from mjcore.control_flow import (  # noqa: E402
     while_loop,
 )
 
-__all__ += ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]
+__all__ += [
+    "cond",
+    "custom_linear_solve",
+    "custom_root",
+    "fori_loop",
+    "map",
+    "scan",
+    "switch",
+    "while_loop",
+]

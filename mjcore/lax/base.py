@@ -458,16 +458,66 @@ def full_like(
     return broadcast_in_dim(fill, out_shape, ())
 
 
+# --- select / broadcast_to_rank / collapse / empty (helpers, as in JAX) ----------------------
+
+
+def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Any:
+    """Elementwise `on_true` where the bool `pred` holds, else `on_false` (JAX's older API:
+    `select_n(pred, on_false, on_true)`)."""
+    if get_aval(pred).dtype.kind != "b":
+        raise TypeError(f"select: pred must be bool, got {get_aval(pred).dtype.name}")
+    return select_n(pred, on_false, on_true)
+
+
+def broadcast_to_rank(x: ArrayLike, rank: int) -> Any:
+    """`x` with leading axes of size 1 added until it has `rank` dimensions."""
+    ndim = get_aval(x).ndim
+    if rank < ndim:
+        raise ValueError(f"broadcast_to_rank: x has rank {ndim}, more than the requested {rank}")
+    if rank == ndim:
+        return x
+    return broadcast(x, (1,) * (rank - ndim))
+
+
+def collapse(operand: ArrayLike, start_dimension: int, stop_dimension: int | None = None) -> Any:
+    """`operand` with dimensions `start_dimension:stop_dimension` merged into one."""
+    shape = get_aval(operand).shape
+    ndim = len(shape)
+    lo, hi, _ = slice(start_dimension, ndim if stop_dimension is None else stop_dimension).indices(
+        ndim
+    )
+    if hi < lo:
+        raise ValueError(
+            f"collapse: stop_dimension {stop_dimension} comes before start_dimension "
+            f"{start_dimension} for an operand of rank {ndim}"
+        )
+    size = int(np.prod(shape[lo:hi], dtype=np.int64))
+    return reshape(operand, (*shape[:lo], size, *shape[hi:]))
+
+
+def empty(shape: int | Sequence[int], dtype: Any) -> Any:
+    """An array of `shape` and `dtype` whose values are unspecified.
+
+    NB: JAX leaves the contents to the backend; here they are zeros.
+    """
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    return full(shape, 0, dtypes.canonicalize_dtype(dtype, "empty"))
+
+
 __all__ = [
     "add_any",
     "broadcast",
     "broadcast_in_dim",
     "broadcast_to",
+    "broadcast_to_rank",
+    "collapse",
     "convert_element_type",
+    "empty",
     "expand_dims",
     "full",
     "full_like",
     "reshape",
+    "select",
     "select_n",
     "transpose",
     "zeros_like",

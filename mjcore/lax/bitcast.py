@@ -5,12 +5,13 @@ derivative in the usual sense: `bitcast_convert_type` has a zero tangent; `nexta
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad import Zero
+from mjcore.ad import Zero, instantiate
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax.base import broadcast_to
@@ -92,4 +93,48 @@ def _nextafter_jvp(primals, tangents):
     return y, broadcast_to(x1_dot, get_aval(y).shape)
 
 
-__all__ = ["bitcast_convert_type", "nextafter"]
+# --- reduce_precision -----------------------------------------------------------------------
+
+reduce_precision_p = Primitive("reduce_precision")
+
+
+def reduce_precision(operand: ArrayLike, exponent_bits: int, mantissa_bits: int) -> Any:
+    """Round floats to the nearest value (ties to even) of a format with `exponent_bits` and
+    `mantissa_bits`, keeping the dtype: out-of-range values become infinities, tiny ones zero.
+
+    E.g. `reduce_precision(x, 8, 7)` rounds float32 values to bfloat16's.
+    """
+    exponent_bits, mantissa_bits = operator.index(exponent_bits), operator.index(mantissa_bits)
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(
+            "reduce_precision: needs exponent_bits >= 1 and mantissa_bits >= 0, got "
+            f"{exponent_bits} and {mantissa_bits}"
+        )
+    return reduce_precision_p.bind1(
+        operand, exponent_bits=exponent_bits, mantissa_bits=mantissa_bits
+    )
+
+
+def _reduce_precision_lowering(
+    ctx: LoweringContext, x: Any, *, exponent_bits: int, mantissa_bits: int
+) -> Any:
+    attrs = f"exponent_bits = {exponent_bits} : i32, mantissa_bits = {mantissa_bits} : i32"
+    return ctx.builder.op("stablehlo.reduce_precision", [x], ctx.aval_out.strip_weak_type(), attrs)
+
+
+elementwise(reduce_precision_p, _reduce_precision_lowering, "f")
+
+
+# Linear, as in JAX: the tangent (and cotangent) is rounded the same way.
+@reduce_precision_p.def_jvp
+def _reduce_precision_jvp(primals, tangents, **params):
+    (x,), (x_dot,) = primals, tangents
+    return reduce_precision_p.bind1(x, **params), reduce_precision_p.bind1(x_dot, **params)
+
+
+@reduce_precision_p.def_transpose
+def _reduce_precision_transpose(ct, x, **params):
+    return [reduce_precision_p.bind1(instantiate(ct), **params)]
+
+
+__all__ = ["bitcast_convert_type", "nextafter", "reduce_precision"]

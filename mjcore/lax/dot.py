@@ -218,4 +218,23 @@ def _dot_general_batching(vals, dims, *, dimension_numbers, preferred_element_ty
     return dot_general_p.bind1(lhs, rhs, dimension_numbers=numbers, **params), out_bdim
 
 
-__all__ = ["dot_general"]
+def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: Any = None) -> Any:
+    """Matrix product over the last two dimensions, batched over all the leading ones (which
+    must agree). `precision` is accepted for JAX compatibility; the CPU backend ignores it."""
+    del precision
+    lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
+    ndim = len(lhs_shape)
+    if ndim != len(rhs_shape) or ndim < 2:
+        raise ValueError(
+            "batch_matmul: lhs and rhs must have one rank of at least 2, got shapes "
+            f"{lhs_shape} and {rhs_shape}"
+        )
+    if lhs_shape[:-2] != rhs_shape[:-2]:
+        raise ValueError(
+            f"batch_matmul: batch dimensions must match, got shapes {lhs_shape} and {rhs_shape}"
+        )
+    batch = tuple(range(ndim - 2))
+    return dot_general(lhs, rhs, (((ndim - 1,), (ndim - 2,)), (batch, batch)))
+
+
+__all__ = ["batch_matmul", "dot_general"]

@@ -24,6 +24,7 @@ from mjcore.lax.base import (
     convert_element_type,
     full,
     select_n,
+    zeros_like,
 )
 from mjcore.lax.bitwise import bitwise_and
 from mjcore.lax.comparison import eq, ge, le
@@ -757,6 +758,32 @@ def _row_major_iota(dtype: np.dtype, shape: Shape, dims: Sequence[int]) -> Any:
     return total
 
 
+# --- scatter_sub (scatter_add of the negated updates) ---------------------------------------
+
+
+def scatter_sub(
+    operand: ArrayLike,
+    scatter_indices: ArrayLike,
+    updates: ArrayLike,
+    dimension_numbers: ScatterDimensionNumbers | Sequence[Sequence[int]],
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: str | None = None,
+) -> Any:
+    """`operand` minus each window of `updates` at its start in `scatter_indices`.
+
+    The same values as JAX's `scatter_sub` primitive (x - u == x + (-u) exactly, wrapping
+    for unsigned integers), so it shares scatter_add's rules. The sortedness and uniqueness
+    hints are accepted and unused. `mode` None means "drop".
+    """
+    del indices_are_sorted, unique_indices
+    negated = arithmetic.sub(zeros_like(updates), updates)
+    return scatter_add(
+        operand, scatter_indices, negated, dimension_numbers, mode="drop" if mode is None else mode
+    )
+
+
 __all__ = [
     "GatherDimensionNumbers",
     "ScatterDimensionNumbers",
@@ -768,4 +795,5 @@ __all__ = [
     "scatter_max",
     "scatter_min",
     "scatter_mul",
+    "scatter_sub",
 ]

@@ -3,23 +3,29 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
-from mjcore.ad import linear_jvp
+from mjcore import core, dtypes
+from mjcore.ad import Zero, jvp_flat, linear_jvp
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
-from mjcore.backend.lowering import LoweringContext
+from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
+from mjcore.batching import NOT_MAPPED, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
 from mjcore.lax import arithmetic
 from mjcore.lax.base import broadcast_in_dim, convert_element_type, full, reshape, transpose
 from mjcore.lax.comparison import eq
 from mjcore.lax.families import scalar_constant
 from mjcore.lax.slicing import slice_in_dim
 from mjcore.lax.structural import check_axes, normalize_axes, pad
+from mjcore.partial_eval import trace_to_jaxpr
+from mjcore.tree_util import tree_flatten, tree_unflatten
 
 ArrayLike = Any
 Shape = tuple[int, ...]
@@ -340,9 +346,243 @@ def argmin(x: ArrayLike, axis: int, index_dtype: Any) -> Any:
     return argmin_p.bind1(x, axis=axis, index_dtype=index_dtype)
 
 
+# --- reduce: any computation, any number of operands ----------------------------------------
+
+
+class _Computation:
+    """A reduction's computation traced on scalars, compared by its text and constants, so
+    that eager calls with equal computations share one compiled executable."""
+
+    __slots__ = ("closed", "_key")
+
+    def __init__(self, closed: ClosedJaxpr):
+        self.closed = closed
+        consts = tuple(
+            (a.dtype.str, a.shape, a.tobytes()) for a in (np.asarray(c) for c in closed.consts)
+        )
+        self._key = (str(closed.jaxpr), consts)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Computation) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return f"_Computation({self.closed.jaxpr})"
+
+
+reduce_p = Primitive("reduce", multiple_results=True)
+
+
+def reduce(
+    operands: Any,
+    init_values: Any,
+    computation: Callable[[Any, Any], Any],
+    dimensions: Sequence[int],
+) -> Any:
+    """Reduce `operands` over `dimensions` with `computation`, as JAX's `lax.reduce`.
+
+    Meaning, for one operand and one reduced axis (pytrees of operands reduce together, and
+    `computation` then maps two such pytrees of scalars to one)::
+
+        acc = init_value
+        for x in operand (along the axis): acc = computation(acc, x)
+
+    `computation` must be associative and commutative with `init_values` its identity: XLA
+    combines in any order. `lax.add`, `lax.mul`, `lax.max`, `lax.min` and the bitwise
+    `and`/`or`/`xor` with their identities use the dedicated reductions (as in JAX).
+
+    Raises:
+      ValueError: if `operands` and `init_values` differ in structure.
+      TypeError: if `computation` does not return their structure and types.
+      NotImplementedError: if `computation` closes over traced values (as in JAX).
+    """
+    flat_ops, tree = tree_flatten(operands)
+    flat_inits, init_tree = tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(
+            "reduce: operands must have the same tree structure as init_values: "
+            f"{tree} vs. {init_tree}"
+        )
+    dims = tuple(operator.index(d) for d in dimensions)
+    if len(flat_ops) == 1:
+        reducer = _monoid_reducer(computation, flat_inits[0], get_aval(flat_ops[0]).dtype)
+        if reducer is not None:
+            return tree_unflatten(tree, [reducer(flat_ops[0], dims) if dims else flat_ops[0]])
+    op_avals = [get_aval(x) for x in flat_ops]
+    inits = []
+    for init, aval in zip(flat_inits, op_avals, strict=True):
+        init_aval = get_aval(init)
+        if init_aval.dtype != aval.dtype and init_aval.weak_type:
+            init = convert_element_type(init, aval.dtype)
+        inits.append(init)
+    scalars = [ShapedArray((), a.dtype) for a in op_avals]
+    n = len(flat_ops)
+
+    def flat_computation(*xs: Any) -> list[Any]:
+        out = computation(tree_unflatten(tree, xs[:n]), tree_unflatten(tree, xs[n:]))
+        out_flat, out_tree = tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(
+                f"reduce: computation must return the structure of the operands ({tree}), "
+                f"got {out_tree}"
+            )
+        return out_flat
+
+    closed = trace_to_jaxpr(flat_computation, scalars * 2, "reduce computation")
+    if [(a.shape, a.dtype) for a in closed.out_avals] != [(a.shape, a.dtype) for a in scalars]:
+        raise TypeError(
+            "reduce: computation must return scalars of the operand dtypes "
+            f"{[a.str_short() for a in scalars]}, got "
+            f"{[a.str_short() for a in closed.out_avals]}"
+        )
+    if any(isinstance(c, core.Tracer) for c in closed.consts):
+        raise NotImplementedError("reduce: the computation cannot close over traced values")
+    outs = reduce_p.bind(*flat_ops, *inits, computation=_Computation(closed), dimensions=dims)
+    return tree_unflatten(tree, outs)
+
+
+def _monoid_reducer(
+    computation: Any, init: Any, dtype: np.dtype
+) -> Callable[[Any, tuple[int, ...]], Any] | None:
+    """The dedicated reduction for `computation` when `init` is its (concrete) identity."""
+    from mjcore.lax import bitwise
+
+    if isinstance(init, core.Tracer) or get_aval(init).shape != ():
+        return None
+    intlike = dtype.kind in "biu"
+    table: list[tuple[Any, Callable[..., Any], Any, bool]] = [
+        (arithmetic.add, reduce_sum, 0, True),
+        (arithmetic.mul, reduce_prod, 1, True),
+        (arithmetic.max, reduce_max, _lowest(dtype), True),
+        (arithmetic.min, reduce_min, _highest(dtype), True),
+        (bitwise.bitwise_or, reduce_or, 0, intlike),
+        (bitwise.bitwise_and, reduce_and, _all_ones(dtype) if intlike else 0, intlike),
+        (bitwise.bitwise_xor, reduce_xor, 0, intlike),
+    ]
+    value = np.asarray(init)
+    for op, reducer, identity, allowed in table:
+        if computation is op and allowed:
+            return reducer if bool(np.equal(value, np.asarray(identity, value.dtype))) else None
+    return None
+
+
+@reduce_p.def_abstract_eval
+def _reduce_abstract_eval(
+    *avals: ShapedArray, computation: _Computation, dimensions: tuple[int, ...]
+) -> list[ShapedArray]:
+    n = len(avals) // 2
+    ops, inits = avals[:n], avals[n:]
+    shape = ops[0].shape
+    if any(a.shape != shape for a in ops):
+        raise TypeError(f"reduce: operands must have one shape, got {[a.shape for a in ops]}")
+    for op, init in zip(ops, inits, strict=True):
+        if init.shape != () or init.dtype != op.dtype:
+            raise TypeError(
+                f"reduce: init values must be scalars of the operand dtypes, got "
+                f"{init.str_short()} for an operand of {op.dtype.name}"
+            )
+    check_axes("reduce", dimensions, shape)
+    out_shape = _reduced_shape(shape, dimensions)
+    return [ShapedArray(out_shape, op.dtype, op.weak_type) for op in ops]
+
+
+@reduce_p.def_lowering
+def _reduce_lowering(
+    ctx: LoweringContext, *args: Value, computation: _Computation, dimensions: tuple[int, ...]
+) -> list[Value]:
+    b = ctx.builder
+    n = len(args) // 2
+    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in[:n]]
+    closed = computation.closed
+
+    def body(rb: FunctionBuilder, *xs: Value) -> list[Value]:
+        consts = [rb.constant(np.asarray(c), get_aval(c).strip_weak_type()) for c in closed.consts]
+        return lower_jaxpr_body(rb, closed.jaxpr, consts, xs)
+
+    region = b.region(scalars * 2, body)
+    outs = b.op(
+        "stablehlo.reduce",
+        list(args),
+        [a.strip_weak_type() for a in ctx.avals_out],
+        f"dimensions = {i64_array(dimensions)}",
+        regions=[region],
+    )
+    return outs if isinstance(outs, list) else [outs]
+
+
+def _reduce_jvp(
+    primals: list[Any],
+    tangents: list[Any],
+    *,
+    computation: _Computation,
+    dimensions: tuple[int, ...],
+) -> tuple[list[Any], list[Any]]:
+    # As JAX: reduce a balanced tree of halves with the computation itself, which jvp can see
+    # through (log depth); the init values are taken to be identities, with no tangent.
+    n = len(primals) // 2
+    ops, inits = primals[:n], primals[n:]
+    shape = get_aval(ops[0]).shape
+    kept = _kept_axes(len(shape), dimensions)
+    kept_shape = tuple(shape[d] for d in kept)
+    size = math.prod(shape[d] for d in dimensions)
+    perm = (*dimensions, *kept)
+
+    def flatten(x: Any) -> Any:
+        return reshape(transpose(x, perm), (size, *kept_shape))
+
+    def flatten_tangent(t: Any) -> Any:
+        if type(t) is Zero:
+            return Zero(t.aval.update(shape=(size, *kept_shape)))
+        return flatten(t)
+
+    combine = functools.partial(eval_jaxpr, computation.closed.jaxpr, computation.closed.consts)
+    no_pad = ((0, 0, 0),) * len(kept_shape)
+
+    def tree(*xs: Any) -> list[Any]:
+        xs_list = list(xs)
+        m = size
+        while m > 1:
+            m1 = (m + 1) // 2
+            lo = [slice_in_dim(x, 0, m1, 0) for x in xs_list]
+            hi = [slice_in_dim(x, m1, m, 0) for x in xs_list]
+            if m - m1 != m1:
+                hi = [pad(h, i, ((0, 1, 0), *no_pad)) for h, i in zip(hi, inits, strict=True)]
+            xs_list = combine(*lo, *hi)
+            m = m1
+        if m == 0:
+            return [broadcast_in_dim(i, kept_shape, ()) for i in inits]
+        return [reshape(x, kept_shape) for x in xs_list]
+
+    return jvp_flat(tree, [flatten(x) for x in ops], [flatten_tangent(t) for t in tangents[:n]])
+
+
+reduce_p.def_jvp(_reduce_jvp, symbolic_zeros=True)
+
+
+@reduce_p.def_batching
+def _reduce_batching(
+    vals: list[Any],
+    dims: list[int | None],
+    *,
+    computation: _Computation,
+    dimensions: tuple[int, ...],
+) -> tuple[list[Any], list[int | None]]:
+    n = len(vals) // 2
+    if any(d is not NOT_MAPPED for d in dims[n:]):
+        raise NotImplementedError("reduce: batched init_values are not supported (as in JAX)")
+    size = next(get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
+    ops = [moveaxis_to(v, d, 0, size) for v, d in zip(vals[:n], dims[:n], strict=True)]
+    moved = tuple(d + 1 for d in dimensions)
+    outs = reduce_p.bind(*ops, *vals[n:], computation=computation, dimensions=moved)
+    return outs, [0] * n
+
+
 __all__ = [
     "argmax",
     "argmin",
+    "reduce",
     "reduce_and",
     "reduce_max",
     "reduce_min",

@@ -348,11 +348,54 @@ def _rev_batching(vals, dims, *, dimensions):
     return rev_p.bind1(x, dimensions=_axes_after_batching(dimensions, bdim)), bdim
 
 
+# --- split / tile (helpers over slice and broadcast_in_dim) ---------------------------------
+
+
+def split(operand: ArrayLike, sizes: Sequence[int], axis: int = 0) -> list[Any]:
+    """`operand` cut along `axis` into consecutive pieces of `sizes` (which must sum to the
+    axis length)."""
+    from mjcore.lax.slicing import slice_in_dim
+
+    shape = get_aval(operand).shape
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"split: axis {axis} is out of bounds for an operand of rank {len(shape)}")
+    axis %= len(shape)
+    sizes = tuple(int(s) for s in sizes)
+    if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
+        raise ValueError(
+            f"split: sizes must be non-negative and sum to the dimension size {shape[axis]} "
+            f"of axis {axis}, got {sizes}"
+        )
+    starts = np.cumsum((0, *sizes))
+    return [
+        slice_in_dim(operand, int(a), int(b), axis)
+        for a, b in zip(starts[:-1], starts[1:], strict=True)
+    ]
+
+
+def tile(operand: ArrayLike, reps: Sequence[int]) -> Any:
+    """`operand` repeated `reps[i]` times along each dimension i (one rep per dimension)."""
+    shape = get_aval(operand).shape
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != len(shape):
+        raise ValueError(
+            f"tile: needs one repetition count per dimension; operand has rank {len(shape)} "
+            f"but reps is {reps}"
+        )
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetition counts must be non-negative, got {reps}")
+    interleaved = tuple(d for r, s in zip(reps, shape, strict=True) for d in (r, s))
+    expanded = broadcast_in_dim(operand, interleaved, tuple(range(1, 2 * len(shape), 2)))
+    return reshape(expanded, tuple(r * s for r, s in zip(reps, shape, strict=True)))
+
+
 __all__ = [
     "broadcasted_iota",
     "concatenate",
     "iota",
     "pad",
     "rev",
+    "split",
     "squeeze",
+    "tile",
 ]

@@ -1,4 +1,5 @@
-"""Rows for mjcore/lax/arithmetic.py, comparison.py, base.py and stop_gradient.py."""
+"""Rows for mjcore/lax/arithmetic.py, comparison.py, base.py, stop_gradient.py and
+optimization_barrier.py."""
 
 from __future__ import annotations
 
@@ -123,6 +124,14 @@ CASES = [
         ((3, 4),),
         FLOATS + ("complex128",),
         diff_argnums=(),
+    ),
+    PrimCase(
+        "optimization_barrier",
+        lax.optimization_barrier,
+        lambda x: x,
+        ((3, 4),),
+        FLOATS + ("int32",),
+        linear=True,
     ),
     PrimCase(
         "eq",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from mjcore import lax
@@ -21,7 +22,44 @@ def _specials(rng, shape, dtype):
     return np.where(rng.random(shape) < 0.5, rng.choice(pool, size=shape), rng.normal(size=shape))
 
 
+def _rounded_to(dtype):
+    def numpy_fun(x):
+        with np.errstate(over="ignore"):  # overflow to infinity is the expected result
+            return np.asarray(x).astype(dtype).astype(x.dtype)
+
+    return numpy_fun
+
+
 CASES = [
+    # Formats at least as wide as the dtype leave it alone: the linear rules meet the
+    # finite-difference and transpose checks.
+    PrimCase(
+        "reduce_precision-wide",
+        lambda x: lax.reduce_precision(x, 11, 52),
+        lambda x: x,
+        ((3, 4),),
+        ("float32", "float64"),
+        linear=True,
+    ),
+    # Rounding is piecewise constant, so only values, jit and vmap are checked here.
+    PrimCase(
+        "reduce_precision-bfloat16",
+        lambda x: lax.reduce_precision(x, 8, 7),
+        _rounded_to(ml_dtypes.bfloat16),
+        ((3, 4),),
+        ("float32", "float64"),
+        domain=_specials,
+        diff_argnums=(),
+    ),
+    PrimCase(
+        "reduce_precision-float16",
+        lambda x: lax.reduce_precision(x, 5, 10),
+        _rounded_to(np.float16),
+        ((2, 5),),
+        ("float32", "float64"),
+        domain=(-1e5, 1e5),
+        diff_argnums=(),
+    ),
     PrimCase(
         "bitcast-f64-i64",
         lambda x: lax.bitcast_convert_type(x, "int64"),

@@ -281,6 +281,13 @@ def _popcount(x):
     return np.bitwise_count(unsigned).astype(x.dtype)
 
 
+def _clz(x):
+    width = 8 * x.dtype.itemsize
+    unsigned = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    lengths = [int(v).bit_length() for v in unsigned.ravel()]
+    return (width - np.array(lengths, dtype=np.int64)).astype(x.dtype).reshape(x.shape)
+
+
 def _special_floats(rng, shape, dtype):
     values = np.array([0.0, -1.5, 3.0, 1e30, np.inf, -np.inf, np.nan])
     return rng.choice(values, size=shape)
@@ -335,6 +342,7 @@ BITWISE_CASES = [
         (*INTS, "int64"),
         domain=_bits,
     ),
+    PrimCase("clz", lax.clz, _clz, ((3, 4),), (*INTS, "int64"), domain=_bits),
     PrimCase("is_finite", lax.is_finite, np.isfinite, ((3, 4),), FLOATS, domain=_special_floats),
 ]
 

@@ -80,7 +80,39 @@ def _dot_case(name, dimension_numbers, shapes, dtypes, preferred=None, **kwargs)
     )
 
 
+def _logaddexp(a, b):
+    """A computation no dedicated reduction has: log(exp(a) + exp(b)), stably."""
+    return lax.add(lax.max(a, b), lax.log1p(lax.exp(lax.neg(lax.abs(lax.sub(a, b))))))
+
+
+def _max_with_index(a, b):
+    """Variadic: (value, index) pairs, keeping the larger value (the lower index on ties)."""
+    (va, ia), (vb, ib) = a, b
+    pick = lax.bitwise_or(lax.gt(va, vb), lax.bitwise_and(lax.eq(va, vb), lax.lt(ia, ib)))
+    return lax.select_n(pick, vb, va), lax.select_n(pick, ib, ia)
+
+
+def _reduce_max_with_index(x):
+    index = lax.broadcasted_iota("int32", x.shape, 0)
+    return lax.reduce((x, index), (-np.inf, np.int32(0)), _max_with_index, (0,))[0]
+
+
 CASES = [
+    PrimCase(
+        "reduce-logaddexp",
+        lambda x: lax.reduce(x, -np.inf, _logaddexp, (1,)),
+        lambda x: np.logaddexp.reduce(x, axis=1),
+        ((3, 5, 2),),
+        FLOATS,
+        rtol=1e-5,
+    ),
+    PrimCase(
+        "reduce-variadic-max",
+        _reduce_max_with_index,
+        lambda x: np.max(x, axis=0),
+        ((6, 3),),
+        FLOATS,
+    ),
     PrimCase(
         "reduce_sum",
         lambda x: lax.reduce_sum(x, (0, 2)),
