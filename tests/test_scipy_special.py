@@ -35,6 +35,9 @@ jax.config.update("jax_enable_x64", True)
 sp = mjcore.scipy.special
 
 RTOL = {"float32": 2e-6, "float64": 1e-13}
+# float32 betainc and comb are ill-conditioned in their lgamma sums (betainc ~4e-5 from scipy,
+# ours and JAX's alike), so XLA's fusion choices show.
+FLOAT32_RTOL = {"betainc": 1e-4, "comb": 1e-5}
 GRAD_RTOL, GRAD2_RTOL = 1e-12, 1e-10
 
 
@@ -82,6 +85,16 @@ SPECIALS = [
     # JAX has no second derivative of igamma in a (igamma_grad_a has none).
     Special("gammainc", ((0.1, 6.0), (0.0, 9.0)), (0, 1), second=False),
     Special("gammaincc", ((0.1, 6.0), (0.0, 9.0)), (0, 1), second=False),
+    # JAX differentiates betainc in x only (a and b raise: test_betainc_and_expn_derivatives).
+    Special("betainc", ((0.5, 30.0), (0.5, 30.0), (0.02, 0.98)), (2,)),
+    # Across expn's switch from series to continued fraction at 1 and Cephes' expi ranges.
+    # JAX cannot differentiate exp1 (expn's nondiff n is a tracer there): test_exp1_derivative.
+    Special("exp1", ((0.05, 40.0),), ()),
+    Special("expi", ((-30.0, 80.0),)),
+    Special("dawsn", ((-10.0, 10.0),)),
+    Special("boxcox", ((0.1, 5.0), (-2.0, 2.0)), (0, 1)),
+    Special("boxcox1p", ((-0.9, 5.0), (-2.0, 2.0)), (0, 1)),
+    Special("comb", ((5.0, 30.0), (0.0, 5.0)), (0, 1)),
 ]
 DTYPES = ["float32", "float64"]
 # 0-d in float64 only: a separate compile per dtype and shape is what the test time goes on.
@@ -126,19 +139,26 @@ def test_values_and_dtypes_match_jax(spec: Special, dtype: str, shape):
     expected = jax_f(*args)
     assert onp.asarray(expected).dtype == onp.dtype(dtype)
     # Values near a zero of the function (spence at 1, entr at 1) get an absolute floor.
+    rtol = FLOAT32_RTOL.get(spec.name, RTOL[dtype]) if dtype == "float32" else RTOL[dtype]
     atol = RTOL[dtype] * 1e-3
     if shape:  # 0-d under jit only: eagerly it would compile every op once more for 0-d avals
-        _assert_close(mj_f(*args), expected, RTOL[dtype], atol)
-    _assert_close(mjcore.jit(mj_f)(*args), expected, RTOL[dtype], atol)
+        _assert_close(mj_f(*args), expected, rtol, atol)
+    _assert_close(mjcore.jit(mj_f)(*args), expected, rtol, atol)
 
 
 SPECIAL_VALUES = onp.array([0.0, -0.0, 0.5, 1.0, -1.0, 2.0, -2.5, 30.0, onp.inf, -onp.inf, onp.nan])
+
+
+# NB: JAX's exp1(inf) and expi(0), expi(+-inf) are NaN; ours are scipy's (0, -inf, inf, -0.0).
+SCIPY_AT_SPECIAL_VALUES = {"exp1", "expi"}
 
 
 @pytest.mark.parametrize("spec", SPECIALS, ids=_ids(SPECIALS))
 def test_special_values_match_jax(spec: Special):
     grids = onp.meshgrid(*[SPECIAL_VALUES] * len(spec.domains), indexing="ij")
     mj_f, jax_f = _both(spec.name)
+    if spec.name in SCIPY_AT_SPECIAL_VALUES:
+        jax_f = getattr(scipy.special, spec.name)
     _assert_close(mj_f(*grids), jax_f(*grids), RTOL["float64"])
 
 
@@ -474,7 +494,7 @@ def test_grad_composition_under_jit_and_vmap():
 VMAP_PARAMS = [
     pytest.param(spec, axes, id=f"{spec.name}-{axes}")
     for spec in SPECIALS
-    for axes in ([1] if len(spec.domains) == 1 else [(0, None)])
+    for axes in ([1] if len(spec.domains) == 1 else [(0,) + (None,) * (len(spec.domains) - 1)])
 ]
 
 
@@ -571,3 +591,166 @@ def test_bessel_i0_i1_derivatives_are_the_recurrences_at_zero_too(x):
     half_sum = (scipy.special.i0(x) + scipy.special.iv(2, x)) / 2
     onp.testing.assert_allclose(d2_i0, half_sum, rtol=1e-13)
     onp.testing.assert_allclose(d_i1, half_sum, rtol=1e-13)
+
+
+# --- betainc, the exponential integrals, dawsn, boxcox and comb against scipy ---------------
+
+
+def _rel_err(got: Any, expected: onp.ndarray) -> float:
+    got = onp.asarray(got).astype(onp.float64)
+    keep = onp.isfinite(expected) & (expected != 0)
+    return float(onp.max(onp.abs(got[keep] - expected[keep]) / onp.abs(expected[keep])))
+
+
+def _new_functions(a, b, x, lmbda, N, k, n, xn):
+    """Every new function at once: one jit compile for test_new_functions_agree_with_scipy."""
+    return {
+        "betainc": sp.betainc(a, b, x[: a.size]),
+        "exp1": sp.exp1(x),
+        "expi": sp.expi(x),
+        "dawsn": sp.dawsn(x),
+        "boxcox": sp.boxcox(lax.abs(x), lmbda),
+        "boxcox1p": sp.boxcox1p(x, lmbda),
+        "comb": sp.comb(N, k),
+        "comb_repetition": sp.comb(N, k, repetition=True),
+        "expn": sp.expn(n, xn),
+    }
+
+
+def test_new_functions_agree_with_scipy():
+    rng = onp.random.default_rng(11)
+    a, b = rng.uniform(0.05, 60.0, (2, 400))
+    # Large and tiny a, b (continued-fraction length), x near 0.
+    a = onp.concatenate([a, [500.0, 1e4, 0.01, 2.0]])
+    b = onp.concatenate([b, [700.0, 2e4, 0.02, 3.0]])
+    x = onp.concatenate([rng.uniform(0.0, 1.0, 400), [0.41, 0.333, 0.5, 1e-8]])
+    special_x = onp.array([0.0, 1e-300, 1e-10, 1.0, 700.0, 800.0, onp.inf, onp.nan])
+    x = onp.concatenate([x, onp.linspace(-60.0, 60.0, 241), -x[:404], special_x, -special_x])
+    lmbda = rng.choice([-2.0, 0.0, 1e-9, 1.5, 3.0], x.size)
+    N, k = onp.array([-1.0, 0.0, 3.0, 10.0, 52.0, 300.0])[:, None], onp.array([-1, 0, 2, 5, 52])
+    n = onp.array([0, 1, 2, 3, 7, 30, 4999, 5000, 6000])[:, None]
+    xn = onp.array([0.0, 1e-6, 0.3, 1.0, 1.0001, 4.0, 30.0, 600.0, onp.inf, -1.0, onp.nan])
+    got = mjcore.jit(_new_functions)(a, b, x, lmbda, N, k, n, xn)
+    got = {name: onp.asarray(v) for name, v in got.items()}
+    big = scipy.special.betainc(a[400:], b[400:], x[400:404])
+    # a, b in the hundreds and thousands: lgamma sums of ~1e5 cancel to 2.4e-11 (JAX's 9e-12).
+    onp.testing.assert_allclose(got["betainc"][400:], big, rtol=1e-10)
+    got["betainc"] = got["betainc"][:400]
+    with onp.errstate(all="ignore"):
+        # Max relative errors: betainc 3e-13 (JAX's 3.2e-13: the prefactor is an exp of
+        # lgamma sums that cancel), exp1 2.6e-15, dawsn 1.2e-14, expi 2.4e-14 (at its zero
+        # 0.3725), expn 4.6e-15, comb 2e-13 for 300 choose 52, boxcox 4e-16.
+        expected = {
+            "betainc": scipy.special.betainc(a[:400], b[:400], x[:400]),
+            "exp1": scipy.special.exp1(x),
+            "expi": scipy.special.expi(x),
+            "dawsn": scipy.special.dawsn(x),
+            "boxcox": scipy.special.boxcox(abs(x), lmbda),
+            "boxcox1p": scipy.special.boxcox1p(x, lmbda),
+            "comb": scipy.special.comb(N, k),
+            "expn": scipy.special.expn(n, xn),
+        }
+    # boxcox1p: 4e-14 near x = -1, where scipy takes pow and we (as JAX) expm1(lmbda log1p(x)).
+    rtols = {"betainc": 1e-12, "expi": 5e-14, "dawsn": 5e-14, "comb": 1e-12, "boxcox1p": 1e-13}
+    for name, value in expected.items():
+        onp.testing.assert_allclose(got[name], value, rtol=rtols.get(name, 1e-14), err_msg=name)
+    # NB: with repetition scipy gives NaN for N < 0 (or k < 0); JAX and we give 0.
+    _assert_close(got["comb_repetition"], jsp.comb(N, k, repetition=True), 1e-12)
+    # Integer orders: as NumPy promotion, float64.
+    _assert_close(sp.expn(n[:3, 0], 0.5), scipy.special.expn(n[:3, 0], 0.5), 1e-15)
+
+
+def test_new_functions_float32_agree_with_scipy():
+    x = onp.concatenate([onp.linspace(-40.0, 40.0, 81), onp.geomspace(1e-6, 80.0, 40)])
+    x = x.astype(onp.float32)
+    # exp1 and expi lose ~20 ulp near x = 1 to cancellation in the series (JAX's likewise).
+    for name, rtol in [("exp1", 4e-6), ("expi", 4e-6), ("dawsn", 5e-7)]:
+        arg = x[x > 0] if name == "exp1" else x
+        got = mjcore.jit(getattr(sp, name))(arg)
+        assert onp.asarray(got).dtype == onp.float32
+        assert _rel_err(got, getattr(scipy.special, name)(arg.astype(float))) < rtol, name
+    grid = onp.meshgrid([0.5, 3.0, 12.0], [0.7, 4.0], onp.linspace(0.05, 0.95, 7), indexing="ij")
+    got = mjcore.jit(sp.betainc)(*(v.astype(onp.float32) for v in grid))
+    assert onp.asarray(got).dtype == onp.float32
+    expected = scipy.special.betainc(*(v.astype(onp.float32).astype(float) for v in grid))
+    assert _rel_err(got, expected) < 1e-5
+
+
+def _jit_grad(f):
+    return mjcore.jit(mjcore.grad(lambda x: _sum(f(x))))
+
+
+def test_betainc_expn_exp1_derivatives():
+    a, b = onp.array([0.7, 2.0, 9.0, 25.0]), onp.array([3.0, 0.6, 12.0, 20.0])
+    x = onp.array([0.2, 0.9, 0.45, 0.6])
+    for argnums in (0, 1):
+        with pytest.raises(ValueError, match="not supported"):
+            jax.grad(lambda *v: jsp.betainc(*v).sum(), argnums)(a, b, x)
+        with pytest.raises(ValueError, match=r"mjcore.scipy.special.betainc: the derivative"):
+            mjcore.grad(lambda *v: _sum(sp.betainc(*v)), argnums)(a, b, x)
+    tangent = onp.linspace(-1.0, 2.0, 4)
+    got = mjcore.jit(lambda x, t: mjcore.jvp(lambda x: sp.betainc(a, b, x), (x,), (t,)))(x, tangent)
+    expected = jax.jvp(lambda x: jsp.betainc(a, b, x), (x,), (tangent,))
+    for g, e in zip(got, expected, strict=True):
+        _assert_close(g, e, 1e-12)
+    # Central differences (step 1e-6: truncation ~1e-12, rounding ~1e-10 relative).
+    h = 1e-6
+    central = (scipy.special.betainc(a, b, x + h) - scipy.special.betainc(a, b, x - h)) / (2 * h)
+    onp.testing.assert_allclose(onp.asarray(got[1]), central * tangent, rtol=1e-7)
+    # expn: d/dx E_n = -E_{n-1}, also at n = 0 (E_{-1} = exp(-x) (1 + 1/x) / x), where JAX's
+    # derivative is NaN; n is not differentiable.
+    n = onp.array([0.0, 1.0, 2.0, 5.0, 30.0])
+    x = onp.array([0.5, 0.5, 2.0, 3.0, 0.8])
+    got = _jit_grad(lambda x: sp.expn(n, x))(x)
+    expected = jax.grad(lambda x: jsp.expn(n, x).sum())(x)
+    _assert_close(got[1:], expected[1:], 1e-13)
+    assert onp.isnan(expected[0])
+    onp.testing.assert_allclose(float(got[0]), -onp.exp(-0.5) * (1 + 1 / 0.5) / 0.5, rtol=1e-15)
+    with pytest.raises(ValueError, match=r"mjcore.scipy.special.expn: the derivative"):
+        mjcore.grad(lambda n: _sum(sp.expn(n, x)))(n)
+    # exp1' = -exp(-x) / x, exp1'' = exp(-x) (1 + 1/x) / x; JAX cannot trace jax.grad(exp1).
+    x = onp.array([0.05, 0.7, 1.0, 3.0, 40.0])
+    _assert_close(mjcore.jit(mjcore.vmap(mjcore.grad(sp.exp1)))(x), -onp.exp(-x) / x, 1e-15)
+    second = mjcore.jit(mjcore.vmap(mjcore.grad(mjcore.grad(sp.exp1))))(x)
+    _assert_close(second, onp.exp(-x) * (1 + 1 / x) / x, 1e-14)
+    # exp1, expi and dawsn against central differences of scipy.
+    x = onp.array([-20.0, -1.0, 0.3, 1.7, 5.0, 70.0])
+    for name in ["exp1", "expi", "dawsn"]:
+        arg = abs(x) if name == "exp1" else x
+        f = getattr(scipy.special, name)
+        central = (f(arg + 1e-6 * abs(arg)) - f(arg - 1e-6 * abs(arg))) / (2e-6 * abs(arg))
+        got = _jit_grad(getattr(sp, name))(arg)
+        onp.testing.assert_allclose(onp.asarray(got), central, rtol=1e-6)
+
+
+def test_loops_under_vmap_and_jit_match_a_python_loop():
+    # betainc and expn run while loops that freeze each element once it converges: the
+    # batched loop (vmap of the loop, mapped predicate) gives each element its own answer.
+    # (3, 4) float64 operands reuse the eager compiles of the table tests.
+    a, b, x = _args(SPECIALS[_ids(SPECIALS).index("betainc")], "float64", seed=4)
+    row = mjcore.jit(sp.betainc)
+    looped = onp.stack([onp.asarray(row(a[i], b[i], x[i])) for i in range(3)])
+    _assert_close(mjcore.vmap(sp.betainc)(a, b, x), looped, 1e-15)
+    eager = sp.betainc(a, b, x)
+    _assert_close(mjcore.jit(sp.betainc)(a, b, x), eager, 1e-15)
+    _assert_close(eager, looped, 1e-15)
+    n = onp.array([1.0, 2.0, 3.0, 6.0])
+    x = onp.array([[0.1, 0.9, 1.2, 8.0], [3.0, 0.5, 40.0, 1.0], [1e-3, 2.0, 0.99, 1.01]])
+    row = mjcore.jit(sp.expn)
+    looped = onp.stack([onp.asarray(row(n, r)) for r in x])
+    _assert_close(mjcore.vmap(sp.expn, in_axes=(None, 0))(n, x), looped, 1e-15)
+
+
+def test_new_functions_refuse_complex():
+    z = onp.ones(2, onp.complex128)
+    for name, args in [("betainc", (1.0, 1.0, z)), ("expn", (1, z)), ("exp1", (z,))]:
+        with pytest.raises(TypeError, match=rf"mjcore.scipy.special.{name}: complex inputs"):
+            getattr(sp, name)(*args)
+    for name in ["expi", "dawsn"]:
+        with pytest.raises(TypeError, match=rf"mjcore.scipy.special.{name}: complex inputs"):
+            getattr(sp, name)(z)
+    for name in ["boxcox", "boxcox1p", "comb"]:
+        with pytest.raises(TypeError, match=rf"mjcore.scipy.special.{name}: complex inputs"):
+            getattr(sp, name)(z, 1.0)
+    with pytest.raises(TypeError, match="positional"):
+        sp.comb(3.0, 2.0, True)  # keyword-only, as JAX
