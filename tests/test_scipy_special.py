@@ -754,3 +754,22 @@ def test_new_functions_refuse_complex():
             getattr(sp, name)(z, 1.0)
     with pytest.raises(TypeError, match="positional"):
         sp.comb(3.0, 2.0, True)  # keyword-only, as JAX
+
+
+def test_eager_calls_run_as_one_executable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every public function is fused: after the first call of a signature, an eager call runs
+    # one cached executable and binds no primitive (op by op, betainc would bind hundreds).
+    a, b, x = (np.asarray(v) for v in (onp.full(4, 2.0), onp.full(4, 3.0), onp.linspace(0, 1, 4)))
+    for name in sp.__all__:
+        assert hasattr(getattr(sp, name), "__wrapped_fused__"), name
+    cases = [(sp.betainc, (a, b, x)), (sp.exp1, (x + 0.5,)), (sp.gammaln, (a,))]
+    for fun, args in cases:
+        fun(*args)
+    binds: list[Any] = []
+    real_bind = mjcore.core.bind
+    monkeypatch.setattr(mjcore.core, "bind", lambda *xs: binds.append(xs[0]) or real_bind(*xs))
+    got = [fun(*args) for fun, args in cases]
+    assert binds == []
+    onp.testing.assert_allclose(
+        onp.asarray(got[0]), scipy.special.betainc(2.0, 3.0, onp.linspace(0, 1, 4)), rtol=1e-13
+    )

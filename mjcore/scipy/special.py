@@ -26,6 +26,7 @@ from mjcore.array import Array
 from mjcore.core import Tracer, get_aval
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.dispatch import device_put, scalar_array
+from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.families import broadcast_shapes
 
 ArrayLike = Any
@@ -1436,3 +1437,15 @@ def _bernoulli_numbers(n: int) -> np.ndarray:
 
 
 _PI_50 = "3.14159265358979323846264338327950288419716939937510"
+
+
+def _fuse_public_functions() -> None:
+    """Eager calls of each public function on arrays run its whole body as one cached
+    executable (JAX's are jitted): most are dozens of primitives (series, continued fractions,
+    polynomial tables), each its own compile and dispatch when run op by op."""
+    namespace = globals()
+    for name in __all__:
+        namespace[name] = fuse_eagerly(namespace[name])
+
+
+_fuse_public_functions()
