@@ -86,8 +86,10 @@ MISS_REASONS: dict[str, str] = {
     ),
     "vmap_grad": (
         "Near-identical optimised HLO (one add and one multiply fewer than JAX's); "
-        "runs of this workload alone give 1.02-1.11x. Call overhead (~2 µs of pytree handling "
-        "for three arguments) is ~2-3% of the ~70-100 µs step."
+        "call overhead (~2 µs of pytree handling for three arguments) is ~2-3% of the "
+        "~50-100 µs step. Calls vary 2x within one run on this shared machine (45-103 µs); "
+        "on 2026-11-26 full runs gave 0.96x, 1.17x and 1.11x, and runs of this workload "
+        "alone 0.98x, 0.93x, 0.90x and 0.93x."
     ),
     "mlp_train_step": (
         "Optimised HLO matches JAX's (29 fusions each; 3 extra converts); interleaved "
