@@ -176,15 +176,8 @@ def fuse_eagerly(fun: F) -> F:
             bufs = [a._buf for a in args]
         if entry.const_bufs:
             bufs = entry.const_bufs + bufs
-        if not direct:
-            outs = program.run(bufs)
-        else:
-            try:
-                outs = program.executable.execute_sharded(bufs).consume_with_handlers(
-                    program.handlers
-                )
-            except Exception:  # e.g. a donated (deleted) buffer: run explains it
-                outs = program.run(bufs)
+        # `run`: it explains a donated buffer and waits for host callbacks
+        outs = program.run(bufs)
         if entry.single_output:
             return wrap_buffer(outs[0], exe.out_avals[0])
         arrays = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]

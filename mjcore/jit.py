@@ -498,15 +498,8 @@ class JittedFunction:
                 if entry.const_bufs:
                     bufs = entry.const_bufs + bufs
                 program = exe.program
-                if program.host_callbacks:  # run waits for them and raises their errors
-                    outs = program.run(bufs)
-                else:
-                    try:
-                        outs = program.executable.execute_sharded(bufs).consume_with_handlers(
-                            program.handlers
-                        )
-                    except Exception:  # e.g. a donated (deleted) buffer: run explains it
-                        outs = program.run(bufs)
+                # `run`: it explains a donated buffer and waits for host callbacks
+                outs = program.run(bufs)
                 if entry.single_output:
                     cacheable = not entry.const_bufs and not program.host_callbacks
                     if cacheable and self._simple is not None:
