@@ -78,10 +78,28 @@ def lapack_call(
     passed column-major."""
     _register_lapack()
     config = ", ".join(f"{k} = {v}" for k, v in sorted((attrs or {}).items()))
-    operand_layouts = ", ".join(_layout(v.aval.ndim, batch_ndim) for v in operands)
-    result_layouts = ", ".join(_layout(a.ndim, batch_ndim) for a in result_avals)
+    return _ffi_call(builder, target, operands, result_avals, config, batch_ndim, "")
+
+
+def _ffi_call(
+    builder: FunctionBuilder,
+    target: str,
+    operands: Sequence[Value],
+    result_avals: Sequence[ShapedArray],
+    config: str,
+    batch_ndim: int | None,
+    extra: str,
+) -> list[Value]:
+    """One typed-FFI `stablehlo.custom_call`; `batch_ndim` None: every axis is a batch axis
+    (plain row-major layouts)."""
+    operand_layouts = ", ".join(
+        _layout(v.aval.ndim, v.aval.ndim if batch_ndim is None else batch_ndim) for v in operands
+    )
+    result_layouts = ", ".join(
+        _layout(a.ndim, a.ndim if batch_ndim is None else batch_ndim) for a in result_avals
+    )
     text = (
-        f'call_target_name = "{target}", api_version = 4 : i32, '
+        f'call_target_name = "{target}", api_version = 4 : i32, {extra}'
         f"backend_config = {{{config}}}, "
         f"operand_layouts = [{operand_layouts}], result_layouts = [{result_layouts}]"
     )
@@ -105,13 +123,7 @@ def python_callback(
     side-effecting call is never removed or merged by XLA, even without results.
     """
     index = builder.module.add_host_callback(callback)
-    operand_layouts = ", ".join(_layout(v.aval.ndim, v.aval.ndim) for v in operands)
-    result_layouts = ", ".join(_layout(a.ndim, a.ndim) for a in result_avals)
     effect = "has_side_effect = true, " if has_side_effect else ""
-    text = (
-        f'call_target_name = "xla_ffi_python_cpu_callback", api_version = 4 : i32, {effect}'
-        f"backend_config = {{index = {index} : ui64}}, "
-        f"operand_layouts = [{operand_layouts}], result_layouts = [{result_layouts}]"
-    )
-    outs = builder.op("stablehlo.custom_call", list(operands), list(result_avals), text)
-    return list(outs) if isinstance(outs, list) else [outs]
+    config = f"index = {index} : ui64"
+    target = "xla_ffi_python_cpu_callback"
+    return _ffi_call(builder, target, operands, result_avals, config, None, effect)
