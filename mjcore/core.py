@@ -187,6 +187,11 @@ class Primitive:
         # An application does something besides computing its outputs (a debug print), so
         # it is kept even when nothing reads them (see `partial_eval.dce_jaxpr`).
         self.has_side_effect = False
+        # NumPy implementation for eager evaluation on the CPU platform: host_rule(*ndarrays,
+        # **params) -> ndarray (a list for multiple_results), with exactly abstract_eval's
+        # shapes and dtypes. It must not write its inputs; it may return views of them (Arrays
+        # are immutable). Dispatch chooses per call between it and the compiled lowering.
+        self.host_rule: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -202,6 +207,10 @@ class Primitive:
 
     def def_impl(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.impl_rule = rule
+        return rule
+
+    def def_host(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.host_rule = rule
         return rule
 
     def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
