@@ -360,3 +360,5 @@ __all__ += [
     "switch",
     "while_loop",
 ]
+
+from mjcore.lax import interim_host_rules  # noqa: E402, F401  (issue 18: until def_host lands)
