@@ -54,7 +54,7 @@ def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
     return buf
 
 
-_scalar_arrays: dict[Any, tuple[Any, ShapedArray]] = {}
+_scalar_arrays: dict[Any, tuple[Any, ShapedArray, np.ndarray]] = {}
 
 
 @backend.clear_at_exit
@@ -81,8 +81,13 @@ def scalar_array(value: Any, dtype: np.dtype, weak_type: bool = False) -> Array:
         if len(_scalar_arrays) >= _SCALAR_CACHE_SIZE:
             _scalar_arrays.clear()
         aval = ShapedArray((), dtype, weak_type)
-        cached = _scalar_arrays[key] = (_scalar_buffer(value, aval), aval)
-    return Array(*cached)
+        buf = _scalar_buffer(value, aval)
+        # both values, shared by every Array of this scalar: the host path reads the view
+        cached = _scalar_arrays[key] = (buf, aval, backend.to_numpy(buf))
+    buf, aval, host = cached
+    out = Array(buf, aval)
+    out._npy = host
+    return out
 
 
 def to_buffer(x: Any) -> tuple[Any, ShapedArray]:
@@ -158,8 +163,20 @@ _ALWAYS_HOST = frozenset(
     {"reshape", "transpose", "squeeze", "expand_dims", "slice", "broadcast_in_dim", "rev"}
 )
 # Elements (of the largest operand or result) up to which the host rule runs; above it, XLA's
-# kernels (multithreaded, vectorised transcendentals) win. Measured on CPU: see docs/eager.md.
+# kernels (multithreaded, vectorised transcendentals) win. Measured on CPU (docs/eager.md):
+# NumPy's sin/exp/tanh lose to XLA's from ~2^15-2^17 elements (sin at 2^18: 2.2x XLA's time);
+# memory-bound arithmetic, comparisons, selections and reductions only from ~2^20 (add at 2^18:
+# 0.45x XLA's time).
 _HOST_LIMIT = 1 << 15
+_CHEAP_HOST_LIMIT = 1 << 18
+_CHEAP = frozenset(
+    {
+        "add", "sub", "mul", "neg", "abs", "sign", "max", "min", "floor", "ceil", "round",
+        "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor", "select_n", "clamp",
+        "convert_element_type", "concatenate", "pad", "iota", "reduce_sum", "reduce_max",
+        "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "add_any",
+    }
+)  # fmt: skip
 _HOST_PLANS_SIZE = 4096
 
 # (primitive, input avals[, params]) -> (output avals, whether the host rule runs); bounded
@@ -169,7 +186,10 @@ _host_platform: list[bool] = []  # [whether the device is the CPU], known after 
 
 def host_limit(prim: Primitive) -> float:
     """Elements (largest operand or result) up to which eager `prim` runs its host rule."""
-    return math.inf if prim.name in _ALWAYS_HOST else _HOST_LIMIT
+    name = prim.name
+    if name in _ALWAYS_HOST:
+        return math.inf
+    return _CHEAP_HOST_LIMIT if name in _CHEAP else _HOST_LIMIT
 
 
 def on_cpu() -> bool:
@@ -236,24 +256,28 @@ def host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
     return value, aval
 
 
-def run_host_rule(rule: Any, vals: Sequence[Any], params: dict[str, Any]) -> Any:
-    """`rule(*vals, **params)` with NumPy's floating-point warnings off."""
-    token = fp_state.set(FP_QUIET)
-    try:
-        return rule(*vals, **params)
-    finally:
-        fp_state.reset(token)
-
-
 def _apply_host(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any] | None:
-    """`prim`'s host rule on the host values of `args`, or None where XLA runs it instead."""
-    if len(args) == 1 and type(args[0]) is Array:  # the commonest case, without a loop
+    """`prim`'s host rule on the host values of `args`, or None where XLA runs it instead.
+
+    An Array's `_npy`, when set, is read directly: `_value()` (a donation check and a
+    read-only check, ~0.4 µs) is needed only to make it, and a donated Array has none.
+    """
+    n_args = len(args)
+    if n_args == 1 and type(args[0]) is Array:  # the commonest cases, unrolled
         (x,) = args
         avals_out, use_host = host_plan(prim, (x.aval,), params)
         if not use_host:
             return None
-        value = x._npy
-        vals = [x._value() if value is None else value]
+        vx = x._npy
+        vals = [x._value() if vx is None else vx]
+    elif n_args == 2 and type(args[0]) is Array and type(args[1]) is Array:
+        x, y = args
+        avals_out, use_host = host_plan(prim, (x.aval, y.aval), params)
+        if not use_host:
+            return None
+        vx = x._npy
+        vy = y._npy
+        vals = [x._value() if vx is None else vx, y._value() if vy is None else vy]
     else:
         avals_in = []
         vals = []
@@ -269,11 +293,21 @@ def _apply_host(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) ->
         if not use_host:
             return None
         vals = [x._value() if type(x) is Array else x for x in vals]
-    out = run_host_rule(prim.host_rule, vals, params)
-    outs = out if prim.multiple_results else (out,)
+    token = fp_state.set(FP_QUIET)
+    try:
+        out = prim.host_rule(*vals, **params)  # type: ignore[misc]
+    finally:
+        fp_state.reset(token)
+    if not prim.multiple_results:
+        (aval,) = avals_out
+        if type(out) is not np.ndarray:  # NumPy gives scalars for 0-d results
+            out = np.asarray(out)
+        if out.dtype != aval.dtype:
+            return None  # see below
+        return [wrap_host(out, aval)]
     results = []
-    for r, aval in zip(outs, avals_out, strict=True):
-        if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+    for r, aval in zip(out, avals_out, strict=True):
+        if type(r) is not np.ndarray:
             r = np.asarray(r)
         if r.dtype != aval.dtype:
             # A Python scalar operand promotes as a 0-d array in NumPy (float32 + 2.0 is

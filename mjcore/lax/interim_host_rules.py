@@ -9,7 +9,16 @@ from typing import Any
 import numpy as np
 
 from mjcore.core import Primitive
-from mjcore.lax import arithmetic, base, comparison, reductions, slicing, structural, transcendental
+from mjcore.lax import (
+    arithmetic,
+    base,
+    bitwise,
+    comparison,
+    reductions,
+    slicing,
+    structural,
+    transcendental,
+)
 
 
 def _convert_element_type_host(x: np.ndarray, *, new_dtype: np.dtype, weak_type: bool) -> Any:
@@ -48,6 +57,14 @@ def _select_n_host(which: np.ndarray, *cases: np.ndarray) -> Any:
     return np.choose(which, cases)
 
 
+def _div_host(x: np.ndarray, y: np.ndarray) -> Any:
+    if x.dtype.kind in "iu":  # C division, rounding toward zero
+        q = np.floor_divide(x, y)
+        inexact = np.not_equal(np.remainder(x, y), 0) & (np.less(x, 0) ^ np.less(y, 0))
+        return q + inexact.astype(q.dtype)
+    return np.divide(x, y)
+
+
 def _reduce_max_host(x: np.ndarray, *, axes: tuple[int, ...]) -> Any:
     if x.size == 0:  # XLA's identity; NumPy raises (mjnp checks before it gets here)
         kind = x.dtype.kind
@@ -61,6 +78,21 @@ _RULES: list[tuple[Primitive, Any]] = [
     (transcendental.exp_p, np.exp),
     (transcendental.tanh_p, np.tanh),
     (arithmetic.floor_p, np.floor),
+    (transcendental.cos_p, np.cos),
+    (transcendental.log_p, np.log),
+    (transcendental.sqrt_p, np.sqrt),
+    (arithmetic.abs_p, np.abs),
+    (arithmetic.div_p, _div_host),
+    (arithmetic.rem_p, np.fmod),
+    (arithmetic.clamp_p, lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)),
+    (comparison.eq_p, np.equal),
+    (comparison.ne_p, np.not_equal),
+    (comparison.ge_p, np.greater_equal),
+    (comparison.le_p, np.less_equal),
+    (bitwise.bitwise_and_p, np.bitwise_and),
+    (bitwise.bitwise_or_p, np.bitwise_or),
+    (bitwise.bitwise_xor_p, np.bitwise_xor),
+    (bitwise.bitwise_not_p, np.invert),
     (arithmetic.neg_p, np.negative),
     (arithmetic.add_p, np.add),
     (arithmetic.sub_p, np.subtract),
