@@ -214,14 +214,27 @@ def fuse_eagerly(fun: F) -> F:
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
         if state.eager and not kwargs:
-            try:
-                if len(args) == 1:
-                    (a,) = args
-                    run = runners[a.aval] if type(a) is Array else None
-                else:
-                    run = runners[tuple([_arg_key(a) for a in args])]
-            except KeyError:  # a new signature, or not an Array or Python float
-                run = None
+            n_args = len(args)
+            run = None
+            if n_args == 1:  # the commonest signatures, keyed without a helper call
+                (a,) = args
+                if type(a) is Array:
+                    run = runners.get(a.aval)
+            elif n_args == 2:
+                a, b = args
+                ta = type(a)
+                tb = type(b)
+                run = runners.get(
+                    (
+                        a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),
+                        b.aval if tb is Array else _WEAK_SCALAR_AVALS.get(tb),
+                    )
+                )
+            else:
+                try:
+                    run = runners.get(tuple([_arg_key(a) for a in args]))
+                except KeyError:  # not an Array or Python float
+                    pass
             if run is not None:
                 return run(args)
             return general(args)
