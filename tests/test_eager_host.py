@@ -183,3 +183,26 @@ def test_eager_calls_on_new_shapes_keep_memory_bounded():
     )
     growth = float(proc.stdout.split()[-1])
     assert growth < 40, f"RSS grew by {growth:.0f} MiB over 2,000 calls on new shapes"
+
+
+def test_view_fast_paths_match_numpy_and_keep_mjnp_errors():
+    xn = onp.arange(24.0).reshape(4, 6)
+    x = np.asarray(xn)
+    for idx in [0, -1, (1, 2), (slice(None), 2), (Ellipsis, None, 1), (), slice(None, None, -2)]:
+        got = x[idx]
+        assert got._dbuf is None  # NumPy's view, no dispatch
+        _same(got, xn[idx])
+        assert got.weak_type == x.weak_type
+    _same(x.reshape(3, 8), xn.reshape(3, 8))
+    _same(x.reshape((2, -1)), xn.reshape((2, -1)))
+    _same(x.T, xn.T)
+    w = np.asarray(2.0) * x  # weak type kept by views
+    assert w.T.weak_type == w.weak_type and w[0].weak_type == w.weak_type
+    # what NumPy rejects takes the general path, which raises mjnp's errors
+    with pytest.raises(IndexError, match="mjnp"):
+        x[4]
+    with pytest.raises(ValueError, match="reshape"):
+        x.reshape(5, 5)
+    # a transformation sees the primitives
+    assert "transpose" in str(mjcore.make_jaxpr(lambda a: a.T)(x))
+    assert "slice" in str(mjcore.make_jaxpr(lambda a: a[1:])(x))

@@ -69,8 +69,8 @@ def _reduce_max_host(x: np.ndarray, *, axes: tuple[int, ...]) -> Any:
     if x.size == 0:  # XLA's identity; NumPy raises (mjnp checks before it gets here)
         kind = x.dtype.kind
         lowest = -np.inf if kind == "f" else (False if kind == "b" else np.iinfo(x.dtype).min)
-        return np.max(x, axes, initial=lowest)
-    return np.max(x, axes)
+        return np.maximum.reduce(x, axes, initial=lowest)
+    return np.maximum.reduce(x, axes)
 
 
 _RULES: list[tuple[Primitive, Any]] = [
@@ -111,7 +111,7 @@ _RULES: list[tuple[Primitive, Any]] = [
     (structural.rev_p, lambda x, *, dimensions: np.flip(x, dimensions)),
     (structural.concatenate_p, lambda *xs, dimension: np.concatenate(xs, dimension)),
     (slicing.slice_p, _slice_host),
-    (reductions.reduce_sum_p, lambda x, *, axes: np.sum(x, axes, x.dtype)),
+    (reductions.reduce_sum_p, lambda x, *, axes: np.add.reduce(x, axes, x.dtype)),
     (reductions.reduce_max_p, _reduce_max_host),
 ]
 
