@@ -117,6 +117,13 @@ def test_host_values_feed_compiled_programs_and_donation():
     f = mjcore.jit(lambda a: np.cos(a) + 1.0)
     _same(f(y), onp.cos(x * 2.0) + 1.0)
     _same(mjcore.grad(lambda a: np.sum(np.sin(a)))(y), onp.cos(x * 2.0))
+    # strided host views (transposed, reversed, stepped, broadcast) go to the device intact
+    xa = np.asarray(x)
+    views = [(xa.T, x.T), (xa[::-1], x[::-1]), (xa[:, ::2], x[:, ::2])]
+    views.append((np.broadcast_to(xa[0], (5, 4)), onp.broadcast_to(x[0], (5, 4))))
+    for view, want in views:
+        assert view._dbuf is None
+        _same(f(view), onp.cos(want) + 1.0)
     z = np.asarray(x) + 1.0
     out = mjcore.jit(lambda a: a * 3.0, donate_argnums=0)(z)
     _same(out, (x + 1.0) * 3.0)
