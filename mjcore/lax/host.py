@@ -286,6 +286,43 @@ def pad(
     return out
 
 
+def reduce_window(combine: np.ufunc, identity: Callable[[np.dtype], Any]) -> Callable[..., Any]:
+    """XLA's reduce_window as a host rule: pad with the identity (base dilation as interior
+    padding), view every strided, dilated window of the padded array, reduce each."""
+
+    def rule(
+        x: np.ndarray,
+        *,
+        window_dimensions: Shape,
+        window_strides: Shape,
+        padding: Sequence[tuple[int, int]],
+        base_dilation: Shape,
+        window_dilation: Shape,
+    ) -> np.ndarray:
+        init = np.asarray(identity(x.dtype), x.dtype)
+        if x.ndim == 0:
+            return np.asarray(combine(init, x))
+        config = tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation, strict=True))
+        padded = pad(x, init, padding_config=config)
+        span = tuple(
+            (w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation, strict=True)
+        )
+        shape = tuple(
+            max(0, (n - k) // s + 1)
+            for n, k, s in zip(padded.shape, span, window_strides, strict=True)
+        )
+        if 0 in shape or 0 in window_dimensions:
+            return np.full(shape, init)
+        windows = np.lib.stride_tricks.sliding_window_view(padded, span)
+        strided = tuple(slice(None, None, s) for s in window_strides)
+        dilated = tuple(slice(None, None, d) for d in window_dilation)
+        windows = windows[strided + dilated]
+        axes = tuple(range(x.ndim, 2 * x.ndim))
+        return np.asarray(combine.reduce(windows, axis=axes, dtype=x.dtype, initial=init))
+
+    return rule
+
+
 # --- gather and scatter ---------------------------------------------------------------------
 
 
