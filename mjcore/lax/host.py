@@ -10,6 +10,7 @@ meaning; the eager mjnp functions composed from the primitives add NumPy's behav
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -239,17 +240,30 @@ def convert_element_type(x: np.ndarray, *, new_dtype: np.dtype, weak_type: bool)
         x = np.real(x)
         src = x.dtype
     if src.kind == "f" and new_dtype.kind in "iu":
+        below, above, lowest, highest = _int_bounds(src, new_dtype)
+        if np.logical_and(np.greater(x, below), np.less(x, above)).all():
+            return np.asarray(x.astype(new_dtype))  # every value truncates into range
         info = np.iinfo(new_dtype)
         t = np.trunc(x)
-        # The bounds as floats of x's dtype round outward (2**63 for int64's max), so every
-        # value strictly inside them converts exactly.
-        high = np.greater_equal(t, np.asarray(info.max, src))
-        low = np.less_equal(t, np.asarray(info.min, src))
+        high = np.greater_equal(t, highest)
+        low = np.less_equal(t, lowest)
         bad = high | low | np.isnan(t)
         out = np.where(bad, 0, t).astype(new_dtype)
         out = np.where(high, np.asarray(info.max, new_dtype), out)
         return np.asarray(np.where(low, np.asarray(info.min, new_dtype), out))
     return np.asarray(x.astype(new_dtype))
+
+
+@functools.lru_cache(maxsize=128)
+def _int_bounds(src: np.dtype, dst: np.dtype) -> tuple[np.ndarray, ...]:
+    """Float bounds, in `src`, for converting to the integer type `dst`: (below, above) such
+    that any x strictly between truncates into range (min - 1 and max + 1, rounded inward or
+    to inf), and (lowest, highest): the range ends rounded outward (2**63 for int64's max),
+    at or beyond which a value saturates."""
+    info = np.iinfo(dst)
+    with np.errstate(over="ignore"):
+        bounds = (info.min - 1, info.max + 1, info.min, info.max)
+        return tuple(np.asarray(float(b), np.float64).astype(src) for b in bounds)
 
 
 def complex_from_parts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -342,25 +356,40 @@ def _batch_iota(batch_shape: Shape, axis: int) -> np.ndarray:
 def gather(
     operand: np.ndarray, indices: np.ndarray, *, dimension_numbers: Any, slice_sizes: Shape
 ) -> np.ndarray:
-    """XLA's gather (index vectors on the last axis): starts clamped so each slice fits, the
-    slices taken by advanced indexing as `batch + window`, then laid out as the output."""
+    """XLA's gather (index vectors on the last axis): starts clamped so each slice fits.
+
+    The indexed axes (start_index_map, then the batching axes) go first and take advanced
+    indices of shape `batch + their windows`; the other axes are sliced to their window. The
+    result `batch + windows` then drops the collapsed axes and is laid out as the output.
+    """
     dn = dimension_numbers
     batch_shape = indices.shape[:-1]
     nb = len(batch_shape)
     vectors = _index_vectors(indices)
-    starts: list[Any] = [np.zeros((), np.int64)] * operand.ndim
+    indexed = [*dn.start_index_map, *dn.operand_batching_dims]
+    rest = [d for d in range(operand.ndim) if d not in indexed]
+    starts = []
     for k, d in enumerate(dn.start_index_map):
-        starts[d] = np.clip(vectors[..., k], 0, operand.shape[d] - slice_sizes[d])
-    for d, axis in zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True):
-        starts[d] = _batch_iota(batch_shape, axis)
-    out = operand[window_indices(operand.shape, starts, slice_sizes, batch_shape)]
+        starts.append(np.maximum(np.minimum(vectors[..., k], operand.shape[d] - slice_sizes[d]), 0))
+    for axis in dn.start_indices_batching_dims:
+        starts.append(_batch_iota(batch_shape, axis))
+    order = indexed + rest
+    view = operand.transpose(order)[
+        (slice(None),) * len(indexed) + tuple(slice(0, slice_sizes[d]) for d in rest)
+    ]
+    if indexed:
+        window = tuple(slice_sizes[d] for d in indexed)
+        out = view[window_indices(starts, window, batch_shape)]
+    else:
+        out = np.broadcast_to(view, batch_shape + view.shape)
     dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
-    offsets = tuple(k for d, k in enumerate(slice_sizes) if d not in dropped)
-    out = out.reshape(batch_shape + offsets)
+    kept = [d for d in order if d not in dropped]
+    out = out.reshape(batch_shape + tuple(slice_sizes[d] for d in kept))
+    offsets = iter(sorted(kept))
     batch_axes = iter(range(nb))
     perm = [
-        nb + dn.offset_dims.index(j) if j in dn.offset_dims else next(batch_axes)
-        for j in range(nb + len(offsets))
+        nb + kept.index(next(offsets)) if j in dn.offset_dims else next(batch_axes)
+        for j in range(nb + len(kept))
     ]
     return out.transpose(perm)
 
@@ -386,7 +415,7 @@ def scatter(combine: np.ufunc | None) -> Callable[..., np.ndarray]:
             fits &= (starts[d] >= 0) & (starts[d] <= operand.shape[d] - window[d])
         for d, axis in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, strict=True):
             starts[d] = _batch_iota(batch_shape, axis)
-        index = window_indices(operand.shape, starts, window, batch_shape)
+        index = window_indices(starts, window, batch_shape)
         scatter_axes = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
         values = updates.transpose(*scatter_axes, *dn.update_window_dims).reshape(
             batch_shape + window
@@ -426,19 +455,17 @@ def host_coverage() -> tuple[list[str], list[str]]:
 
 
 def window_indices(
-    operand_shape: Shape,
-    starts: Sequence[np.ndarray],
-    window: Shape,
-    batch_shape: Shape,
+    starts: Sequence[np.ndarray], window: Shape, batch_shape: Shape
 ) -> tuple[np.ndarray, ...]:
     """Index arrays of shape `batch_shape + window`: entry d is `starts[d] + offset_d`, where
-    each start broadcasts over the batch shape (a 0-d start is the same for every element)."""
+    each start broadcasts over the batch shape."""
     nb, n = len(batch_shape), len(window)
     out = []
     for d in range(n):
         start = np.broadcast_to(starts[d], batch_shape).reshape(batch_shape + (1,) * n)
-        offset = np.arange(window[d], dtype=np.intp).reshape(
-            (1,) * (nb + d) + (-1,) + (1,) * (n - d - 1)
-        )
+        if window[d] == 1:
+            out.append(start)
+            continue
+        offset = np.arange(window[d]).reshape((1,) * (nb + d) + (-1,) + (1,) * (n - d - 1))
         out.append(np.add(start, offset))
     return tuple(out)
