@@ -408,20 +408,22 @@ def scatter(combine: np.ufunc | None) -> Callable[..., np.ndarray]:
         sizes = iter(updates.shape[d] for d in dn.update_window_dims)
         window = tuple(1 if d in dropped else next(sizes) for d in range(operand.ndim))
         vectors = _index_vectors(indices)
-        starts: list[Any] = [np.zeros((), np.int64)] * operand.ndim
+        zeros = np.zeros(batch_shape, np.int64)  # full batch shape: masked by `fits` below
+        starts: list[Any] = [zeros] * operand.ndim
         fits = np.ones(batch_shape, bool)
         for k, d in enumerate(dn.scatter_dims_to_operand_dims):
             starts[d] = vectors[..., k]
             fits &= (starts[d] >= 0) & (starts[d] <= operand.shape[d] - window[d])
         for d, axis in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, strict=True):
-            starts[d] = _batch_iota(batch_shape, axis)
+            starts[d] = np.add(zeros, _batch_iota(batch_shape, axis))
         index = window_indices(starts, window, batch_shape)
         scatter_axes = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
         values = updates.transpose(*scatter_axes, *dn.update_window_dims).reshape(
             batch_shape + window
         )
-        index = tuple(i[fits] for i in index)
-        values = values[fits]
+        if not fits.all():
+            index = tuple(i[fits] for i in index)
+            values = values[fits]
         if combine is None:
             out[index] = values
         else:
@@ -457,12 +459,14 @@ def host_coverage() -> tuple[list[str], list[str]]:
 def window_indices(
     starts: Sequence[np.ndarray], window: Shape, batch_shape: Shape
 ) -> tuple[np.ndarray, ...]:
-    """Index arrays of shape `batch_shape + window`: entry d is `starts[d] + offset_d`, where
-    each start broadcasts over the batch shape."""
+    """Index arrays that broadcast to `batch_shape + window`: entry d is `starts[d] +
+    offset_d`, where each start is 0-d or of the batch's rank (broadcasting against it)."""
     nb, n = len(batch_shape), len(window)
     out = []
     for d in range(n):
-        start = np.broadcast_to(starts[d], batch_shape).reshape(batch_shape + (1,) * n)
+        # Broadcasting in the indexing does the rest (np.broadcast_to costs microseconds).
+        start = starts[d]
+        start = start.reshape((start.shape if start.ndim == nb else (1,) * nb) + (1,) * n)
         if window[d] == 1:
             out.append(start)
             continue
