@@ -432,6 +432,19 @@ CORNERS = [
     # transcendental corners, warnings aside
     (transcendental.logistic_p, [_f(-1000.0, 1000.0, 0.0, NAN, -INF)], {}),
     (transcendental.rsqrt_p, [_f(0.0, -0.0, 4.0, INF)], {}),
+    (
+        transcendental.rsqrt_p,
+        [
+            np.array(
+                [
+                    complex(a, b)
+                    for a in (0.0, -0.0, 1.0, -INF, INF, NAN)
+                    for b in (0.0, -INF, INF, 2.0)
+                ]
+            )
+        ],
+        {},
+    ),
     (transcendental.log_p, [_f(0.0, -1.0, INF, 1.0)], {}),
     (
         transcendental.atan2_p,
@@ -916,6 +929,15 @@ def test_warnings_are_numpys():
         transcendental.logistic_p.host_rule(np.array([-1000.0]))
         transcendental.rsqrt_p.host_rule(np.array([0.0]))
         bitwise.shift_left_p.host_rule(np.array([1], np.int32), np.array([40], np.int32))
+
+
+def test_host_rules_keep_subnormals_as_numpy_does():
+    # NB: XLA's CPU executables flush subnormal inputs and results to zero; NumPy keeps them,
+    # and so do the host rules (eager mjnp is NumPy's). jit differs from eager here.
+    tiny = np.array([5e-324, 1e-310])
+    np.testing.assert_array_equal(arith.mul_p.host_rule(tiny, np.array(1.0)), tiny)
+    np.testing.assert_array_equal(transcendental.sqrt_p.host_rule(tiny), np.sqrt(tiny))
+    assert not run_xla(arith.mul_p, [tiny, np.ones(2)], {})[0].any()
 
 
 # --- completeness ---------------------------------------------------------------------------

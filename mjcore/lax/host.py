@@ -122,10 +122,19 @@ def logistic(x: np.ndarray) -> np.ndarray:
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
     """`1 / sqrt(x)`: infinity at zero is the definition, not a division by zero (NumPy has no
-    rsqrt to warn); sqrt of a negative still warns as NumPy's sqrt does."""
+    rsqrt to warn); sqrt of a negative still warns as NumPy's sqrt does. The `invalid` flag is
+    silenced only for the division (complex infinities, corrected below)."""
     root = np.sqrt(x)
-    with np.errstate(divide="ignore"):
-        return np.asarray(np.divide(1, root))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.asarray(np.divide(1, root))
+    if x.dtype.kind == "c":
+        # 1 / z for an infinite z is a zero (signs as the conjugate's), where NumPy's complex
+        # division gives NaN; the lowering's rsqrt gives the zero.
+        inf = np.isinf(root)
+        if inf.any():
+            zero = complex_from_parts(np.copysign(0, root.real), np.copysign(0, -root.imag))
+            out = np.where(inf, zero.astype(x.dtype), out)
+    return out
 
 
 # --- bits -----------------------------------------------------------------------------------
