@@ -46,14 +46,10 @@ def div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     `x / 0` all ones (-1 signed) and `INT_MIN / -1 == INT_MIN` (no warning, no trap)."""
     if x.dtype.kind not in "iu":
         return np.asarray(np.divide(x, y))
-    zero = np.equal(y, 0)
-    safe = np.where(zero, 1, y)
-    if x.dtype.kind == "i":
-        # INT_MIN / -1 overflows: divide by 1 instead, which gives XLA's INT_MIN.
-        safe = np.where(np.equal(x, np.iinfo(x.dtype).min) & np.equal(safe, -1), 1, safe)
+    safe, zero = _safe_divisor(x, y)
     r = np.fmod(x, safe)
     q = np.floor_divide(np.subtract(x, r), safe)  # exact: x - r is a multiple of safe
-    return np.asarray(np.where(zero, _all_ones(x.dtype), q))
+    return np.asarray(q if zero is None else np.where(zero, _all_ones(x.dtype), q))
 
 
 def rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -61,11 +57,24 @@ def rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     `INT_MIN % -1 == 0`."""
     if x.dtype.kind not in "iu":
         return np.asarray(np.fmod(x, y))
+    safe, zero = _safe_divisor(x, y)
+    r = np.fmod(x, safe)
+    return np.asarray(r if zero is None else np.where(zero, x, r))
+
+
+def _safe_divisor(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """`y` with 1 for the divisors NumPy cannot take (0, and -1 under INT_MIN, whose quotient
+    INT_MIN and remainder 0 are those of dividing by 1), and the mask of zeros (None if none)."""
     zero = np.equal(y, 0)
-    safe = np.where(zero, 1, y)
+    if zero.any():
+        y = np.where(zero, 1, y)
+    else:
+        zero = None
     if x.dtype.kind == "i":
-        safe = np.where(np.equal(safe, -1), 1, safe)  # x % -1 == x % 1 == 0
-    return np.asarray(np.where(zero, x, np.fmod(x, safe)))
+        overflow = np.equal(y, -1)
+        if overflow.any():
+            y = np.where(overflow & np.equal(x, np.iinfo(x.dtype).min), 1, y)
+    return y, zero
 
 
 def integer_pow(x: np.ndarray, y: int) -> np.ndarray:
