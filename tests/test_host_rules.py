@@ -682,6 +682,22 @@ CORNERS += [
         [_OP, np.array([[4, 1], [0, 0]], np.int32)],
         {"dimension_numbers": _gnums((), (0, 1), (1, 0)), "slice_sizes": (1, 1)},
     ),
+    # whole slices along one axis (np.take), the batch axes before, between or after
+    (
+        gather.gather_p,
+        [_OP, np.array([[[1], [7]], [[-1], [0]], [[4], [2]]], np.int32)],
+        {"dimension_numbers": _gnums((0,), (1,), (1,)), "slice_sizes": (4, 1)},
+    ),
+    (
+        gather.gather_p,
+        [np.arange(24.0).reshape(2, 3, 4), np.array([[2], [0]], np.int64)],
+        {"dimension_numbers": _gnums((0, 2), (1,), (1,)), "slice_sizes": (2, 1, 4)},
+    ),
+    (
+        gather.gather_p,
+        [np.arange(24.0).reshape(2, 3, 4), np.array([[[2]], [[0]]], np.int64)],
+        {"dimension_numbers": _gnums((0, 1), (1,), (1,)), "slice_sizes": (2, 1, 4)},
+    ),
     # offset axes before the batch axis, and batching dims
     (
         gather.gather_p,
@@ -727,6 +743,25 @@ CORNERS += [
         gather.scatter_p,
         [np.zeros(4, np.int32), np.array([[1], [1], [1]], np.int32), np.array([5, 6, 7], np.int32)],
         {"dimension_numbers": _snums((), (0,), (0,))},
+    ),
+    # point updates: index vectors in another axis order, or starting only some axes
+    (
+        gather.scatter_add_p,
+        [
+            np.zeros((3, 4)),
+            np.array([[1, 2], [3, 0], [3, 0], [9, 0], [0, -1]], np.int32),
+            _f(1, 2, 3, 4, 5),
+        ],
+        {"dimension_numbers": _snums((), (0, 1), (1, 0))},
+    ),
+    (
+        gather.scatter_p,
+        [
+            np.zeros((3, 4), np.int32),
+            np.array([[1], [3], [5]], np.int32),
+            np.array([7, 8, 9], np.int32),
+        ],
+        {"dimension_numbers": _snums((), (0, 1), (1,))},
     ),
     (
         gather.scatter_add_p,

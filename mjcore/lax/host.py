@@ -384,6 +384,17 @@ def gather(
     batch_shape = indices.shape[:-1]
     nb = len(batch_shape)
     vectors = _index_vectors(indices)
+    if _is_take(operand.shape, dn, slice_sizes):
+        # Whole slices along one collapsed axis (x[i], x[:, idx]): np.take, then the layout.
+        (d,) = dn.start_index_map
+        out = np.take(operand, np.maximum(np.minimum(vectors[..., 0], operand.shape[d] - 1), 0), d)
+        labels = [*range(d), *(-1 - k for k in range(nb)), *range(d + 1, operand.ndim)]
+        offsets = iter(e for e in range(operand.ndim) if e != d)
+        batch_axes = iter(range(nb))
+        wanted = [
+            next(offsets) if j in dn.offset_dims else -1 - next(batch_axes) for j in range(out.ndim)
+        ]
+        return out.transpose([labels.index(w) for w in wanted])
     indexed = [*dn.start_index_map, *dn.operand_batching_dims]
     rest = [d for d in range(operand.ndim) if d not in indexed]
     starts = []
@@ -412,6 +423,16 @@ def gather(
     return out.transpose(perm)
 
 
+def _is_take(shape: Shape, dn: Any, slice_sizes: Shape) -> bool:
+    """Does a gather take whole slices along one collapsed axis (no batching axes)?"""
+    if len(dn.start_index_map) != 1 or dn.operand_batching_dims:
+        return False
+    (d,) = dn.start_index_map
+    return dn.collapsed_slice_dims == (d,) and all(
+        k == n for e, (k, n) in enumerate(zip(slice_sizes, shape, strict=True)) if e != d
+    )
+
+
 def scatter(combine: np.ufunc | None) -> Callable[..., np.ndarray]:
     """XLA's scatter as a host rule: windows that do not fit are skipped, the others combined
     into a copy of the operand in order with `combine.at` (or assigned, last one winning)."""
@@ -421,6 +442,23 @@ def scatter(combine: np.ufunc | None) -> Callable[..., np.ndarray]:
     ) -> np.ndarray:
         dn = dimension_numbers
         out = operand.copy()
+        if not dn.update_window_dims and not dn.operand_batching_dims:
+            # Point updates (x.at[i].add(u) after flattening): index with the vectors.
+            vectors = _index_vectors(indices)
+            zeros = np.zeros(indices.shape[:-1], np.int64)  # axes no index vector entry starts
+            by_axis = {d: vectors[..., k] for k, d in enumerate(dn.scatter_dims_to_operand_dims)}
+            index = tuple(by_axis.get(d, zeros) for d in range(out.ndim))
+            fits = np.ones(indices.shape[:-1], bool)
+            for i, n in zip(index, out.shape, strict=True):
+                fits &= (i >= 0) & (i < n)
+            values = updates
+            if not fits.all():
+                index, values = tuple(i[fits] for i in index), values[fits]
+            if combine is None:
+                out[index] = values
+            else:
+                combine.at(out, index, values)
+            return out
         batch_shape = indices.shape[:-1]
         dropped = (*dn.inserted_window_dims, *dn.operand_batching_dims)
         sizes = iter(updates.shape[d] for d in dn.update_window_dims)
