@@ -85,7 +85,8 @@ def _conj_lowering(ctx: LoweringContext, x):
 
 
 elementwise(conj_p, _conj_lowering, "fc")
-conj_p.def_host(lambda x: host.ufunc(np.conjugate)(x) if x.dtype.kind == "c" else x)
+_conjugate = host.ufunc(np.conjugate)
+conj_p.def_host(lambda x: _conjugate(x) if x.dtype.kind == "c" else x)
 linear_jvp(conj_p)
 linear_transpose_rule(conj_p, lambda ct, aval: conj(ct))
 
