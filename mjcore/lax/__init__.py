@@ -360,3 +360,7 @@ __all__ += [
     "switch",
     "while_loop",
 ]
+
+from mjcore.lax.host import host_coverage  # noqa: E402  (appended: host rules' coverage)
+
+__all__ += ["host_coverage"]

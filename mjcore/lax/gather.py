@@ -17,7 +17,7 @@ from mjcore.backend.hlo import FunctionBuilder, Value, i64_array, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import arithmetic
+from mjcore.lax import arithmetic, host
 from mjcore.lax.base import (
     broadcast_in_dim,
     broadcast_to,
@@ -331,6 +331,9 @@ def _gather_batching(vals, dims, *, dimension_numbers, slice_sizes):
     return gather_p.bind1(operand, indices, dimension_numbers=new, slice_sizes=sizes), 0
 
 
+gather_p.def_host(host.gather)
+
+
 # --- the scatter family ---------------------------------------------------------------------
 
 
@@ -553,6 +556,9 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers):
     return [ct_operand, None, ct_updates]
 
 
+scatter_add_p.def_host(host.scatter(np.add))
+
+
 # --- scatter_mul ----------------------------------------------------------------------------
 
 scatter_mul_p = _scatter_family("scatter_mul", "iufc", lambda dt: "stablehlo.multiply")
@@ -600,6 +606,9 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers):
         None,
         None,
     ]
+
+
+scatter_mul_p.def_host(host.scatter(np.multiply))
 
 
 # --- scatter_min / scatter_max --------------------------------------------------------------
@@ -687,6 +696,10 @@ scatter_min_p.def_jvp(_extremal_jvp(scatter_min_p), symbolic_zeros=True)
 scatter_max_p.def_jvp(_extremal_jvp(scatter_max_p), symbolic_zeros=True)
 
 
+scatter_min_p.def_host(host.scatter(np.minimum))
+scatter_max_p.def_host(host.scatter(np.maximum))
+
+
 # --- scatter (replace) ----------------------------------------------------------------------
 
 scatter_p = _scatter_family("scatter", "biufc", lambda dt: None)
@@ -756,6 +769,9 @@ def _row_major_iota(dtype: np.dtype, shape: Shape, dims: Sequence[int]) -> Any:
         total = arithmetic.add(total, term)
         stride *= shape[d]
     return total
+
+
+scatter_p.def_host(host.scatter(None))
 
 
 # --- scatter_sub (scatter_add of the negated updates) ---------------------------------------
