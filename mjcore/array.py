@@ -1,4 +1,10 @@
-"""The device-backed Array: an immutable value holding a PJRT buffer and its aval."""
+"""The Array: an immutable value holding a PJRT buffer or a host ndarray (or both) and its aval.
+
+On the CPU platform an eager result may be computed by NumPy on the host (`mjcore.dispatch`):
+it then holds the ndarray and gets a device buffer only when a compiled program needs one.
+A result computed by XLA holds its buffer, and its host view is a zero-copy DLPack view made on
+first use. `_buf` (the device buffer) and `_value()` (the host view) are the two accessors.
+"""
 
 from __future__ import annotations
 
@@ -13,20 +19,29 @@ from mjcore.core import ShapedArray
 
 
 class Array:
-    """An n-dimensional array on the XLA device.
+    """An n-dimensional array on the XLA device (or, on CPU, in host memory).
 
     Values are immutable: operations return new Arrays and in-place syntax rebinds the handle.
-    Data stays on the device until asked for (`numpy.asarray(x)`, printing, `float(x)`).
     """
 
-    __slots__ = ("_buf", "aval", "_npy", "__weakref__")
+    # `_dbuf`: the PJRT buffer or None; `_npy`: the read-only host ndarray or None. At least one
+    # is set; a donated Array has a deleted `_dbuf` and no `_npy`.
+    __slots__ = ("_dbuf", "aval", "_npy", "__weakref__")
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # unhashable, as in NumPy
 
     def __init__(self, buf: Any, aval: ShapedArray):
-        self._buf = buf
+        self._dbuf = buf
         self.aval = aval
-        # `_npy`, the cached host copy, is set on first use: one store less per result.
+        self._npy = None
+
+    @property
+    def _buf(self) -> Any:
+        """The device buffer, put on the device from the host value on first use."""
+        buf = self._dbuf
+        if buf is None:
+            buf = self._dbuf = backend.device_put(self._npy)
+        return buf
 
     # -- metadata ------------------------------------------------------------------------------
     @property
@@ -59,16 +74,18 @@ class Array:
 
     # -- host conversion -----------------------------------------------------------------------
     def _value(self) -> np.ndarray:
-        """The host copy (cached; read-only)."""
-        if self._buf.is_deleted():
+        """The host value (cached; read-only)."""
+        buf = self._dbuf
+        if buf is not None and buf.is_deleted():
             # Even with a host copy cached: a donated Array is gone, as in JAX.
-            raise backend.deleted_error(self._buf)
-        try:
-            host = self._npy
-        except AttributeError:
-            host = None
+            raise backend.deleted_error(buf)
+        host = self._npy
         if host is None:
-            host = self._npy = backend.to_numpy(self._buf)
+            host = self._npy = backend.to_numpy(buf)
+        elif host.flags.writeable:
+            # A host result is made read-only here, where it can first leave mjcore, rather
+            # than on every eager op (~0.4 µs); host rules never write their inputs.
+            host.flags.writeable = False
         return host
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -85,7 +102,9 @@ class Array:
         Raises:
           RuntimeError: if the array was donated to a jit-compiled function.
         """
-        buf = self._buf
+        buf = self._dbuf
+        if buf is None:  # computed on the host: ready
+            return self
         try:
             # The buffer's own methods, not a backend helper: this is on every timed call's
             # path. A small computation has run inline by the time its result exists, and
@@ -95,14 +114,15 @@ class Array:
             if not buf.is_ready():
                 buf.block_until_ready()
         except backend.RuntimeError_ as err:
-            if self._buf.is_deleted():
-                raise backend.deleted_error(self._buf) from err
+            if buf.is_deleted():
+                raise backend.deleted_error(buf) from err
             raise
         return self
 
     def is_deleted(self) -> bool:
         """Whether the buffer was consumed by donation to a jit-compiled function."""
-        return self._buf.is_deleted()
+        buf = self._dbuf
+        return buf is not None and buf.is_deleted()
 
     def to_concrete_value(self) -> np.ndarray:
         return self._value()
@@ -179,7 +199,7 @@ def array_from_numpy(value: np.ndarray, weak_type: bool = False) -> Array:
     return Array(backend.device_put(value), aval)
 
 
-# `new_object(Array)` then the two slots: how the dispatch hot paths make result arrays
+# `new_object(Array)` then the three slots: how the dispatch hot paths make result arrays
 new_object = object.__new__
 
 
@@ -187,8 +207,19 @@ def wrap_buffer(buf: Any, aval: ShapedArray) -> Array:
     """`Array(buf, aval)` for the dispatch hot paths: slots set directly, without the type
     call and `__init__` frame (~170 -> ~80 ns; eager ops and jit calls take ~4-6 µs)."""
     a = new_object(Array)
-    a._buf = buf
+    a._dbuf = buf
     a.aval = aval
+    a._npy = None
+    return a
+
+
+def wrap_host(value: np.ndarray, aval: ShapedArray) -> Array:
+    """An Array holding a host result `value` (an ndarray of `aval`'s shape and dtype, which
+    nothing else holds; `_value()` makes it read-only before it leaves mjcore)."""
+    a = new_object(Array)
+    a._dbuf = None
+    a.aval = aval
+    a._npy = value
     return a
 
 
@@ -197,8 +228,9 @@ core.register_array_class(Array)
 
 
 def avals_and_buffers(args: tuple[Any, ...]) -> tuple[tuple[ShapedArray, ...], list[Any]]:
-    """The avals (a dispatch cache key) and device buffers of Array arguments; AttributeError
-    for anything else (tracers have avals but no buffers).
+    """The avals (a dispatch cache key) and device buffers of Array arguments (put on the
+    device if they were computed on the host); AttributeError for anything else (tracers have
+    avals but no buffers).
 
     On every fast dispatch: one and two arguments are unrolled, as a comprehension costs more
     than the rest of the lookup.

@@ -1,6 +1,10 @@
-"""Eager execution of primitives: each one is "jit of one primitive", compiled once per
-(primitive, params, input avals), cached, and executed directly on device buffers.
-(Autodidax Part 3's `xla_call_impl`, specialised to single primitives.)
+"""Eager execution of primitives. (Autodidax Part 3's `xla_call_impl`, specialised to single
+primitives; and Part 1's NumPy impl rules, which it started from.)
+
+On the CPU platform a primitive with a NumPy `host_rule` runs it on the host values of its
+arguments when the call is small (`host_limit`); otherwise it is "jit of one primitive",
+compiled once per (primitive, params, input avals), cached (bounded), and executed on device
+buffers. See docs/eager.md.
 """
 
 from __future__ import annotations
@@ -13,14 +17,16 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
-from mjcore.array import Array, wrap_buffer
+from mjcore.array import Array, wrap_buffer, wrap_host
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_primitive
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.errors import MissingRuleError
 
-# (primitive, input avals, params) -> (program, output avals)
+# (primitive, input avals, params) -> (program, output avals); emptied when full, so that eager
+# calls on ever new shapes (which go to XLA only when large) hold a bounded number of programs
 _executables: dict[Any, tuple[backend.Program, list[ShapedArray]]] = {}
+_EXECUTABLES_SIZE = 512
 _compile_lock = threading.Lock()
 
 _SCALAR_CACHE_SIZE = 4096
@@ -48,7 +54,7 @@ def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
     return buf
 
 
-_scalar_arrays: dict[Any, tuple[Any, ShapedArray]] = {}
+_scalar_arrays: dict[Any, tuple[Any, ShapedArray, np.ndarray]] = {}
 
 
 @backend.clear_at_exit
@@ -56,6 +62,8 @@ def _clear_caches() -> None:
     _executables.clear()
     _scalar_buffers.clear()
     _scalar_arrays.clear()
+    _host_plans.clear()
+    _scalar_hosts.clear()
 
 
 def scalar_array(value: Any, dtype: np.dtype, weak_type: bool = False) -> Array:
@@ -73,8 +81,13 @@ def scalar_array(value: Any, dtype: np.dtype, weak_type: bool = False) -> Array:
         if len(_scalar_arrays) >= _SCALAR_CACHE_SIZE:
             _scalar_arrays.clear()
         aval = ShapedArray((), dtype, weak_type)
-        cached = _scalar_arrays[key] = (_scalar_buffer(value, aval), aval)
-    return Array(*cached)
+        buf = _scalar_buffer(value, aval)
+        # both values, shared by every Array of this scalar: the host path reads the view
+        cached = _scalar_arrays[key] = (buf, aval, backend.to_numpy(buf))
+    buf, aval, host = cached
+    out = Array(buf, aval)
+    out._npy = host
+    return out
 
 
 def to_buffer(x: Any) -> tuple[Any, ShapedArray]:
@@ -112,14 +125,21 @@ def compiled_primitive(
                 avals_out = prim.abstract_eval(*avals_in, **params)
                 text, host_callbacks = lower_primitive(prim, avals_in, avals_out, params)
                 program = backend.Program(text, avals_out, host_callbacks)
+                if len(_executables) >= _EXECUTABLES_SIZE:
+                    _executables.clear()
                 entry = _executables[key] = (program, avals_out)
     return entry
 
 
 def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
-    """Run `prim` eagerly on device buffers; results are device Arrays."""
+    """Run `prim` eagerly: its host rule on host values when small (on CPU), else its
+    compiled lowering on device buffers. Results are Arrays."""
     if prim.impl_rule is not None:
         return _apply_impl_rule(prim, args, params)
+    if prim.host_rule is not None:
+        outs = _apply_host(prim, args, params)
+        if outs is not None:
+            return outs
     bufs = []
     avals = []
     for x in args:
@@ -133,6 +153,220 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
     program, avals_out = compiled_primitive(prim, tuple(avals), params)
     outs = program.run(bufs)
     return [wrap_buffer(b, a) for b, a in zip(outs, avals_out, strict=True)]
+
+
+# --- host execution (CPU platform) --------------------------------------------------------------
+
+# Primitives whose host rule is a NumPy view or a copy without arithmetic: NumPy is never slower
+# than a compiled program for them, at any size.
+_ALWAYS_HOST = frozenset(
+    {"reshape", "transpose", "squeeze", "expand_dims", "slice", "broadcast_in_dim", "rev"}
+)
+# Elements (of the largest operand or result) up to which the host rule runs; above it, XLA's
+# kernels (multithreaded, vectorised transcendentals) win. Measured on CPU (docs/eager.md):
+# NumPy's sin/exp/tanh lose to XLA's from ~2^15-2^17 elements (sin at 2^18: 2.2x XLA's time);
+# memory-bound arithmetic, comparisons, selections and reductions only from ~2^20 (add at 2^18:
+# 0.45x XLA's time).
+_HOST_LIMIT = 1 << 15
+_CHEAP_HOST_LIMIT = 1 << 18
+_CHEAP = frozenset(
+    {
+        "add", "sub", "mul", "neg", "abs", "sign", "max", "min", "floor", "ceil", "round",
+        "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor", "select_n", "clamp",
+        "convert_element_type", "concatenate", "pad", "iota", "reduce_sum", "reduce_max",
+        "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "add_any",
+    }
+)  # fmt: skip
+_HOST_PLANS_SIZE = 4096
+
+# (primitive, input avals[, params]) -> (output avals, whether the host rule runs); bounded
+_host_plans: dict[Any, tuple[list[ShapedArray], bool]] = {}
+_host_platform: list[bool] = []  # [whether the device is the CPU], known after the first call
+
+
+def host_limit(prim: Primitive) -> float:
+    """Elements (largest operand or result) up to which eager `prim` runs its host rule."""
+    name = prim.name
+    if name in _ALWAYS_HOST:
+        return math.inf
+    return _CHEAP_HOST_LIMIT if name in _CHEAP else _HOST_LIMIT
+
+
+def on_cpu() -> bool:
+    """Whether the device is the CPU, whose buffers are host memory (host rules may run)."""
+    if not _host_platform:
+        _host_platform.append(backend.device().platform == "cpu")
+    return _host_platform[0]
+
+
+def host_plan(
+    prim: Primitive, avals_in: tuple[ShapedArray, ...], params: dict[str, Any]
+) -> tuple[list[ShapedArray], bool]:
+    """(output avals, whether the host rule runs) for one application, cached (bounded)."""
+    key = (prim, avals_in, tuple(params.items())) if params else (prim, avals_in)
+    plan = _host_plans.get(key)
+    if plan is None:
+        avals_out = prim.abstract_eval(*avals_in, **params)
+        largest = max(a.size for a in (*avals_in, *avals_out)) if avals_in or avals_out else 0
+        use_host = on_cpu() and prim.host_rule is not None and largest <= host_limit(prim)
+        if len(_host_plans) >= _HOST_PLANS_SIZE:
+            _host_plans.clear()
+        plan = _host_plans[key] = (avals_out, use_host)
+    return plan
+
+
+# NumPy's floating-point error state, set to ignore around host rules: mjnp, like XLA, does
+# not warn on floating-point errors (NumPy's `errstate` costs ~2.5 µs, setting the context
+# variable it sets ~0.2 µs).
+from numpy._core._ufunc_config import (  # noqa: E402  # private: NumPy 2.x is pinned
+    _extobj_contextvar as fp_state,
+)
+from numpy._core._ufunc_config import _make_extobj  # noqa: E402
+
+FP_QUIET = _make_extobj(all="ignore")
+
+_scalar_hosts: dict[Any, np.ndarray] = {}
+
+
+def _host_scalar(x: Any, aval: ShapedArray) -> np.ndarray:
+    """The read-only 0-d host value of a Python scalar as `aval`'s dtype (cached)."""
+    sign = math.copysign(1.0, x.real) if isinstance(x, float | complex) else 0
+    key = (type(x), x, aval.dtype, sign)
+    value = _scalar_hosts.get(key)
+    if value is None:
+        if len(_scalar_hosts) >= _SCALAR_CACHE_SIZE:
+            _scalar_hosts.clear()
+        with np.errstate(over="ignore"):  # see `_scalar_buffer`
+            value = np.array(x, aval.dtype)
+        value.flags.writeable = False
+        _scalar_hosts[key] = value
+    return value
+
+
+def host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
+    """A read-only host value and the aval of a non-Array eager argument (a Python scalar, or
+    a NumPy array, which is copied: it may be written later)."""
+    aval = get_aval(x)
+    if isinstance(x, Array):  # a subclass
+        return x._value(), aval
+    if isinstance(x, bool | int | float | complex):
+        return _host_scalar(x, aval), aval
+    value = np.array(x, aval.dtype)
+    value.flags.writeable = False
+    return value, aval
+
+
+def _apply_host(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any] | None:
+    """`prim`'s host rule on the host values of `args`, or None where XLA runs it instead.
+
+    An Array's `_npy`, when set, is read directly: `_value()` (a donation check and a
+    read-only check, ~0.4 µs) is needed only to make it, and a donated Array has none.
+    """
+    n_args = len(args)
+    if n_args == 1 and type(args[0]) is Array:  # the commonest cases, unrolled
+        (x,) = args
+        avals_out, use_host = host_plan(prim, (x.aval,), params)
+        if not use_host:
+            return None
+        vx = x._npy
+        vals = [x._value() if vx is None else vx]
+    elif n_args == 2 and type(args[0]) is Array and type(args[1]) is Array:
+        x, y = args
+        avals_out, use_host = host_plan(prim, (x.aval, y.aval), params)
+        if not use_host:
+            return None
+        vx = x._npy
+        vy = y._npy
+        vals = [x._value() if vx is None else vx, y._value() if vy is None else vy]
+    else:
+        avals_in = []
+        vals = []
+        for x in args:
+            if type(x) is Array:
+                avals_in.append(x.aval)
+                vals.append(x)
+            else:
+                value, aval = host_value(x)
+                avals_in.append(aval)
+                vals.append(value)
+        avals_out, use_host = host_plan(prim, tuple(avals_in), params)
+        if not use_host:
+            return None
+        vals = [x._value() if type(x) is Array else x for x in vals]
+    token = fp_state.set(FP_QUIET)
+    try:
+        out = prim.host_rule(*vals, **params)  # type: ignore[misc]
+    finally:
+        fp_state.reset(token)
+    if not prim.multiple_results:
+        (aval,) = avals_out
+        if type(out) is not np.ndarray:  # NumPy gives scalars for 0-d results
+            out = np.asarray(out)
+        if out.dtype != aval.dtype:
+            return None  # see below
+        return [wrap_host(out, aval)]
+    results = []
+    for r, aval in zip(out, avals_out, strict=True):
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+        if r.dtype != aval.dtype:
+            # A Python scalar operand promotes as a 0-d array in NumPy (float32 + 2.0 is
+            # float64 there) where lax casts the scalar first: XLA computes it as lax does.
+            return None
+        results.append(wrap_host(r, aval))
+    return results
+
+
+_INDEX_ENTRY_TYPES = frozenset({int, type(None), type(Ellipsis)})
+
+
+def _is_basic_entry(e: Any) -> bool:
+    t = type(e)
+    if t in _INDEX_ENTRY_TYPES:
+        return True
+    if t is slice:
+        return all(type(b) is int or b is None for b in (e.start, e.stop, e.step))
+    return False
+
+
+def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
+    """A view-making method of an eager Array run by NumPy on its host value, the way NumPy
+    takes ~0.1-0.3 µs for it: `op` is "T" (`x.T`), "reshape" (`x.reshape(arg)`, a tuple of
+    Python ints) or "getitem" (`x[arg]`, a basic index of Python ints, slices of ints, None and
+    Ellipsis). None where the general path must run: another argument, a traced or non-CPU
+    call, or an index or shape NumPy rejects (the general path raises mjnp's error).
+
+    The result has `x`'s dtype and weak type, as every view does.
+    """
+    if type(x) is not Array or not core._state.eager or not on_cpu():
+        return None
+    if op == "getitem":
+        if type(arg) is tuple:
+            if not all(_is_basic_entry(e) for e in arg):
+                return None
+        elif not _is_basic_entry(arg):
+            return None
+    elif op == "reshape":
+        if not all(type(d) is int for d in arg):
+            return None
+    value = x._npy
+    if value is None:
+        value = x._value()
+    try:
+        if op == "T":
+            out = value.T
+        elif op == "reshape":
+            out = value.reshape(arg)
+        else:
+            out = value[arg]
+    except (IndexError, ValueError, TypeError):
+        return None
+    if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
+        out = np.asarray(out)
+    aval = x.aval
+    if out.shape != aval.shape:
+        aval = ShapedArray(out.shape, aval.dtype, aval.weak_type)
+    return wrap_host(out, aval)
 
 
 def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:

@@ -1,16 +1,20 @@
-"""Eager calls of a library function as one cached XLA executable.
+"""Eager calls of a library function: traced once per signature, then run as one program.
 
-An eager primitive costs one PJRT execute (~4 µs on CPU); the Python of a library function
-around it (dtype promotion, axis normalisation, `bind` through the interpreter stack, several
-primitives for one NumPy function) used to cost as much again. `fuse_eagerly(fun)` gives `fun`
-a per-signature cache of its whole traced body, compiled once, exactly as `jit` would: an eager
-call with positional Arrays (and Python floats) runs that one executable.
+An mjnp function is Python around a few primitives (dtype promotion, axis normalisation,
+`bind` through the interpreter stack), which used to cost more than the arithmetic.
+`fuse_eagerly(fun)` gives `fun` a per-signature cache of its traced body, exactly as `jit`
+would, and an eager call with positional Arrays (and Python floats) replays that jaxpr:
+
+- on the host, when every equation has a NumPy host rule and the call is small (on the CPU
+  platform; `mjcore.dispatch.host_limit`): the rules run one after another on the host values,
+  with no bind, no Python of `fun` and nothing compiled; results equal the op-by-op host path;
+- otherwise as one compiled XLA executable (large arrays, or a primitive without host rule).
 
 Only functions whose eager result is determined by their arguments' shapes and dtypes may use
 it: a function that inspects values eagerly (raising IndexError for an out-of-bounds index, or
 OverflowError for `uint8_array + 300`) would lose that check under tracing. Functions that
 *need* values (a bool mask, `int(x)`) are safe: their trace raises a concretization error, the
-signature is remembered as unfusable and the plain function runs.
+signature is remembered as unfusable and the plain function runs. See docs/eager.md.
 """
 
 from __future__ import annotations
@@ -21,16 +25,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from mjcore import core
-from mjcore.array import Array, avals_and_buffers, new_object, wrap_buffer
+from mjcore import core, dispatch
+from mjcore.array import Array, new_object, wrap_buffer, wrap_host
 from mjcore.core import ShapedArray
-from mjcore.dispatch import to_buffer
+from mjcore.dispatch import FP_QUIET, fp_state, to_buffer
 from mjcore.errors import (
     ConcretizationTypeError,
     NonConcreteBooleanIndexError,
     TracerArrayConversionError,
     TracerIntegerConversionError,
 )
+from mjcore.jaxpr import Literal
 from mjcore.jit import JittedFunction
 from mjcore.tree_util import tree_unflatten
 
@@ -51,6 +56,8 @@ _WEAK_SCALAR_AVALS = {
     float: ShapedArray((), "float64", True),
     complex: ShapedArray((), "complex128", True),
 }
+# their host values: NumPy scalars of the traced dtype, which every host rule accepts
+_HOST_SCALAR_TYPES = {float: np.float64, complex: np.complex128}
 
 _CACHE_SIZE = 64  # signatures per function
 _KEYWORD_VARIANTS = 32  # keyword-argument combinations per function
@@ -76,51 +83,163 @@ def _static_key(v: Any) -> Any:
     raise _NotStatic
 
 
+def _host_runnable(closed: Any) -> bool:
+    """Whether every equation of a traced body runs its host rule at these avals."""
+    if not dispatch.on_cpu():
+        return False
+    for eqn in closed.jaxpr.eqns:
+        prim = eqn.primitive
+        if prim.host_rule is None or prim.impl_rule is not None:
+            return False
+        sizes = [x.aval.size for x in eqn.inputs] + [v.aval.size for v in eqn.out_binders]
+        if sizes and max(sizes) > dispatch.host_limit(prim):
+            return False
+    return True
+
+
+class _HostProgram:
+    """A traced body as host rules over a flat environment: consts and literals, then the
+    arguments, then each equation's results, addressed by position."""
+
+    __slots__ = ("base", "n_args", "eqns", "outs", "out_avals", "n_env")
+
+    def __init__(self, closed: Any, consts: list[Any]):
+        jaxpr = closed.jaxpr
+        n_consts = len(consts)
+        base: list[Any] = [c._value() if isinstance(c, Array) else np.asarray(c) for c in consts]
+        slot: dict[Any, int] = {}
+        literals: list[tuple[Literal, int]] = []
+        # slots: [consts..., literals..., args..., eqn results...]
+        for eqn in jaxpr.eqns:
+            for x in eqn.inputs:
+                if type(x) is Literal:
+                    literals.append((x, 0))
+        for x in jaxpr.outs:
+            if type(x) is Literal:
+                literals.append((x, 0))
+        for v in jaxpr.invars[:n_consts]:
+            slot[v] = len(slot)
+        lit_slot: dict[int, int] = {}
+        for lit, _ in literals:
+            lit_slot[id(lit)] = len(base)
+            base.append(np.asarray(lit.val, lit.aval.dtype))
+        n = len(base)
+        for v in jaxpr.invars[n_consts:]:
+            slot[v] = n
+            n += 1
+        eqns = []
+        for eqn in jaxpr.eqns:
+            ins = tuple(lit_slot[id(x)] if type(x) is Literal else slot[x] for x in eqn.inputs)
+            outs = []
+            for v in eqn.out_binders:
+                slot[v] = n
+                outs.append(n)
+                n += 1
+            prim = eqn.primitive
+            eqns.append((prim.host_rule, eqn.params, ins, tuple(outs), prim.multiple_results))
+        self.base = base
+        self.n_args = len(jaxpr.invars) - n_consts
+        self.eqns = eqns
+        self.outs = [lit_slot[id(x)] if type(x) is Literal else slot[x] for x in jaxpr.outs]
+        self.out_avals = [x.aval for x in jaxpr.outs]
+        self.n_env = n
+
+    def single_rule(self) -> tuple[Any, dict[str, Any], ShapedArray] | None:
+        """(rule, params, output aval) when the body is one equation on the arguments in
+        order with one result (`sin(x)`, `add(x, y)`): the commonest body, run without the
+        environment."""
+        if len(self.eqns) != 1 or self.base:
+            return None
+        rule, params, ins, outs, multiple = self.eqns[0]
+        if multiple or ins != tuple(range(self.n_args)) or self.outs != list(outs):
+            return None
+        return rule, params, self.out_avals[0]
+
+    def run(self, args: tuple[Any, ...]) -> list[Array] | None:
+        """The results as Arrays, or None if a rule gave another dtype than traced (then the
+        caller runs XLA, which computes what the trace says)."""
+        env = self.base.copy()
+        for a in args:
+            if type(a) is Array:
+                value = a._npy
+                env.append(a._value() if value is None else value)
+            else:
+                env.append(_HOST_SCALAR_TYPES[type(a)](a))
+        env.extend([None] * (self.n_env - len(env)))
+        token = fp_state.set(FP_QUIET)
+        try:
+            for rule, params, ins, outs, multiple in self.eqns:
+                if multiple:
+                    for i, r in zip(outs, rule(*[env[i] for i in ins], **params), strict=True):
+                        env[i] = r
+                else:
+                    env[outs[0]] = rule(*[env[i] for i in ins], **params)
+        finally:
+            fp_state.reset(token)
+        results = []
+        for i, aval in zip(self.outs, self.out_avals, strict=True):
+            r = env[i]
+            if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+                r = np.asarray(r)
+            if r.dtype != aval.dtype:
+                return None
+            results.append(wrap_host(r, aval))
+        return results
+
+
+def _arg_key(a: Any) -> Any:
+    """An argument's part of a signature: its aval (Arrays and Python floats/complexes)."""
+    if type(a) is Array:
+        return a.aval
+    return _WEAK_SCALAR_AVALS[type(a)]  # KeyError for anything else
+
+
 def fuse_eagerly(fun: F) -> F:
-    """`fun`, running as one cached executable when called eagerly with array arguments.
+    """`fun`, replayed from its cached trace when called eagerly with array arguments (see
+    the module docstring).
 
     Calls with keyword arguments, Python ints, NumPy arrays or tracers, and calls under any
     transformation, run `fun` itself, so every transformation sees its primitives as before.
     """
     jitted = JittedFunction(fun, (), (), (), _CACHE_SIZE)
-    calls = jitted._flat_calls
-    assert calls is not None
     unfusable: set[Any] = set()
     # Keyword arguments with hashable values (`axis=0`, `keepdims=True`, `dtype=...`) are
     # static: one fused function per combination, up to `_KEYWORD_VARIANTS` of them.
     with_keywords: dict[tuple[tuple[str, Any], ...], Callable[..., Any]] = {}
     state = core._state
-
-    # The commonest case, one output and Array arguments only, keyed by the avals: what to
-    # execute and the output's aval, with no attribute chains to walk.
-    simple: dict[ShapedArray | tuple[ShapedArray, ...], tuple[Any, Any, ShapedArray]] = {}
-    jitted._clear_hooks.extend((simple.clear, with_keywords.clear, unfusable.clear))
+    # signature (the aval of a single argument, else the tuple of `_arg_key`s) -> runner
+    runners: dict[Any, Callable[[tuple[Any, ...]], Any]] = {}
+    jitted._clear_hooks.extend((runners.clear, with_keywords.clear, unfusable.clear))
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
-        if not state.eager:
-            return fun(*args, **kwargs)
-        if not kwargs:
-            try:
-                if len(args) == 1:  # keyed by the aval itself: no tuple, no helper call
-                    (a,) = args
-                    execute, handlers, out_aval = simple[a.aval]
-                    bufs = [a._buf]
-                else:
-                    key, bufs = avals_and_buffers(args)
-                    execute, handlers, out_aval = simple[key]
-            except (KeyError, AttributeError):  # not yet compiled; scalars; NumPy arrays
-                pass
+        if state.eager and not kwargs:
+            n_args = len(args)
+            run = None
+            if n_args == 1:  # the commonest signatures, keyed without a helper call
+                (a,) = args
+                if type(a) is Array:
+                    run = runners.get(a.aval)
+            elif n_args == 2:
+                a, b = args
+                ta = type(a)
+                tb = type(b)
+                run = runners.get(
+                    (
+                        a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),
+                        b.aval if tb is Array else _WEAK_SCALAR_AVALS.get(tb),
+                    )
+                )
             else:
                 try:
-                    buf = execute(bufs).consume_with_handlers(handlers)[0]
-                except Exception:  # noqa: BLE001  # e.g. a donated (deleted) buffer
-                    return general(args)
-                # `wrap_buffer` inlined: a frame is ~1% of an eager op on this path
-                out = new_object(Array)
-                out._buf = buf
-                out.aval = out_aval
-                return out
+                    run = runners.get(tuple([_arg_key(a) for a in args]))
+                except KeyError:  # not an Array or Python float
+                    pass
+            if run is not None:
+                return run(args)
+            return general(args)
+        if not state.eager:
+            return fun(*args, **kwargs)
         return general(args, kwargs)
 
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
@@ -135,64 +254,96 @@ def fuse_eagerly(fun: F) -> F:
                     return fun(*args, **kwargs)
                 variant = with_keywords[key] = fuse_eagerly(functools.partial(fun, **kwargs))
             return variant(*args)
-        avals = []
-        scalars = False
-        for a in args:
-            if type(a) is Array:
-                avals.append(a.aval)
-            else:
-                aval = _WEAK_SCALAR_AVALS.get(type(a))
-                if aval is None:
-                    return fun(*args)
-                avals.append(aval)
-                scalars = True
-        if scalars and len(avals) == len([a for a in args if type(a) is not Array]):
+        try:
+            avals = tuple([_arg_key(a) for a in args])
+        except KeyError:  # a Python int, a NumPy array, a tracer
+            return fun(*args)
+        if all(type(a) is not Array for a in args):
             return fun(*args)  # Python scalars alone give strong dtypes: not a traced call's
-        key = tuple(avals)
-        entry = calls.get(key)
-        if entry is None:
-            if key in unfusable:
-                return fun(*args)
-            try:
-                entry = jitted._entry_for(args, {})[0]
-            except _NEEDS_VALUES:
-                unfusable.add(key)
-                return fun(*args)
-            calls[key] = entry
-        exe = entry._exe or jitted._executable(entry)
-        program = exe.program
-        direct = not program.host_callbacks  # else `Program.run` waits for the callbacks
-        if direct and entry.single_output and not entry.const_bufs and not scalars:
-            if len(simple) >= _CACHE_SIZE:
-                simple.clear()
-            simple[key[0] if len(key) == 1 else key] = (
-                program.executable.execute_sharded,
-                program.handlers,
-                exe.out_avals[0],
-            )
-        if scalars:
-            bufs = [a._buf if type(a) is Array else to_buffer(a)[0] for a in args]
-        else:
-            bufs = [a._buf for a in args]
-        if entry.const_bufs:
-            bufs = entry.const_bufs + bufs
-        # `run`: it explains a donated buffer and waits for host callbacks
-        outs = program.run(bufs)
-        if entry.single_output:
-            return wrap_buffer(outs[0], exe.out_avals[0])
-        arrays = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
-        return tree_unflatten(entry.out_tree, arrays)
+        if avals in unfusable:
+            return fun(*args)
+        try:
+            entry = jitted._entry_for(args, {})[0]
+        except _NEEDS_VALUES:
+            if len(unfusable) >= _CACHE_SIZE:
+                unfusable.clear()
+            unfusable.add(avals)
+            return fun(*args)
+        if len(runners) >= _CACHE_SIZE:
+            runners.clear()
+        run = _runner(entry)
+        runners[avals[0] if len(avals) == 1 else avals] = run
+        return run(args)
+
+    def _runner(entry: Any) -> Callable[[tuple[Any, ...]], Any]:
+        """What runs one signature: its host program, or its XLA executable."""
+        out_tree = entry.out_tree
+        single = entry.single_output
+        if _host_runnable(entry.closed):
+            program = _HostProgram(entry.closed, entry.consts)
+            one = program.single_rule()
+            if one is not None and single:
+                rule, params, out_aval = one
+
+                def run_host(args: tuple[Any, ...]) -> Any:  # noqa: F811  # one equation
+                    vals = []
+                    for a in args:
+                        if type(a) is Array:
+                            value = a._npy
+                            vals.append(a._value() if value is None else value)
+                        else:
+                            vals.append(_HOST_SCALAR_TYPES[type(a)](a))
+                    token = fp_state.set(FP_QUIET)
+                    try:
+                        r = rule(*vals, **params)
+                    finally:
+                        fp_state.reset(token)
+                    if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+                        r = np.asarray(r)
+                    if r.dtype != out_aval.dtype:
+                        return _run_compiled(jitted, entry, args)
+                    a = new_object(Array)  # `wrap_host` inlined
+                    a._dbuf = None
+                    a.aval = out_aval
+                    a._npy = r
+                    return a
+
+                return run_host
+
+            def run_host(args: tuple[Any, ...]) -> Any:
+                outs = program.run(args)
+                if outs is None:  # a rule's dtype differs from the trace's: XLA instead
+                    return run_xla(args)
+                return outs[0] if single else tree_unflatten(out_tree, outs)
+
+            def run_xla(args: tuple[Any, ...]) -> Any:
+                return _run_compiled(jitted, entry, args)
+
+            return run_host
+        return lambda args: _run_compiled(jitted, entry, args)
 
     fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces
-    fused.__fused_simple_calls__ = simple  # type: ignore[attr-defined]  # see `simple_calls`
+    fused.__fused_runners__ = runners  # type: ignore[attr-defined]  # tests look at the paths
     return fused  # type: ignore[return-value]
 
 
-def simple_calls(
-    fused: Callable[..., Any],
-) -> dict[Any, tuple[Callable[[list[Any]], Any], Any, ShapedArray]]:
-    """The fast-path cache of a `fuse_eagerly` function, for a caller-side front with a fixed
-    signature (no `*args`/`**kwargs` to pack): the input aval (one argument) or tuple of avals
-    (several) -> (PJRT execute, result handlers, output aval). Filled by `fused`'s calls;
-    a miss means: call `fused`."""
-    return fused.__fused_simple_calls__  # type: ignore[attr-defined,no-any-return]
+def _run_compiled(jitted: JittedFunction, entry: Any, args: tuple[Any, ...]) -> Any:
+    """One signature's traced body as its compiled executable (compiled on first use)."""
+    exe = entry._exe or jitted._executable(entry)
+    bufs = [a._buf if type(a) is Array else to_buffer(a)[0] for a in args]
+    if entry.const_bufs:
+        bufs = entry.const_bufs + bufs
+    # `run`: it explains a donated buffer and waits for host callbacks
+    outs = exe.program.run(bufs)
+    if entry.single_output:
+        return wrap_buffer(outs[0], exe.out_avals[0])
+    arrays = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
+    return tree_unflatten(entry.out_tree, arrays)
+
+
+def uses_host(fused: Callable[..., Any], *args: Any) -> bool:
+    """Whether an eager call `fused(*args)` of a `fuse_eagerly` function (positional Array
+    or Python float arguments) replays its trace on the host (for tests)."""
+    key = tuple([_arg_key(a) for a in args])
+    run = fused.__fused_runners__.get(key[0] if len(key) == 1 else key)  # type: ignore[attr-defined]
+    return run is not None and run.__name__ == "run_host"

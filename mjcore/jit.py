@@ -485,8 +485,9 @@ class JittedFunction:
                         return Array(program.run(bufs)[0], out_aval)
                     # `wrap_buffer` inlined: a frame is ~1% of a small jitted call
                     out = new_object(Array)
-                    out._buf = buf
+                    out._dbuf = buf
                     out.aval = out_aval
+                    out._npy = None
                     return out
         flat_calls = self._flat_calls
         if flat_calls is not None and not kwargs:
@@ -577,6 +578,7 @@ def _drop_host_views(entry: _CacheEntry, flat: list[Any]) -> None:
     # donate a buffer that has one (it leaves the argument alone and allocates the output).
     for x, d in zip(flat, entry.donated[len(entry.consts) :], strict=True):
         if d and type(x) is Array:
+            x._buf  # noqa: B018  # a host-computed value goes to the device before its view goes
             x._npy = None
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
+from mjcore.dispatch import host_view
 from mjnp import (
     _array_bits,
     _devices,
@@ -83,7 +84,27 @@ def _reshape_method(self: Array, *shape: Any, order: str = "C", copy: bool | Non
     """`a.reshape(2, 3)` or `a.reshape((2, 3))`, as `numpy.ndarray.reshape`."""
     if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
         shape = shape[0]
+    if order == "C" and copy is None and type(shape) is tuple:
+        out = host_view(self, "reshape", shape)  # eagerly on CPU, NumPy's view (docs/eager.md)
+        if out is not None:
+            return out
     return _manipulation.reshape(self, shape, order=order, copy=copy)
+
+
+def _getitem(self: Array, idx: Any) -> Array:
+    """`a[idx]`: a basic index eagerly on CPU is NumPy's view (docs/eager.md)."""
+    out = host_view(self, "getitem", idx)
+    if out is not None:
+        return out
+    return _indexing.getitem(self, idx)
+
+
+def _transpose_property(self: Array) -> Array:
+    """`a.T`: eagerly on CPU, NumPy's view (docs/eager.md)."""
+    out = host_view(self, "T")
+    if out is not None:
+        return out
+    return _manipulation.transpose(self)
 
 
 def _transpose_method(self: Array, *axes: Any) -> Array:
@@ -179,7 +200,7 @@ SURFACE: dict[str, Any] = {
     "__gt__": _binary(ew.greater),
     "__ge__": _binary(ew.greater_equal),
     # Indexing.
-    "__getitem__": _indexing.getitem,
+    "__getitem__": _getitem,
     "__setitem__": _indexing.setitem,
     "fill": _indexing.fill,
     "at": property(_indexing.at),
@@ -192,7 +213,7 @@ SURFACE: dict[str, Any] = {
     "nonzero": _ixf.nonzero,
     "searchsorted": _ixf.searchsorted,
     # Properties.
-    "T": property(_manipulation.transpose),
+    "T": property(_transpose_property),
     "mT": property(_matrix_transpose),
     "device": property(_devices.device),
     "real": property(ew.real),

@@ -17,11 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core, lax
+from mjcore import lax
 from mjcore.array import Array as _Array
-from mjcore.array import new_object
 from mjcore.core import Tracer, get_aval, rebind
-from mjcore.eager_fusion import fuse_eagerly, simple_calls
+from mjcore.eager_fusion import fuse_eagerly
 from mjcore.errors import InPlaceUpdateError
 
 ArrayLike = Any
@@ -185,79 +184,4 @@ def ufunc_out(fun: Callable[..., Any] | None = None, *, fuse: bool = True) -> Ca
     )
     if not fuse:
         return wrapped
-    fused = fuse_eagerly(wrapped)
-    arity = _positional_arity(signature)
-    if arity == 1:
-        return _unary_front(fused)
-    if arity == 2:
-        return _binary_front(fused)
-    return fused
-
-
-def _positional_arity(signature: inspect.Signature) -> int | None:
-    """How many arguments a `(x, /)` or `(x1, x2, /)` function takes; None for any other
-    signature."""
-    params = signature.parameters.values()
-    if all(p.kind is p.POSITIONAL_ONLY and p.default is p.empty for p in params):
-        return len(params)
-    return None
-
-
-# The fronts below give a fused ufunc its exact signature, `(x, /, *, out=None)`: a call then
-# packs no `*args` tuple or `**kwargs` dict before the cached executable runs (~2% of an eager
-# op of 100 elements). Any miss (first call of a signature, a scalar, a NumPy array, a traced
-# call, `out=`) goes to the fused function, which handles every case.
-
-
-def _unary_front(fused: Callable[..., Any]) -> Callable[..., Any]:
-    calls = simple_calls(fused)
-    state = core._state
-
-    @functools.wraps(fused)
-    def ufunc(x: ArrayLike, /, *, out: Any = None) -> Any:
-        if out is not None:
-            return fused(x, out=out)
-        if state.eager:
-            try:
-                execute, handlers, out_aval = calls[x.aval]
-                bufs = [x._buf]
-            except (KeyError, AttributeError):
-                return fused(x)
-            try:
-                buf = execute(bufs).consume_with_handlers(handlers)[0]
-            except Exception:  # noqa: BLE001  # e.g. a donated (deleted) buffer: fused explains
-                return fused(x)
-            result = new_object(_Array)
-            result._buf = buf
-            result.aval = out_aval
-            return result
-        return fused(x)
-
-    return ufunc
-
-
-def _binary_front(fused: Callable[..., Any]) -> Callable[..., Any]:
-    calls = simple_calls(fused)
-    state = core._state
-
-    @functools.wraps(fused)
-    def ufunc(x1: ArrayLike, x2: ArrayLike, /, *, out: Any = None) -> Any:
-        if out is not None:
-            return fused(x1, x2, out=out)
-        if state.eager:
-            try:
-                execute, handlers, out_aval = calls[(x1.aval, x2.aval)]
-                bufs = [x1._buf, x2._buf]
-            except (KeyError, AttributeError):
-                return fused(x1, x2)
-            try:
-                buf = execute(bufs).consume_with_handlers(handlers)[0]
-            except Exception:  # noqa: BLE001  # e.g. a donated (deleted) buffer: fused explains
-                return fused(x1, x2)
-            result = new_object(_Array)
-            result._buf = buf
-            result.aval = out_aval
-            return result
-        return fused(x1, x2)
-
-    return ufunc
+    return fuse_eagerly(wrapped)
