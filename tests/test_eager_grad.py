@@ -333,3 +333,30 @@ def test_no_speculative_tracing_machinery_is_left():
     assert not hasattr(core._state, "speculating")
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("mjcore.fused_grad")
+
+
+@pytest.mark.parametrize("program", ["rnn", "em", "fluid"])
+def test_the_benchmarks_autograd_style_programs_match_autograd(program):
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    from benchmarks import eager_programs as ep
+
+    if program == "rnn":
+        params, onehot = ep.rnn_data()
+        want = autograd.grad(lambda p: ep.rnn_loss(anp, p, onehot))(params)
+        got = mjcore.grad(lambda p: ep.rnn_loss(np, p, np.asarray(onehot)))(
+            [np.asarray(p) for p in params]
+        )
+    elif program == "em":
+        params, x = ep.gmm_data()
+        want = ep.gmm_fit(autograd.grad, anp, params, x)
+        got = ep.gmm_fit(mjcore.grad, np, [np.asarray(p) for p in params], np.asarray(x))
+    else:
+        velocity, smoke, target = ep.fluid_data()
+        want = [autograd.grad(lambda v: ep.fluid_loss(anp, v, smoke, target))(velocity)]
+        s, t = np.asarray(smoke), np.asarray(target)
+        got = [mjcore.grad(lambda v: ep.fluid_loss(np, v, s, t))(np.asarray(velocity))]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert onp.asarray(g).dtype == onp.float64
+        onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-9, atol=1e-12)
