@@ -26,18 +26,25 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
-from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, tangent_aval
+from mjcore.ad import UndefinedPrimal, Zero, backward_pass, tangent_aval
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.errors import MissingRuleError
 
 
 class LinVar:
-    """A linear variable of the tape: the tangent (and later cotangent) of one value."""
+    """A linear variable of the tape: the tangent (and later cotangent) of one value.
 
-    __slots__ = ("aval",)
+    A `dead` variable is the zero tangent of a value that does not depend on the
+    differentiated inputs, handed to jvp rules that take no symbolic zeros: what it flows into
+    is not recorded, and no cotangent is kept for it (where linearize would instantiate zeros
+    and run the rule's products with them).
+    """
 
-    def __init__(self, aval: ShapedArray):
+    __slots__ = ("aval", "dead")
+
+    def __init__(self, aval: ShapedArray, dead: bool = False):
         self.aval = aval
+        self.dead = dead
 
     def __repr__(self) -> str:
         return f"LinVar({self.aval.str_short()})"
@@ -101,7 +108,8 @@ class VJPTrace(Trace):
             return [VJPTracer(self, x, None) for x in outs]
         rule = primitive.jvp_rule
         if rule is None:
-            raise MissingRuleError(primitive.name, "jvp", "Reverse-mode differentiation (grad)")
+            # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
+            raise MissingRuleError(primitive.name, "jvp", "Forward-mode differentiation (jvp)")
         tape = self.main.global_data
         main = _push_linear_main(tape)
         try:
@@ -112,9 +120,11 @@ class VJPTrace(Trace):
                 var = t.var
                 if var is not None:
                     tangents.append(LinearTracer(lin, var))
+                elif symbolic:
+                    tangents.append(Zero(tangent_aval(get_aval(t.primal))))
                 else:
-                    zero = Zero(tangent_aval(get_aval(t.primal)))
-                    tangents.append(zero if symbolic else instantiate(zero))
+                    dead = LinVar(tangent_aval(get_aval(t.primal)), True)
+                    tangents.append(LinearTracer(lin, dead))
             primals_out, tangents_out = rule(primals, tangents, **params)
         finally:
             _pop_main(main)
@@ -124,7 +134,7 @@ class VJPTrace(Trace):
         for x, t in zip(primals_out, tangents_out, strict=True):
             # A tangent that is not linear in the inputs (a Zero, a constant) carries nothing.
             var = t.var if type(t) is LinearTracer and t._trace is lin else None
-            if var is not None and get_aval(x).dtype.kind not in "fc":
+            if var is not None and (var.dead or get_aval(x).dtype.kind not in "fc"):
                 var = None
             out.append(VJPTracer(self, x, var))
         return out
@@ -161,14 +171,20 @@ class LinearTrace(Trace):
         if primitive.partial_eval_rule is not None:
             return self._partial_eval(primitive, tracers, params, tape)
         ins, avals = [], []
+        live = False
         for x in tracers:
             if type(x) is LinearTracer:
-                ins.append(x.var)
-                avals.append(x.var.aval)
+                var = x.var
+                ins.append(var)
+                avals.append(var.aval)
+                live = live or not var.dead
             else:
                 ins.append(x)
                 avals.append(get_aval(x))
-        outs = [LinVar(a) for a in primitive.abstract_eval(*avals, **params)]
+        avals_out = primitive.abstract_eval(*avals, **params)
+        if not live:  # linear in zero tangents only: a zero, nothing to record
+            return [LinearTracer(self, LinVar(a, True)) for a in avals_out]
+        outs = [LinVar(a) for a in avals_out]
         tape.append((primitive, ins, params, outs))
         return [LinearTracer(self, v) for v in outs]
 
@@ -304,6 +320,8 @@ def backward(
     ct_env: dict[LinVar, Any] = {}
 
     def write(v: LinVar, ct: Any) -> None:
+        if v.dead:
+            return
         prev = ct_env.get(v)
         ct_env[v] = ct if prev is None else add_any(prev, ct)
 
