@@ -265,9 +265,8 @@ def vjp_flat(
 
     def f_vjp(res: list[Any], *cts: Any) -> list[Any]:
         env = None
-        if len(res) != len(residuals) or any(
-            a is not b for a, b in zip(res, residuals, strict=True)
-        ):
+        if any(a is not b for a, b in zip(res, residuals, strict=True)):
+            # Other values in the residuals' places (tracers of a `jit` f_vjp is passed to).
             env = {id(a): b for a, b in zip(residuals, res, strict=True)}
         return backward(tape, in_vars, in_avals, out_vars, list(cts), env)
 
