@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core, fused_grad, tree_util
+from mjcore import core, eager_vjp, tree_util
 from mjcore.ad import Zero, jvp_flat, tangent_aval
 from mjcore.array import Array
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
@@ -328,7 +328,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     # aux leaves are extra outputs, so they leave the transformations as plain values; they
     # get zero cotangents.
     flat_fun, out_tree = flatten_fun(fun_pair, in_tree)
-    outs_flat, f_vjp_flat, residuals = vjp_flat(flat_fun, primals_flat)
+    if core._state.eager:  # nothing traced: record a tape while the Python runs once
+        outs_flat, f_vjp_flat, residuals = eager_vjp.vjp_flat(flat_fun, primals_flat)
+    else:
+        outs_flat, f_vjp_flat, residuals = vjp_flat(flat_fun, primals_flat)
     if has_aux:
         tree, aux_tree = out_tree[0].children()
     else:
@@ -393,12 +396,12 @@ def value_and_grad(
 ) -> Callable[..., Any]:
     """`(fun(*args), grad(fun)(*args))` in one pass, as JAX's `value_and_grad`.
 
-    Called eagerly (outside `jit`), a function differentiated again and again is traced on
-    each call and its value and gradient run as one executable compiled per structure
-    (`mjcore.fused_grad`): its Python still runs every call. A function that needs values
-    (`if x > 0`, `float(x)`, `print(x)`) is differentiated op by op instead; the first time,
-    its Python up to that point runs twice. A function that fills a constant array in place
-    (`out = zeros(n); out[i] = f(w)`) is differentiated from its trace, as under `jit`.
+    Called eagerly (outside `jit`), the function's Python runs exactly once per call, op by
+    op, and reverse mode records a tape of linear equations on the way (`mjcore.eager_vjp`):
+    nothing is traced ahead or compiled as a whole (wrap the call in `mjcore.jit` for that).
+    A function that fills a constant array in place (`out = zeros(n); out[i] = f(w)`) cannot
+    run that way; after its eager run raises, it is traced as a whole and differentiated from
+    its jaxpr, as under `jit` (its Python up to the failing line then runs twice).
     """
     from mjcore import dtypes
     from mjcore.lax.base import full
@@ -406,20 +409,8 @@ def value_and_grad(
     nums = _argnums_tuple(argnums)
     name = _fun_name(fun)
 
-    first_only = nums == (0,) and not has_aux
-
     @functools.wraps(fun, updated=())
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
-        tried_fused = False
-        if first_only and not kwargs and args and type(args[0]) is Array:
-            # A hot eager loop's call (`grad(loss)(w, x)`): the checks below pass for a
-            # floating Array as the first argument, so go straight to the fused path.
-            if args[0].aval.dtype.kind in "fc":
-                tried_fused = True
-                fused = fused_grad.try_value_and_grad(fun, args, nums)
-                if fused is not None:
-                    out, grads = fused
-                    return out, (grads[0] if isinstance(argnums, int) else grads)
         n_args = len(args)
         for i in nums:
             if not -n_args <= i < n_args:
@@ -437,11 +428,6 @@ def value_and_grad(
                     f"but got {aval.dtype.name}. Integer and boolean inputs have no gradient; "
                     "convert them with .astype(float) or use vjp."
                 )
-        if not has_aux and not kwargs and not tried_fused:
-            fused = fused_grad.try_value_and_grad(fun, args, nums_pos)
-            if fused is not None:
-                out, grads = fused
-                return out, (grads[0] if isinstance(argnums, int) else grads)
         f_partial = _partial_args(fun, args, kwargs, nums_pos)
         try:
             if has_aux:
@@ -452,7 +438,7 @@ def value_and_grad(
             # `x = zeros(n); x[i] = f(w)`: traced as a whole, `zeros(n)` is traced too.
             if has_aux or kwargs or core._state.trace_stack[-1].level:
                 raise
-            traced = fused_grad.value_and_grad_by_tracing(fun, args, nums_pos)
+            traced = eager_vjp.value_and_grad_by_tracing(fun, args, nums_pos)
             if traced is None:
                 raise
             out, grads = traced

@@ -307,10 +307,6 @@ class _TraceState(threading.local):
         # kept by the pushes and pops below so that dispatch tests one attribute, not two
         # and a length (~40 vs ~150 ns on every eager call).
         self.eager = True
-        # Set while `mjcore.fused_grad` traces a function that the user called eagerly: any
-        # look at a traced value must fail then (so the call falls back to eager evaluation)
-        # rather than show tracer text the eager call would not have shown.
-        self.speculating = False
         # Set by `mjcore.disable_jit()`: jitted functions run their Python op by op.
         self.jit_disabled = False
 
@@ -613,11 +609,6 @@ class Tracer:
         )
 
     def __repr__(self) -> str:
-        if _state.speculating:
-            raise ConcretizationTypeError(
-                f"repr() of a traced array {self.aval.str_short()} while speculatively tracing "
-                "an eager call (its value is needed: the call runs eagerly instead)"
-            )
         return f"{type(self).__name__}<{self.aval.str_short()}>"
 
 
