@@ -18,6 +18,8 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.array import Array as _DeviceArray
+from mjcore.callback import debug_callback
+from mjcore.config import config
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
 from mjcore.lax import (
@@ -254,6 +256,7 @@ def _dynamic_index(x: Array, dynamic: dict[int, Any]) -> Array:
     sizes = []
     for axis, size in enumerate(shape):
         if axis in dynamic:
+            _check_bounds(dynamic[axis], axis, size)
             starts.append(_wrap_negative(dynamic[axis], size))
             sizes.append(1)
         else:
@@ -409,6 +412,8 @@ def _normalized_index(arr: Any, axis: int, size: int, checked: bool = True) -> A
         value = value.astype(_INT64)
         return np.where(value < 0, value + size, value)
     arr = asarray_arg("getitem", arr)
+    if checked:
+        _check_bounds(arr, axis, size)
     dtype = aval.dtype
     if dtype.kind == "u":
         if dtype == np.uint64:
@@ -418,6 +423,42 @@ def _normalized_index(arr: Any, axis: int, size: int, checked: bool = True) -> A
     zero = lax.full(aval.shape, 0, _INT64)
     wrapped = lax.add(arr, lax.full(aval.shape, size, _INT64))
     return lax.select_n(lax.lt(arr, zero), arr, wrapped)
+
+
+class _OutOfBounds(NamedTuple):
+    """The host side of `checked_indexing`: raises NumPy's IndexError for a bad index.
+    A NamedTuple compares by value, so a retraced program hits the compile cache."""
+
+    axis: int
+    size: int
+
+    def __call__(self, ok: np.ndarray, index: np.ndarray) -> None:
+        if not ok:
+            raise IndexError(
+                f"mjnp indexing: index {int(index)} is out of bounds for axis {self.axis} with "
+                f"size {self.size} (checked_indexing)"
+            )
+
+
+def _check_bounds(index: Any, axis: int, size: int) -> None:
+    """Under `mjcore.config.update("checked_indexing", True)`, make the running program raise
+    IndexError (through a host callback, at the call) if a traced `index` is out of bounds;
+    the callback composes with jit, vmap, grad and control flow as `mjcore.debug.callback`."""
+    if not config.read("checked_indexing") or not isinstance(index, Tracer):
+        return
+    aval = get_aval(index)
+    if aval.size == 0:
+        return
+    flat = lax.reshape(index, (aval.size,))
+    if aval.dtype == np.uint64:  # saturate, so that a huge index stays out of bounds
+        flat = lax.min(flat, lax.full((aval.size,), np.iinfo(_INT64).max, aval.dtype))
+    flat = lax.convert_element_type(flat, _INT64)
+    lo = lax.full((aval.size,), -size if aval.dtype.kind == "i" else 0, _INT64)
+    hi = lax.full((aval.size,), size, _INT64)
+    good = lax.bitwise_and(lax.ge(flat, lo), lax.lt(flat, hi))
+    first_bad = lax.argmin(lax.convert_element_type(good, np.int32), 0, np.int32)
+    bad = lax.reshape(lax.dynamic_slice(flat, (first_bad,), (1,)), ())
+    debug_callback(_OutOfBounds(axis, size), lax.reduce_and(good, (0,)), bad)
 
 
 def _broadcast_indices(arrays: list[Any]) -> tuple[list[Any], tuple[int, ...]]:

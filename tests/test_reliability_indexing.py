@@ -175,3 +175,75 @@ def test_unknown_mode_raises_value_error():
         x.at[0].get(mode="bogus")
     with pytest.raises(ValueError, match="mode must be"):
         np.take_along_axis(x, np.asarray([0]), axis=0, mode="wrap")
+
+
+# --- checked_indexing: out-of-bounds indices in compiled code raise at the call -------------
+
+
+@pytest.fixture
+def checked():
+    mjcore.config.update("checked_indexing", True)
+    yield
+    mjcore.config.update("checked_indexing", False)
+
+
+_X = np.arange(10.0)
+CHECKED_CASES = {
+    "jit-getitem": lambda i: mjcore.jit(lambda x, i: x[i])(_X, i),
+    "jit-getitem-array": lambda i: mjcore.jit(lambda x, i: x[np.stack([1, i])])(_X, i),
+    "jit-at-set": lambda i: mjcore.jit(lambda x, i: x.at[i].set(1.0))(_X, i),
+    "jit-at-add-2d": lambda i: mjcore.jit(lambda x, i: x.reshape(2, 5).at[:, i].add(1.0))(_X, i),
+    "jit-take": lambda i: mjcore.jit(np.take)(_X, i),
+    "jit-take_along_axis": lambda i: mjcore.jit(
+        lambda x, i: np.take_along_axis(x, np.stack([i, 0]), axis=0)
+    )(_X, i),
+    "vmap": lambda i: mjcore.vmap(lambda i: _X[i])(np.stack([0, i, 2])),
+    "jit-vmap": lambda i: mjcore.jit(mjcore.vmap(lambda i: _X[i]))(np.stack([0, i, 2])),
+    "jit-grad": lambda i: mjcore.jit(mjcore.grad(lambda x, i: x[i] * 2.0))(_X, i),
+    "jit-fori_loop": lambda i: mjcore.jit(
+        lambda x, n: mjcore.lax.fori_loop(0, 3, lambda k, c: c + x[n - k], 0.0)
+    )(_X, i),
+    "jit-cond": lambda i: mjcore.jit(
+        lambda x, i: mjcore.lax.cond(i != 5, lambda: x[i], lambda: 0.0)
+    )(_X, i),
+    "nested-jit": lambda i: mjcore.jit(lambda x, i: mjcore.jit(lambda y, j: y[j])(x, i) + 1)(_X, i),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED_CASES))
+@pytest.mark.parametrize("bad", [10, 13, -11])
+def test_checked_indexing_raises_index_error_at_the_call(checked, name, bad):
+    run = CHECKED_CASES[name]
+    run(4)  # in bounds: runs
+    # fori_loop indexes n, n-1, n-2: the first bad one is n itself for n >= 10
+    with pytest.raises(IndexError, match=f"index {bad} is out of bounds for axis . with size"):
+        run(bad)
+
+
+def test_checked_indexing_in_bounds_values_unchanged(checked):
+    f = mjcore.jit(lambda x, i: (x[i], x.at[i].add(1.0), np.take(x, np.stack([i, -i]))))
+    got = f(_X, -3)
+    want = jax.jit(lambda x, i: (x[i], x.at[i].add(1.0), jnp.take(x, jnp.stack([i, -i]))))(
+        jnp.arange(10.0), -3
+    )
+    for g, w in zip(got, want, strict=True):
+        _same(g, w)
+
+
+def test_checked_indexing_leaves_explicit_modes_alone(checked):
+    f = mjcore.jit(lambda x, i: (x.at[i].set(1.0, mode="drop"), x.at[i].get(mode="fill")))
+    dropped, filled = f(_X, 10)
+    _same(dropped, X10)
+    assert onp.isnan(onp.asarray(filled))
+
+
+def test_checked_indexing_flag_retraces_cached_functions():
+    f = mjcore.jit(lambda x, i: x[i])
+    _same(f(_X, 10), onp.float64(9.0))  # JAX's clamp
+    mjcore.config.update("checked_indexing", True)
+    try:
+        with pytest.raises(IndexError, match="index 10 is out of bounds"):
+            f(_X, 10)
+    finally:
+        mjcore.config.update("checked_indexing", False)
+    _same(f(_X, 10), onp.float64(9.0))
