@@ -25,6 +25,64 @@ from mjcore.errors import (
 # (shape, dtype, weak_type) -> the one ShapedArray with them
 _interned: dict[tuple[Any, Any, Any], ShapedArray] = {}
 
+_MAX_INTP = int(np.iinfo(np.intp).max)
+
+
+def check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """NumPy's limits on an array's shape, with NumPy's ValueErrors: a dimension beyond
+    the largest `intp`, or `size * itemsize` beyond it (XLA aborts the process there)."""
+    nbytes = dtype.itemsize
+    for d in shape:
+        if d > _MAX_INTP:
+            raise ValueError(f"Maximum allowed dimension exceeded (shape {shape}, {dtype})")
+        if d > 0:  # as NumPy: an empty array's other dimensions still count
+            nbytes *= d
+    if nbytes > _MAX_INTP:
+        raise ValueError(
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            f"possible size. (shape {shape}, {dtype})"
+        )
+
+
+def format_nbytes(nbytes: int) -> str:
+    """A byte count as NumPy's MemoryError writes it: '72.8 TiB', '2.00 EiB', '100 bytes'."""
+    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    unit = min(max(nbytes.bit_length() - 1, 1) // 10, len(units) - 1)
+    value = nbytes / (1 << (10 * unit))
+    if round(value) == 1024 and unit + 1 < len(units):
+        unit, value = unit + 1, value / 1024
+    if unit == 0:
+        return f"{value:.0f} {units[0]}"
+    return f"{value:#.3g} {units[unit]}" if round(value) < 1000 else f"{value:#.0f} {units[unit]}"
+
+
+def _memory_limit() -> int:
+    """RAM plus swap: Linux refuses (overcommit heuristic) a single allocation beyond it, as
+    NumPy's malloc then fails; 0 where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return sum(int(fields[k].split()[0]) * 1024 for k in ("MemTotal", "SwapTotal"))
+    except (OSError, KeyError, ValueError):
+        return 0
+
+
+def check_allocation(shape: tuple[int, ...], dtype: Any) -> None:
+    """NumPy's errors for creating an array of `shape` and `dtype`: ValueError for a shape
+    NumPy cannot describe (`check_size`), MemoryError ("Unable to allocate 72.8 TiB for an
+    array with shape (10000000000000,) and data type float64") beyond the host's memory."""
+    dtype = np.dtype(dtype)
+    check_size(shape, dtype)
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d
+    limit = _memory_limit()
+    if limit and nbytes > limit:
+        raise MemoryError(
+            f"Unable to allocate {format_nbytes(nbytes)} for an array with shape {shape} and "
+            f"data type {dtype}"
+        )
+
 
 class ShapedArray:
     """The abstract value of an array: shape, dtype and whether the dtype is weak.
@@ -52,6 +110,7 @@ class ShapedArray:
         key = (shape, np.dtype(dtype), bool(weak_type))
         aval = _interned.get(key)
         if aval is None:
+            check_size(shape, key[1])  # once per distinct aval: interning makes it free
             aval = object.__new__(cls)
             aval.shape, aval.dtype, aval.weak_type = key
             # setdefault: of two threads creating one aval together, both get the first
