@@ -537,6 +537,12 @@ def full_raise(trace: Trace, val: Any) -> Any:
     )
 
 
+def check_alive(tracer: Tracer) -> None:
+    """UnexpectedTracerError for a tracer whose transformation has finished (a leaked one)."""
+    if not tracer._trace.main.alive:
+        raise UnexpectedTracerError(_leak_message(tracer))
+
+
 def _leak_message(tracer: Tracer) -> str:
     return (
         f"Encountered an unexpected tracer {tracer.aval.str_short()} created by "
@@ -645,6 +651,7 @@ class Tracer:
         return complex(concrete_or_error(self, "complex()"))
 
     def __index__(self) -> int:
+        check_alive(self)
         value = self.to_concrete_value()
         if value is None:
             raise TracerIntegerConversionError(
@@ -664,6 +671,7 @@ class Tracer:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # NB: raises even when the value is concrete (a jvp primal): NumPy computing on the
         # value would silently drop what the transformation tracks (a zero gradient).
+        check_alive(self)
         raise TracerArrayConversionError(
             f"The numpy.ndarray conversion method __array__() was called on a traced array "
             f"{self.aval.str_short()} ({self._trace.main.description}). NumPy functions "
@@ -691,6 +699,7 @@ def concrete_or_error(x: Any, operation: str) -> Any:
     """The concrete value of `x`, or a ConcretizationTypeError explaining the fix."""
     if not isinstance(x, Tracer):
         return x
+    check_alive(x)
     value = x.to_concrete_value()
     if value is None:
         raise ConcretizationTypeError(
