@@ -145,6 +145,7 @@ config.define(
     False,
     "Raise FloatingPointError at the first operation that produces a NaN.",
     _as_bool("jax_debug_nans"),
+    lambda v: core.set_debug_nans(v),
 )
 config.define(
     "jax_platforms",

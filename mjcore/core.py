@@ -372,12 +372,20 @@ class _TraceState(threading.local):
         self.speculating = False
         # Set by `mjcore.disable_jit()`: jitted functions run their Python op by op.
         self.jit_disabled = False
+        # Set by the `jax_debug_nans` flag: eager operations go through `EvalTrace`, which
+        # checks their outputs (so the eager fast paths pay nothing while it is off).
+        self.debug_nans = False
 
 
 def _nothing_traced(state: _TraceState) -> bool:
     """The value of `state.eager` after any push, pop or flag change: only eager evaluation
     on the stack, no dynamic main, jit not disabled."""
-    return len(state.trace_stack) == 1 and state.dynamic_trace is None and not state.jit_disabled
+    return (
+        len(state.trace_stack) == 1
+        and state.dynamic_trace is None
+        and not state.jit_disabled
+        and not state.debug_nans
+    )
 
 
 @contextmanager
@@ -461,6 +469,13 @@ def set_jit_disabled(disabled: bool) -> bool:
     return prev
 
 
+def set_debug_nans(enabled: bool) -> None:
+    """Set the flag behind `jax_debug_nans` for this thread (see `EvalTrace`)."""
+    state = _state
+    state.debug_nans = enabled
+    state.eager = _nothing_traced(state)
+
+
 def cur_level() -> int:
     return len(_state.trace_stack) - 1
 
@@ -498,7 +513,38 @@ class EvalTrace(Trace):
     def process_primitive(
         self, primitive: Primitive, tracers: list[Any], params: dict[str, Any]
     ) -> list[Any]:
-        return primitive.impl(*tracers, **params)
+        outs = primitive.impl(*tracers, **params)
+        if _state.debug_nans:
+            _check_nans(primitive, tracers, params, outs)
+        return outs
+
+
+def _has_nan(x: Any) -> bool:
+    if isinstance(x, Tracer):
+        return False
+    value = np.asarray(x)
+    return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+
+
+def _check_nans(
+    primitive: Primitive, args: Sequence[Any], params: dict[str, Any], outs: Sequence[Any]
+) -> None:
+    """`jax_debug_nans`: FloatingPointError for an operation that made a NaN from NaN-free
+    inputs. A jitted call's jaxpr is rerun op by op to name the operation, as JAX does."""
+    if not any(_has_nan(x) for x in outs) or any(_has_nan(x) for x in args):
+        return
+    closed = params.get("jaxpr") if primitive.name == "pjit" else None
+    if closed is not None:
+        from mjcore.jaxpr import eval_jaxpr  # function-local: jaxpr imports this module
+
+        eval_jaxpr(closed.jaxpr, closed.consts, *args)  # raises at the first NaN
+        raise FloatingPointError(
+            f"invalid value (nan) encountered in {params.get('name', 'jit')}. Because "
+            "jax_debug_nans is set, the function was run again op by op to find the operation "
+            "that made it, but none did: the compiled program differs there (e.g. fused or "
+            "reordered arithmetic). Check the function with mjcore.disable_jit()."
+        )
+    raise FloatingPointError(f"invalid value (nan) encountered in {primitive.name}")
 
 
 _state = _TraceState()

@@ -198,3 +198,59 @@ def test_leaked_tracer_raises_unexpected_tracer_error(transform, use):
     run(lambda x: (store.append(x), x)[1])
     with pytest.raises(UnexpectedTracerError, match=f"created by '{description}.*already finished"):
         USES[use](store[0])
+
+
+# --- jax_debug_nans -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def debug_nans():
+    mjcore.config.update("jax_debug_nans", True)
+    jax.config.update("jax_debug_nans", True)
+    yield
+    mjcore.config.update("jax_debug_nans", False)
+    jax.config.update("jax_debug_nans", False)
+
+
+def _nan_at_log(N):
+    def f(x):
+        y = N.sin(x) * 0.5
+        return N.log(y - 2.0) + x
+
+    return f
+
+
+NAN_CASES = {
+    "log": (lambda T, N: N.log(N.asarray(-1.0)), "log"),
+    "div": (lambda T, N: N.asarray(0.0) / N.asarray(0.0), "div"),
+    "sqrt-array": (lambda T, N: N.sqrt(N.asarray([1.0, -1.0])), "sqrt"),
+    "jit": (lambda T, N: T.jit(_nan_at_log(N))(1.0), "log"),
+    "nested-jit": (lambda T, N: T.jit(lambda x: T.jit(_nan_at_log(N))(x) * 2)(1.0), "log"),
+    "grad": (lambda T, N: T.grad(lambda x: N.log(x - 2.0))(1.0), "log"),
+    "vmap": (lambda T, N: T.vmap(N.log)(N.asarray([1.0, -1.0])), "log"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_CASES))
+def test_debug_nans_names_the_operation_as_jax(debug_nans, name):
+    case, op = NAN_CASES[name]
+    message = f"invalid value \\(nan\\) encountered in {op}"
+    with pytest.raises(FloatingPointError, match=message):
+        case(jax, jnp)
+    with pytest.raises(FloatingPointError, match=message):
+        case(mjcore, np)
+
+
+def test_debug_nans_leaves_nan_free_and_nan_input_results(debug_nans):
+    f = mjcore.jit(lambda x: np.log(x) + 1.0)
+    onp.testing.assert_allclose(onp.asarray(f(2.0)), onp.log(2.0) + 1.0)
+    # NB: a NaN that came in is not an operation's doing (JAX raises here too).
+    assert onp.isnan(onp.asarray(np.asarray(onp.nan) + 1.0))
+    assert onp.isinf(onp.asarray(np.log(np.asarray(0.0))))
+
+
+def test_debug_nans_off_again_restores_silent_nans():
+    mjcore.config.update("jax_debug_nans", True)
+    mjcore.config.update("jax_debug_nans", False)
+    assert onp.isnan(onp.asarray(np.log(np.asarray(-1.0))))
+    assert onp.isnan(onp.asarray(mjcore.jit(np.log)(-1.0)))
