@@ -319,6 +319,8 @@ class Program:
             callback_err = _take_callback_error() if self.host_callbacks else None
             if callback_err is not None:
                 raise callback_err from err
+            if "RESOURCE_EXHAUSTED" in str(err):  # NumPy's error when an allocation fails
+                raise MemoryError(f"Unable to allocate the arrays of this program: {err}") from err
             raise
 
     def _run_with_callbacks(self, buffers: list[Buffer]) -> list[Buffer]:

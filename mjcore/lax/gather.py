@@ -136,16 +136,19 @@ def gather(
     """XLA's gather: for each index vector in `indices` (last axis), a slice of `operand`.
 
     Args:
-      mode: "clip" clamps each start so its slice fits (XLA); "fill" returns `fill_value`
-        (NaN for inexact dtypes, the lowest integer, True) for slices that do not fit.
+      mode: "clip" (and "promise_in_bounds") clamps each start so its slice fits (XLA);
+        "fill" (and "drop", as in JAX) returns `fill_value` (NaN for inexact dtypes, the
+        lowest signed or highest unsigned integer, True) for slices that do not fit.
     """
     dnums = GatherDimensionNumbers(*_int_tuples(dimension_numbers))
     slice_sizes = tuple(int(s) for s in slice_sizes)
     out = gather_p.bind1(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes)
-    if mode == "clip":
+    if mode in ("clip", "promise_in_bounds"):  # XLA's own gather clamps
         return out
-    if mode != "fill":
-        raise ValueError(f"gather: mode must be 'clip' or 'fill', got {mode!r}")
+    if mode not in ("fill", "drop"):
+        raise ValueError(
+            f"gather: mode must be 'clip', 'fill', 'drop' or 'promise_in_bounds', got {mode!r}"
+        )
     operand_shape = get_aval(operand).shape
     mask = in_bounds_mask(operand_shape, indices, dnums.start_index_map, slice_sizes)
     out_aval = get_aval(out)
@@ -499,8 +502,10 @@ def _bind_scatter(
         shape = get_aval(operand).shape
         windows = _window_sizes(shape, get_aval(updates).shape, dnums)
         indices = clamp_indices(shape, indices, dnums.scatter_dims_to_operand_dims, windows)
-    elif mode != "drop":
-        raise ValueError(f"{prim.name}: mode must be 'drop' or 'clip', got {mode!r}")
+    elif mode not in ("drop", "fill", "promise_in_bounds"):  # XLA's own scatter drops
+        raise ValueError(
+            f"{prim.name}: mode must be 'drop', 'clip', 'fill' or 'promise_in_bounds', got {mode!r}"
+        )
     return prim.bind1(operand, indices, updates, dimension_numbers=dnums)
 
 
