@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(PY) demo.py
 
 test: $(STAMP)
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests -n auto
 
 # The plot needs matplotlib and autograd is a peer: installed for benchmarks only, never runtime
 # dependencies.

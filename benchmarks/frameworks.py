@@ -39,8 +39,8 @@ class Framework(NamedTuple):
 
 
 def load(name: str, needs: tuple[str, ...] = ()) -> Framework:
-    """The framework `name` ("mjnp", "jax", "numpy", "autograd"), or `Unavailable` when it
-    does not import or lacks one of the transformations in `needs`."""
+    """The framework `name` ("mjnp", "jax", "jax64" (x64 on), "numpy", "autograd"), or
+    `Unavailable` when it does not import or lacks one of the transformations in `needs`."""
     fw = _LOADERS[name]()
     for feature in needs:
         if getattr(fw, feature) is None:
@@ -94,12 +94,40 @@ def _mjnp() -> Framework:
 
 
 @functools.cache
-def _jax() -> Framework:
+def _jax_float32() -> Framework:
     import jax
 
     # Compare like with like: mjcore runs on the CPU, and these workloads are float32.
     jax.config.update("jax_platforms", "cpu")
     jax.config.update("jax_enable_x64", False)
+    return _jax_framework()
+
+
+def _jax() -> Framework:
+    fw = _jax_float32()
+    if fw.xp.zeros(()).dtype.itemsize == 8:
+        # `load("jax64")` turned x64 on for the rest of the process: float32 workloads must run
+        # before it (the registry puts the float64 workloads last).
+        raise Unavailable("JAX's x64 mode is on: run float32 workloads before float64 ones")
+    return fw
+
+
+@functools.cache
+def _jax64() -> Framework:
+    """JAX with x64 on, for the float64 workloads (named "jax" in their tables).
+
+    x64 is a process-wide flag of JAX's, so loading this turns it on for the rest of the
+    run; `load("jax")` refuses from then on rather than measure float64 as float32.
+    """
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_enable_x64", True)
+    return _jax_framework()
+
+
+def _jax_framework() -> Framework:
+    import jax
     import jax.numpy as jnp
 
     return Framework(
@@ -153,6 +181,7 @@ def _autograd() -> Framework:
 _LOADERS: dict[str, Callable[[], Framework]] = {
     "mjnp": _mjnp,
     "jax": _jax,
+    "jax64": _jax64,
     "numpy": _numpy,
     "autograd": _autograd,
 }

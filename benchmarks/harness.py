@@ -84,6 +84,9 @@ class Workload:
     unit: str = "µs"
     throughput: tuple[float, str] | None = None
     lead_in: bool = True
+    # At most this many repetitions, whatever the settings: for workloads whose one call
+    # takes tens of milliseconds (the eager-grad programs), so `make bench` stays short.
+    max_repeats: int | None = None
 
     @property
     def self_timed(self) -> bool:
@@ -164,8 +167,8 @@ def warm_up(fn: Callable[[], object]) -> None:
     """Call `fn` a few times (at most about a second's worth) before calibrating.
 
     The first calls compile, fill caches and fault in pages; some libraries also specialise
-    after a few calls (mjcore compiles an eager `grad` it sees repeatedly). Calibrating on a
-    call that still pays for that would size the batches too small.
+    after a few calls. Calibrating on a call that still pays for that would size the batches
+    too small.
     """
     start = time.perf_counter_ns()
     for _ in range(WARM_UP_CALLS):
@@ -227,6 +230,8 @@ def run_workload(workload: Workload, settings: Settings) -> WorkloadResult:
             del calls[name], samples[name]
 
     repeats = settings.process_repeats if workload.self_timed else settings.repeats
+    if workload.max_repeats is not None:
+        repeats = min(repeats, workload.max_repeats)
     names = list(calls)
     random.Random(_ORDER_SEED).shuffle(names)
     orders = balanced_orders(len(names))

@@ -79,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_summary_line(result), flush=True)
         results.append(result)
 
+    breadth = report.breadth_summary_line(results)
+    if breadth is not None:
+        print(breadth, flush=True)
+
     output: Path = args.output
     plot_path = output.with_suffix(".png")
     plot_name = None

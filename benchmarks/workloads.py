@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import frameworks
+from benchmarks import eager_programs, frameworks, targets
 from benchmarks.harness import Contender, Workload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -376,6 +376,86 @@ def _eager_grad(fw: frameworks.Framework) -> Callable[[], Any]:
     return lambda: fw.block(g(w, x))
 
 
+# --- Eager breadth (float64) and eager-grad programs -------------------------------------------
+
+# The breadth rows are float64: their "jax" contender is JAX with x64 on.
+_BREADTH_FRAMEWORKS = {"mjnp": "mjnp", "numpy": "numpy", "jax": "jax64"}
+
+
+def _breadth(name: str, op: str) -> Contender:
+    def prepare() -> Callable[[], Any]:
+        fw = frameworks.load(_BREADTH_FRAMEWORKS[name])
+        x, aux = eager_programs.breadth_data(fw.put)
+        fn = eager_programs.BREADTH_OPS[op][1]
+        xp, block = fw.xp, fw.block
+        if name == "numpy":
+            return lambda: fn(xp, x, aux)
+        return lambda: block(fn(xp, x, aux))
+
+    return Contender(name, prepare)
+
+
+def _breadth_workload(op: str) -> Workload:
+    shape = "x".join(map(str, eager_programs.BREADTH_SHAPE))
+    return Workload(
+        f"{targets.BREADTH_PREFIX}{op}",
+        f"eager {eager_programs.BREADTH_OPS[op][0]}, float64[{shape}] (JAX with x64 on)",
+        tuple(_breadth(n, op) for n in ("mjnp", "jax", "numpy")),
+    )
+
+
+def _grad_program(name: str, program: str) -> Contender:
+    def prepare() -> Callable[[], Any]:
+        fw = frameworks.load(name, ("grad",))
+        xp, put, grad, block = fw.xp, fw.put, fw.grad, fw.block
+        if program == "rnn":
+            params, onehot = eager_programs.rnn_data()
+            params, onehot = [put(p) for p in params], put(onehot)
+            g = grad(lambda p: eager_programs.rnn_loss(xp, p, onehot))
+            return lambda: block(g(params))
+        if program == "em":
+            params, x = eager_programs.gmm_data()
+            params, x = [put(p) for p in params], put(x)
+            return lambda: block(eager_programs.gmm_fit(grad, xp, params, x))
+        velocity, smoke, target = (put(a) for a in eager_programs.fluid_data())
+        g = grad(lambda v: eager_programs.fluid_loss(xp, v, smoke, target))
+        return lambda: block(g(velocity))
+
+    return Contender(name, prepare)
+
+
+_GRAD_PROGRAMS = {
+    "rnn": (
+        f"`grad` of a character RNN's loss (hidden {eager_programs.RNN_HIDDEN}, "
+        f"{len(eager_programs.RNN_TEXT)} one-hot characters, logsumexp), eager, float64"
+    ),
+    "em": (
+        f"{eager_programs.GMM_STEPS} gradient steps on a {eager_programs.GMM_COMPONENTS}-component "
+        f"Gaussian mixture's log-likelihood ({eager_programs.GMM_POINTS} points in 2-D), eager, "
+        "float64"
+    ),
+    "fluid": (
+        f"`grad` of a {eager_programs.FLUID_GRID}x{eager_programs.FLUID_GRID} grid fluid "
+        f"({eager_programs.FLUID_STEPS} steps of floor/mod/fancy-index advection and roll "
+        "projection), eager, float64"
+    ),
+}
+
+
+# A call takes 10-300 ms here: 20 interleaved repetitions (a multiple of both Williams designs
+# for two contenders) keep the three rows to about a minute in the full run.
+_GRAD_PROGRAM_REPEATS = 20
+
+
+def _grad_program_workload(program: str) -> Workload:
+    return Workload(
+        f"grad_{program}",
+        _GRAD_PROGRAMS[program],
+        tuple(_grad_program(n, program) for n in _with_autograd(("mjnp",))),
+        max_repeats=_GRAD_PROGRAM_REPEATS,
+    )
+
+
 # --- Peak memory ------------------------------------------------------------------------------
 
 _RSS_STEPS = 50
@@ -552,6 +632,9 @@ def _registry() -> list[Workload]:
             unit="MiB",
         ),
     ]
+    workloads += [_grad_program_workload(p) for p in _GRAD_PROGRAMS]
+    # Last: their JAX contender turns JAX's x64 mode on for the rest of the process.
+    workloads += [_breadth_workload(op) for op in eager_programs.BREADTH_OPS]
     return workloads
 
 

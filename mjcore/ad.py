@@ -8,7 +8,7 @@ import numpy as np
 
 from mjcore import core, dtypes
 from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
-from mjcore.errors import MissingRuleError
+from mjcore.errors import ConcretizationTypeError, MissingRuleError
 
 
 class Zero:
@@ -62,6 +62,28 @@ class JVPTracer(Tracer):
         if isinstance(p, Tracer):
             return p.to_concrete_value()
         return getattr(p, "to_concrete_value", lambda: np.asarray(p))()
+
+    def __float__(self) -> float:
+        # As JAX: float() of a differentiated value would silently drop its derivative
+        # (grad(lambda x: float(x) * x) would be 2x, not 4x); int() and bool() stay allowed.
+        if type(self.tangent) is not Zero:
+            raise ConcretizationTypeError(
+                f"Abstract tracer value encountered where a concrete value is expected: float() "
+                f"was called on a differentiated array {self.aval.str_short()} "
+                f"({self._trace.main.description}). A Python float would lose its derivative. "
+                "Fix: keep it an array, or take float(mjcore.lax.stop_gradient(x)) if its "
+                "derivative should be zero."
+            )
+        return super().__float__()
+
+    def __complex__(self) -> complex:
+        if type(self.tangent) is not Zero:
+            raise ConcretizationTypeError(
+                f"Abstract tracer value encountered where a concrete value is expected: "
+                f"complex() was called on a differentiated array {self.aval.str_short()} "
+                f"({self._trace.main.description}). A Python complex would lose its derivative."
+            )
+        return super().__complex__()
 
 
 class JVPTrace(Trace):

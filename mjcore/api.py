@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core, fused_grad, tree_util
+from mjcore import core, dtypes, eager_vjp, tree_util
 from mjcore.ad import Zero, jvp_flat, tangent_aval
 from mjcore.array import Array
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
@@ -108,6 +108,7 @@ def jvp(
             raise ValueError(
                 f"jvp: primal and tangent shapes must match, got {pa.shape} and {ta.shape}"
             )
+        _check_tangent_dtype(pa, ta)
     tangents_in = [
         t if tangent_aval(get_aval(p)).dtype.kind in "fc" else Zero(tangent_aval(get_aval(p)))
         for p, t in zip(primals_flat, tangents_flat, strict=True)
@@ -116,6 +117,62 @@ def jvp(
     primals_out, tangents_out = jvp_flat(flat_fun, primals_flat, tangents_in)
     tangents_out = [_instantiate_output(t) for t in tangents_out]
     return tree_unflatten(out_tree[0], primals_out), tree_unflatten(out_tree[0], tangents_out)
+
+
+def _check_tangent_dtype(primal: ShapedArray, tangent: ShapedArray) -> None:
+    """JAX's TypeError for a tangent whose dtype is not its primal's.
+
+    NB: JAX wants float0 tangents for integer and boolean primals; integer and boolean
+    tangents are accepted for them here too (they are ignored), a floating one raises.
+    """
+    if dtypes.is_inexact(primal.dtype):
+        if tangent.dtype == primal.dtype:
+            return
+        expected = primal.dtype.name
+    elif not dtypes.is_inexact(tangent.dtype):
+        return
+    else:
+        expected = "float0"
+    raise TypeError(
+        "jvp: primal and tangent arguments do not match; dtypes must be equal, or in case of "
+        "int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+        f"{primal.dtype.name} and so expected tangent dtype {expected}, but got tangent dtype "
+        f"{tangent.dtype.name} instead."
+    )
+
+
+def _check_real_dtypes(fname: str, what: str, avals: Sequence[ShapedArray], kinds: str) -> None:
+    """JAX's TypeError for jacfwd/jacrev/grad inputs or outputs outside `kinds` ("f": real
+    floating, "fc": inexact, "c": complex when holomorphic)."""
+    for aval in avals:
+        if aval.dtype.kind in kinds:
+            continue
+        if kinds == "c":
+            raise TypeError(
+                f"{fname} with holomorphic=True requires {what}s with complex dtype, but got "
+                f"{aval.dtype.name}."
+            )
+        if kinds == "fc":
+            raise TypeError(
+                f"{fname} requires real- or complex-valued {what}s (input dtype that is a "
+                f"sub-dtype of np.inexact), but got {aval.dtype.name}. If you want to use "
+                "Boolean- or integer-valued inputs, use vjp."
+            )
+        direct = "mjcore.jvp" if fname == "jacfwd" else "mjcore.vjp"
+        raise TypeError(
+            f"{fname} requires real-valued {what}s ({what} dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
+            f"holomorphic=True. For differentiation of non-holomorphic functions involving "
+            f"complex {what}s or integer {what}s, use {direct} directly."
+        )
+
+
+def _check_grad_output(out: Any, has_aux: bool, holomorphic: bool) -> None:
+    """JAX's TypeError for a complex output of `grad` without `holomorphic=True` (its
+    gradient is not that of a real function), or a real one with it."""
+    value = out[0] if has_aux else out
+    if core.is_array_like(value):
+        _check_real_dtypes("grad", "output", [get_aval(value)], "c" if holomorphic else "f")
 
 
 def _instantiate_output(t: Any) -> Any:
@@ -328,7 +385,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     # aux leaves are extra outputs, so they leave the transformations as plain values; they
     # get zero cotangents.
     flat_fun, out_tree = flatten_fun(fun_pair, in_tree)
-    outs_flat, f_vjp_flat, residuals = vjp_flat(flat_fun, primals_flat)
+    if core._state.eager:  # nothing traced: record a tape while the Python runs once
+        outs_flat, f_vjp_flat, residuals = eager_vjp.vjp_flat(flat_fun, primals_flat)
+    else:
+        outs_flat, f_vjp_flat, residuals = vjp_flat(flat_fun, primals_flat)
     if has_aux:
         tree, aux_tree = out_tree[0].children()
     else:
@@ -390,36 +450,36 @@ def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """`(fun(*args), grad(fun)(*args))` in one pass, as JAX's `value_and_grad`.
 
-    Called eagerly (outside `jit`), a function differentiated again and again is traced on
-    each call and its value and gradient run as one executable compiled per structure
-    (`mjcore.fused_grad`): its Python still runs every call. A function that needs values
-    (`if x > 0`, `float(x)`, `print(x)`) is differentiated op by op instead; the first time,
-    its Python up to that point runs twice. A function that fills a constant array in place
-    (`out = zeros(n); out[i] = f(w)`) is differentiated from its trace, as under `jit`.
+    Called eagerly (outside `jit`), the function's Python runs exactly once per call, op by
+    op, and reverse mode records a tape of linear equations on the way (`mjcore.eager_vjp`):
+    nothing is traced ahead or compiled as a whole (wrap the call in `mjcore.jit` for that).
+    A function that fills a constant array in place (`out = zeros(n); out[i] = f(w)`) cannot
+    run that way; after its eager run raises, it is traced as a whole and differentiated from
+    its jaxpr, as under `jit` (its Python up to the failing line then runs twice).
+
+    The output must be real, or complex with `holomorphic=True` (then the inputs must be
+    complex too), as in JAX.
     """
-    from mjcore import dtypes
     from mjcore.lax.base import full
 
     nums = _argnums_tuple(argnums)
     name = _fun_name(fun)
 
-    first_only = nums == (0,) and not has_aux
-
     @functools.wraps(fun, updated=())
+    def checked_value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        if holomorphic:
+            diff = [args[i] for i in nums if -len(args) <= i < len(args)]
+            avals = [get_aval(x) for x in tree_util.tree_leaves(diff) if core.is_array_like(x)]
+            _check_real_dtypes("grad", "input", avals, "c")
+        out, g = value_and_grad_fun(*args, **kwargs)
+        _check_grad_output(out, has_aux, holomorphic)
+        return out, g
+
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
-        tried_fused = False
-        if first_only and not kwargs and args and type(args[0]) is Array:
-            # A hot eager loop's call (`grad(loss)(w, x)`): the checks below pass for a
-            # floating Array as the first argument, so go straight to the fused path.
-            if args[0].aval.dtype.kind in "fc":
-                tried_fused = True
-                fused = fused_grad.try_value_and_grad(fun, args, nums)
-                if fused is not None:
-                    out, grads = fused
-                    return out, (grads[0] if isinstance(argnums, int) else grads)
         n_args = len(args)
         for i in nums:
             if not -n_args <= i < n_args:
@@ -437,11 +497,6 @@ def value_and_grad(
                     f"but got {aval.dtype.name}. Integer and boolean inputs have no gradient; "
                     "convert them with .astype(float) or use vjp."
                 )
-        if not has_aux and not kwargs and not tried_fused:
-            fused = fused_grad.try_value_and_grad(fun, args, nums_pos)
-            if fused is not None:
-                out, grads = fused
-                return out, (grads[0] if isinstance(argnums, int) else grads)
         f_partial = _partial_args(fun, args, kwargs, nums_pos)
         try:
             if has_aux:
@@ -452,7 +507,7 @@ def value_and_grad(
             # `x = zeros(n); x[i] = f(w)`: traced as a whole, `zeros(n)` is traced too.
             if has_aux or kwargs or core._state.trace_stack[-1].level:
                 raise
-            traced = fused_grad.value_and_grad_by_tracing(fun, args, nums_pos)
+            traced = eager_vjp.value_and_grad_by_tracing(fun, args, nums_pos)
             if traced is None:
                 raise
             out, grads = traced
@@ -475,16 +530,17 @@ def value_and_grad(
         g = grads[0] if isinstance(argnums, int) else grads
         return ((out, aux) if has_aux else out), g
 
-    return value_and_grad_fun
+    return checked_value_and_grad_fun
 
 
 def grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of a scalar function with respect to `argnums`, as JAX's `grad`."""
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun, updated=())
     def grad_fun(*args: Any, **kwargs: Any) -> Any:
@@ -528,9 +584,15 @@ def _split_last_axis(x: Any, in_avals: Sequence[ShapedArray], lead_shape: tuple[
 
 
 def jacfwd(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
-    """The Jacobian by forward mode: `vmap` of `jvp` over the standard basis."""
+    """The Jacobian by forward mode: `vmap` of `jvp` over the standard basis.
+
+    As in JAX, the inputs must be real floating, or complex with `holomorphic=True`.
+    """
     nums = _argnums_tuple(argnums)
 
     def jac(*args: Any, **kwargs: Any) -> Any:
@@ -538,6 +600,7 @@ def jacfwd(
         f_partial = _partial_args(fun, args, kwargs, nums)
         dyn_leaves, dyn_tree = tree_flatten(dyn)
         in_avals = [get_aval(x) for x in dyn_leaves]
+        _check_real_dtypes("jacfwd", "input", in_avals, "c" if holomorphic else "f")
         total, basis = _std_basis(dyn_leaves)
         aux_cell: list[Any] = []
 
@@ -572,9 +635,16 @@ def jacfwd(
 
 
 def jacrev(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
-    """The Jacobian by reverse mode: `vmap` of `vjp` over the output basis."""
+    """The Jacobian by reverse mode: `vmap` of `vjp` over the output basis.
+
+    As in JAX, the inputs must be inexact and the outputs real, or both complex with
+    `holomorphic=True`.
+    """
     from mjcore.lax import base
 
     nums = _argnums_tuple(argnums)
@@ -582,11 +652,15 @@ def jacrev(
     def jac(*args: Any, **kwargs: Any) -> Any:
         dyn = tuple(args[i] for i in nums)
         f_partial = _partial_args(fun, args, kwargs, nums)
+        in_avals = [get_aval(x) for x in tree_util.tree_leaves(dyn)]
+        _check_real_dtypes("jacrev", "input", in_avals, "c" if holomorphic else "fc")
         if has_aux:
             out, f_vjp, aux = vjp(f_partial, *dyn, has_aux=True)
         else:
             out, f_vjp = vjp(f_partial, *dyn)
         out_leaves, out_tree = tree_flatten(out)
+        out_avals = [get_aval(x) for x in out_leaves]
+        _check_real_dtypes("jacrev", "output", out_avals, "c" if holomorphic else "f")
         total, basis = _std_basis(out_leaves)
         cts = vmap(lambda *c: f_vjp(tree_unflatten(out_tree, c)))(*basis)
         # cts: per dyn arg, leaves shaped (total, *in_shape) -> split rows per output leaf.

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mjcore import core
-from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
+from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.errors import MissingRuleError
 
 NOT_MAPPED = None  # the batch dimension of a value that is not batched
@@ -122,7 +122,3 @@ def batch_jaxpr_like(
         moveaxis_to(v, d, od, axis_size) if od is not NOT_MAPPED else v
         for v, d, od in zip(vals_out, bdims, out_dims, strict=True)
     ], list(out_dims)
-
-
-def main_axis_size(main: MainTrace) -> int:
-    return main.global_data

@@ -118,6 +118,15 @@ class Config:
 
 config = Config()
 
+
+def _retrace_all() -> None:
+    """Drop every traced and compiled program: a flag read while tracing changed."""
+    # Function-local: this module is imported before jit (by every module reading a flag).
+    from mjcore.jit import clear_caches
+
+    clear_caches()
+
+
 config.define(
     "jax_enable_x64",
     True,
@@ -136,6 +145,7 @@ config.define(
     False,
     "Raise FloatingPointError at the first operation that produces a NaN.",
     _as_bool("jax_debug_nans"),
+    lambda v: core.set_debug_nans(v),
 )
 config.define(
     "jax_platforms",
@@ -149,4 +159,5 @@ config.define(
     False,
     "Out-of-bounds indices inside compiled code raise IndexError at the call.",
     _as_bool("checked_indexing"),
+    lambda v: _retrace_all(),
 )

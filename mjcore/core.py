@@ -25,6 +25,64 @@ from mjcore.errors import (
 # (shape, dtype, weak_type) -> the one ShapedArray with them
 _interned: dict[tuple[Any, Any, Any], ShapedArray] = {}
 
+_MAX_INTP = int(np.iinfo(np.intp).max)
+
+
+def check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """NumPy's limits on an array's shape, with NumPy's ValueErrors: a dimension beyond
+    the largest `intp`, or `size * itemsize` beyond it (XLA aborts the process there)."""
+    nbytes = dtype.itemsize
+    for d in shape:
+        if d > _MAX_INTP:
+            raise ValueError(f"Maximum allowed dimension exceeded (shape {shape}, {dtype})")
+        if d > 0:  # as NumPy: an empty array's other dimensions still count
+            nbytes *= d
+    if nbytes > _MAX_INTP:
+        raise ValueError(
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            f"possible size. (shape {shape}, {dtype})"
+        )
+
+
+def format_nbytes(nbytes: int) -> str:
+    """A byte count as NumPy's MemoryError writes it: '72.8 TiB', '2.00 EiB', '100 bytes'."""
+    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    unit = min(max(nbytes.bit_length() - 1, 1) // 10, len(units) - 1)
+    value = nbytes / (1 << (10 * unit))
+    if round(value) == 1024 and unit + 1 < len(units):
+        unit, value = unit + 1, value / 1024
+    if unit == 0:
+        return f"{value:.0f} {units[0]}"
+    return f"{value:#.3g} {units[unit]}" if round(value) < 1000 else f"{value:#.0f} {units[unit]}"
+
+
+def _memory_limit() -> int:
+    """RAM plus swap: Linux refuses (overcommit heuristic) a single allocation beyond it, as
+    NumPy's malloc then fails; 0 where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return sum(int(fields[k].split()[0]) * 1024 for k in ("MemTotal", "SwapTotal"))
+    except (OSError, KeyError, ValueError):
+        return 0
+
+
+def check_allocation(shape: tuple[int, ...], dtype: Any) -> None:
+    """NumPy's errors for creating an array of `shape` and `dtype`: ValueError for a shape
+    NumPy cannot describe (`check_size`), MemoryError ("Unable to allocate 72.8 TiB for an
+    array with shape (10000000000000,) and data type float64") beyond the host's memory."""
+    dtype = np.dtype(dtype)
+    check_size(shape, dtype)
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d
+    limit = _memory_limit()
+    if limit and nbytes > limit:
+        raise MemoryError(
+            f"Unable to allocate {format_nbytes(nbytes)} for an array with shape {shape} and "
+            f"data type {dtype}"
+        )
+
 
 class ShapedArray:
     """The abstract value of an array: shape, dtype and whether the dtype is weak.
@@ -52,6 +110,7 @@ class ShapedArray:
         key = (shape, np.dtype(dtype), bool(weak_type))
         aval = _interned.get(key)
         if aval is None:
+            check_size(shape, key[1])  # once per distinct aval: interning makes it free
             aval = object.__new__(cls)
             aval.shape, aval.dtype, aval.weak_type = key
             # setdefault: of two threads creating one aval together, both get the first
@@ -307,18 +366,22 @@ class _TraceState(threading.local):
         # kept by the pushes and pops below so that dispatch tests one attribute, not two
         # and a length (~40 vs ~150 ns on every eager call).
         self.eager = True
-        # Set while `mjcore.fused_grad` traces a function that the user called eagerly: any
-        # look at a traced value must fail then (so the call falls back to eager evaluation)
-        # rather than show tracer text the eager call would not have shown.
-        self.speculating = False
         # Set by `mjcore.disable_jit()`: jitted functions run their Python op by op.
         self.jit_disabled = False
+        # Set by the `jax_debug_nans` flag: eager operations go through `EvalTrace`, which
+        # checks their outputs (so the eager fast paths pay nothing while it is off).
+        self.debug_nans = False
 
 
 def _nothing_traced(state: _TraceState) -> bool:
     """The value of `state.eager` after any push, pop or flag change: only eager evaluation
     on the stack, no dynamic main, jit not disabled."""
-    return len(state.trace_stack) == 1 and state.dynamic_trace is None and not state.jit_disabled
+    return (
+        len(state.trace_stack) == 1
+        and state.dynamic_trace is None
+        and not state.jit_disabled
+        and not state.debug_nans
+    )
 
 
 @contextmanager
@@ -402,6 +465,13 @@ def set_jit_disabled(disabled: bool) -> bool:
     return prev
 
 
+def set_debug_nans(enabled: bool) -> None:
+    """Set the flag behind `jax_debug_nans` for this thread (see `EvalTrace`)."""
+    state = _state
+    state.debug_nans = enabled
+    state.eager = _nothing_traced(state)
+
+
 def cur_level() -> int:
     return len(_state.trace_stack) - 1
 
@@ -439,7 +509,38 @@ class EvalTrace(Trace):
     def process_primitive(
         self, primitive: Primitive, tracers: list[Any], params: dict[str, Any]
     ) -> list[Any]:
-        return primitive.impl(*tracers, **params)
+        outs = primitive.impl(*tracers, **params)
+        if _state.debug_nans:
+            _check_nans(primitive, tracers, params, outs)
+        return outs
+
+
+def _has_nan(x: Any) -> bool:
+    if isinstance(x, Tracer):
+        return False
+    value = np.asarray(x)
+    return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+
+
+def _check_nans(
+    primitive: Primitive, args: Sequence[Any], params: dict[str, Any], outs: Sequence[Any]
+) -> None:
+    """`jax_debug_nans`: FloatingPointError for an operation that made a NaN from NaN-free
+    inputs. A jitted call's jaxpr is rerun op by op to name the operation, as JAX does."""
+    if not any(_has_nan(x) for x in outs) or any(_has_nan(x) for x in args):
+        return
+    closed = params.get("jaxpr") if primitive.name == "pjit" else None
+    if closed is not None:
+        from mjcore.jaxpr import eval_jaxpr  # function-local: jaxpr imports this module
+
+        eval_jaxpr(closed.jaxpr, closed.consts, *args)  # raises at the first NaN
+        raise FloatingPointError(
+            f"invalid value (nan) encountered in {params.get('name', 'jit')}. Because "
+            "jax_debug_nans is set, the function was run again op by op to find the operation "
+            "that made it, but none did: the compiled program differs there (e.g. fused or "
+            "reordered arithmetic). Check the function with mjcore.disable_jit()."
+        )
+    raise FloatingPointError(f"invalid value (nan) encountered in {primitive.name}")
 
 
 _state = _TraceState()
@@ -476,6 +577,12 @@ def full_raise(trace: Trace, val: Any) -> Any:
         f"Encountered a tracer of '{main.description}' at the level of another transformation "
         f"'{trace.main.description}'; a tracer leaked between transformations."
     )
+
+
+def check_alive(tracer: Tracer) -> None:
+    """UnexpectedTracerError for a tracer whose transformation has finished (a leaked one)."""
+    if not tracer._trace.main.alive:
+        raise UnexpectedTracerError(_leak_message(tracer))
 
 
 def _leak_message(tracer: Tracer) -> str:
@@ -586,6 +693,7 @@ class Tracer:
         return complex(concrete_or_error(self, "complex()"))
 
     def __index__(self) -> int:
+        check_alive(self)
         value = self.to_concrete_value()
         if value is None:
             raise TracerIntegerConversionError(
@@ -605,6 +713,7 @@ class Tracer:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # NB: raises even when the value is concrete (a jvp primal): NumPy computing on the
         # value would silently drop what the transformation tracks (a zero gradient).
+        check_alive(self)
         raise TracerArrayConversionError(
             f"The numpy.ndarray conversion method __array__() was called on a traced array "
             f"{self.aval.str_short()} ({self._trace.main.description}). NumPy functions "
@@ -613,11 +722,6 @@ class Tracer:
         )
 
     def __repr__(self) -> str:
-        if _state.speculating:
-            raise ConcretizationTypeError(
-                f"repr() of a traced array {self.aval.str_short()} while speculatively tracing "
-                "an eager call (its value is needed: the call runs eagerly instead)"
-            )
         return f"{type(self).__name__}<{self.aval.str_short()}>"
 
 
@@ -632,6 +736,7 @@ def concrete_or_error(x: Any, operation: str) -> Any:
     """The concrete value of `x`, or a ConcretizationTypeError explaining the fix."""
     if not isinstance(x, Tracer):
         return x
+    check_alive(x)
     value = x.to_concrete_value()
     if value is None:
         raise ConcretizationTypeError(

@@ -295,6 +295,8 @@ class JittedFunction:
         self._fun = fun
         self._name = getattr(fun, "__name__", type(fun).__name__)
         self._signature = _signature(fun)
+        _check_argnums_in_range(self._name, self._signature, "static_argnums", static_argnums)
+        _check_argnums_in_range(self._name, self._signature, "donate_argnums", donate_argnums)
         self._static_argnums = frozenset(
             _resolve_static(fun, self._signature, static_argnums, static_argnames)
         )
@@ -673,12 +675,35 @@ def _check_hashable(fname: str, which: Any, value: Any) -> Any:
     try:
         hash(value)
     except TypeError as err:
-        raise TypeError(
-            f"jit({fname}): non-hashable static argument {which!r} of type "
-            f"{type(value).__name__}. Static arguments must be hashable (they key the "
-            "compilation cache): pass a tuple instead of a list, or make the argument dynamic."
+        # ValueError, as JAX raises ("Non-hashable static arguments are not supported").
+        raise ValueError(
+            f"Non-hashable static arguments are not supported: jit({fname}) got static "
+            f"argument {which!r} of type {type(value).__name__}, {value!r:.80}. Static "
+            "arguments key the compilation cache: pass a tuple instead of a list, or make the "
+            "argument dynamic."
         ) from err
     return value
+
+
+def _check_argnums_in_range(
+    fname: str, sig: inspect.Signature | None, which: str, argnums: Sequence[int]
+) -> None:
+    """JAX's ValueError, at `jit(...)`, for argnums beyond a function's positional
+    parameters (unknowable when it takes *args or has no signature)."""
+    if sig is None:
+        return
+    params = list(sig.parameters.values())
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return
+    n = sum(
+        p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for p in params
+    )
+    if any(type(i) is int and not -n <= i < n for i in argnums):
+        raise ValueError(
+            f"Jitted function has {which}={tuple(argnums)}, but only accepts {n} positional "
+            f"arguments (jit({fname}))."
+        )
 
 
 def _debug_names(

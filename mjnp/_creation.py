@@ -19,7 +19,7 @@ import numpy as np
 
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
-from mjcore.core import Tracer
+from mjcore.core import Tracer, get_aval
 from mjcore.dtypes import DTypeLike
 from mjnp._devices import check_device
 from mjnp._manipulation import new_handle, normalize_axis
@@ -34,6 +34,7 @@ _INT64 = np.dtype("int64")
 _FLOAT16 = np.dtype("float16")
 _FLOAT32 = np.dtype("float32")
 _FLOAT64 = np.dtype("float64")
+_MAX_SIZE = np.iinfo(np.intp).max
 
 
 # --- argument checks ------------------------------------------------------------------------
@@ -170,6 +171,12 @@ def array(
 # --- filled arrays --------------------------------------------------------------------------
 
 
+def _full(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype) -> Array:
+    """`lax.full` after NumPy's size checks (ValueError, MemoryError) for a new array."""
+    core.check_allocation(shape, dtype)
+    return lax.full(shape, value, dtype)
+
+
 def _filled(fname: str, shape: tuple[int, ...], fill_value: ArrayLike, dtype: np.dtype | None):
     """An array of `shape` filled with (a broadcast of) `fill_value`, as `numpy.full`."""
     if dtypes.is_python_scalar(fill_value):
@@ -177,8 +184,9 @@ def _filled(fname: str, shape: tuple[int, ...], fill_value: ArrayLike, dtype: np
         # NumPy fills by `copyto(out, fill_value, casting="unsafe")`: 300 into uint8 raises,
         # 300.0 wraps (44), 1j into bool is True.
         value = cast_python_scalar(fname, fill_value, dt, "unsafe").item()
-        return lax.full(shape, value, dt)
+        return _full(fname, shape, value, dt)
     fill = asarray(fill_value, dtype)
+    core.check_allocation(shape, get_aval(fill).dtype)
     try:
         out_shape = np.broadcast_shapes(fill.shape, shape)
     except ValueError:
@@ -220,7 +228,7 @@ def zeros(
     """An array of zeros, float64 by default, as `numpy.zeros`."""
     _check_order("zeros", order, "CF")
     _check_like("zeros", like, device)
-    return lax.full(_shape_arg("zeros", shape), 0, _dtype_arg("zeros", dtype, _FLOAT64))
+    return _full("zeros", _shape_arg("zeros", shape), 0, _dtype_arg("zeros", dtype, _FLOAT64))
 
 
 def ones(
@@ -234,7 +242,7 @@ def ones(
     """An array of ones, float64 by default, as `numpy.ones`."""
     _check_order("ones", order, "CF")
     _check_like("ones", like, device)
-    return lax.full(_shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
+    return _full("ones", _shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
 
 
 def empty(
@@ -251,7 +259,7 @@ def empty(
     """
     _check_order("empty", order, "CF")
     _check_like("empty", like, device)
-    return lax.full(_shape_arg("empty", shape), 0, _dtype_arg("empty", dtype, _FLOAT64))
+    return _full("empty", _shape_arg("empty", shape), 0, _dtype_arg("empty", dtype, _FLOAT64))
 
 
 def _like_aval(fname: str, a: ArrayLike) -> tuple[tuple[int, ...], np.dtype]:
@@ -285,7 +293,7 @@ def zeros_like(
     """Zeros with the shape and dtype of `a` (or the given ones), as `numpy.zeros_like`."""
     _check_like("zeros_like", None, device)
     out_shape, dt = _like_args("zeros_like", a, dtype, shape, order)
-    return lax.full(out_shape, 0, dt)
+    return _full("like", out_shape, 0, dt)
 
 
 def ones_like(
@@ -300,7 +308,7 @@ def ones_like(
     """Ones with the shape and dtype of `a` (or the given ones), as `numpy.ones_like`."""
     _check_like("ones_like", None, device)
     out_shape, dt = _like_args("ones_like", a, dtype, shape, order)
-    return lax.full(out_shape, 1, dt)
+    return _full("like", out_shape, 1, dt)
 
 
 def empty_like(
@@ -316,7 +324,7 @@ def empty_like(
     `empty`)."""
     _check_like("empty_like", None, device)
     out_shape, dt = _like_args("empty_like", prototype, dtype, shape, order)
-    return lax.full(out_shape, 0, dt)
+    return _full("like", out_shape, 0, dt)
 
 
 def full_like(
@@ -387,13 +395,21 @@ def arange(
         raise TypeError("mjnp.arange: complex dtypes are not supported")
     if step == 0:
         raise ZeroDivisionError("mjnp.arange: step must not be zero (division by zero)")
-    length = max(math.ceil((stop - start) / step), 0)
+    span = (stop - start) / step
+    if math.isnan(span):
+        raise ValueError("arange: cannot compute length")
+    if math.isinf(span) or span > _MAX_SIZE:
+        raise ValueError(f"Maximum allowed size exceeded (mjnp.arange({start}, {stop}, {step}))")
+    length = max(math.ceil(span), 0)
+    core.check_allocation((length,), dt)
     return _arange_values(start, step, length, dt)
 
 
 def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
     """A real Python number from a static argument (traced values raise
     ConcretizationTypeError)."""
+    if type(x) is int:  # beyond int64 too: arange(0, 2**64) is "too big", not a TypeError
+        return x
     value = np.asarray(core.concrete_or_error(x, f"mjnp.{fname}({argname}=...)"))
     if value.ndim != 0 or value.dtype.kind not in "biuf":
         raise TypeError(f"mjnp.{fname}: {argname} must be a real scalar, got {x!r:.80}")
@@ -509,6 +525,7 @@ def eye(
     rows = operator.index(N)
     cols = rows if M is None else operator.index(M)
     shape = _shape_arg("eye", (rows, cols))
+    core.check_allocation(shape, dt)
     k = operator.index(k)
     row = lax.broadcasted_iota(_INT64, shape, 0)
     col = lax.broadcasted_iota(_INT64, shape, 1)

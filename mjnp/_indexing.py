@@ -18,6 +18,8 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.array import Array as _DeviceArray
+from mjcore.callback import debug_callback
+from mjcore.config import config
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
 from mjcore.lax import (
@@ -125,10 +127,48 @@ def getitem(x: ArrayLike, idx: Any) -> Array:
             ellipsis, an invalid index type, index arrays that do not broadcast together, or a
             boolean mask whose shape does not match the axes it indexes.
     """
+    return _getitem(x, idx)
+
+
+# JAX's out-of-bounds modes (`jax.lax.GatherScatterMode`): for a gather "fill" and "drop" are
+# one mode (out-of-bounds reads give the fill value), as are "clip"/"promise_in_bounds" (clamp);
+# for a scatter "fill", "drop" and "promise_in_bounds" skip out-of-bounds updates.
+_MODES = ("promise_in_bounds", "clip", "drop", "fill")
+
+
+def _check_index_mode(name: str, mode: str | None) -> str | None:
+    if mode is None or mode in _MODES:
+        return mode
+    raise ValueError(
+        f"mjnp.{name}: mode must be one of 'promise_in_bounds', 'clip', 'drop' or 'fill' "
+        f"(JAX's out-of-bounds modes), got {mode!r}"
+    )
+
+
+def _getitem(
+    x: ArrayLike,
+    idx: Any,
+    *,
+    mode: str = "clip",
+    fill_value: Any = None,
+    checked: bool = True,
+) -> Array:
+    """`x[idx]` where integer indices out of bounds follow `mode` ("clip" clamps after
+    NumPy's wrapping of negatives; "fill" gives `fill_value`, JAX's default fill when None).
+
+    Negative indices are wrapped once, so -11 on an axis of 10 is out of bounds. `checked`
+    raises IndexError for out-of-bounds indices whose values are known (static ints, concrete
+    arrays); only traced indices then meet `mode`.
+    """
     x = asarray_arg("getitem", x)
     entries = idx if isinstance(idx, tuple) else (idx,)
-    if any(_classify(e) == "advanced" for e in entries):
-        return _advanced_getitem(x, entries)
+    kinds = [_classify(e) for e in entries]
+    if (
+        "advanced" in kinds
+        or ("dynamic" in kinds and mode == "fill")
+        or ("int" in kinds and not checked)
+    ):
+        return _advanced_getitem(x, entries, mode, fill_value, checked)
     return _basic_getitem(x, entries)
 
 
@@ -216,6 +256,7 @@ def _dynamic_index(x: Array, dynamic: dict[int, Any]) -> Array:
     sizes = []
     for axis, size in enumerate(shape):
         if axis in dynamic:
+            _check_bounds(dynamic[axis], axis, size)
             starts.append(_wrap_negative(dynamic[axis], size))
             sizes.append(1)
         else:
@@ -348,33 +389,76 @@ def _expand(x: Array, entries: tuple[Any, ...]) -> _Plan:
     return _Plan(x, out_entries)
 
 
-def _normalized_index(arr: Any, axis: int, size: int) -> Any:
-    """An integer index array bounds-checked when its value is known, negatives wrapped."""
+def _normalized_index(arr: Any, axis: int, size: int, checked: bool = True) -> Any:
+    """An integer index array bounds-checked when its value is known (and `checked`),
+    negatives wrapped once (an index below -size stays out of bounds)."""
     aval = get_aval(arr)
     if aval.dtype.kind not in "iu":
         raise IndexError(f"mjnp indexing: {_VALID_INDICES}; got an array of dtype {aval.dtype}")
     value = _concrete(arr)
-    if value is not None and value.size:
+    if checked and value is not None and value.size:
         bad = value[(value < -size) | (value >= size)]
         if bad.size:
             raise IndexError(
                 f"mjnp indexing: index {bad.flat[0]} is out of bounds for axis {axis} with size "
                 f"{size}"
             )
-    elif value is None and size == 0 and aval.size:
+    elif checked and value is None and size == 0 and aval.size:
         raise IndexError(f"mjnp indexing: index is out of bounds for axis {axis} with size 0")
     if value is not None:
         # Known indices are wrapped on the host: the gather gets one constant index array.
+        if value.dtype == np.uint64:  # saturate, so a huge index stays out of bounds
+            value = np.minimum(value, np.uint64(np.iinfo(_INT64).max))
         value = value.astype(_INT64)
         return np.where(value < 0, value + size, value)
     arr = asarray_arg("getitem", arr)
+    if checked:
+        _check_bounds(arr, axis, size)
     dtype = aval.dtype
     if dtype.kind == "u":
+        if dtype == np.uint64:
+            arr = lax.min(arr, lax.full(aval.shape, np.iinfo(_INT64).max, dtype))
         return lax.convert_element_type(arr, _INT64)
     arr = lax.convert_element_type(arr, _INT64)
     zero = lax.full(aval.shape, 0, _INT64)
     wrapped = lax.add(arr, lax.full(aval.shape, size, _INT64))
     return lax.select_n(lax.lt(arr, zero), arr, wrapped)
+
+
+class _OutOfBounds(NamedTuple):
+    """The host side of `checked_indexing`: raises NumPy's IndexError for a bad index.
+    A NamedTuple compares by value, so a retraced program hits the compile cache."""
+
+    axis: int
+    size: int
+
+    def __call__(self, ok: np.ndarray, index: np.ndarray) -> None:
+        if not ok:
+            raise IndexError(
+                f"mjnp indexing: index {int(index)} is out of bounds for axis {self.axis} with "
+                f"size {self.size} (checked_indexing)"
+            )
+
+
+def _check_bounds(index: Any, axis: int, size: int) -> None:
+    """Under `mjcore.config.update("checked_indexing", True)`, make the running program raise
+    IndexError (through a host callback, at the call) if a traced `index` is out of bounds;
+    the callback composes with jit, vmap, grad and control flow as `mjcore.debug.callback`."""
+    if not config.read("checked_indexing") or not isinstance(index, Tracer):
+        return
+    aval = get_aval(index)
+    if aval.size == 0:
+        return
+    flat = lax.reshape(index, (aval.size,))
+    if aval.dtype == np.uint64:  # saturate, so that a huge index stays out of bounds
+        flat = lax.min(flat, lax.full((aval.size,), np.iinfo(_INT64).max, aval.dtype))
+    flat = lax.convert_element_type(flat, _INT64)
+    lo = lax.full((aval.size,), -size if aval.dtype.kind == "i" else 0, _INT64)
+    hi = lax.full((aval.size,), size, _INT64)
+    good = lax.bitwise_and(lax.ge(flat, lo), lax.lt(flat, hi))
+    first_bad = lax.argmin(lax.convert_element_type(good, np.int32), 0, np.int32)
+    bad = lax.reshape(lax.dynamic_slice(flat, (first_bad,), (1,)), ())
+    debug_callback(_OutOfBounds(axis, size), lax.reduce_and(good, (0,)), bad)
 
 
 def _broadcast_indices(arrays: list[Any]) -> tuple[list[Any], tuple[int, ...]]:
@@ -391,12 +475,18 @@ def _broadcast_indices(arrays: list[Any]) -> tuple[list[Any], tuple[int, ...]]:
     return [lax.broadcast_to(a, shape) for a in arrays], shape
 
 
-def _advanced_getitem(x: Array, entries: tuple[Any, ...]) -> Array:
+def _advanced_getitem(
+    x: Array,
+    entries: tuple[Any, ...],
+    mode: str = "clip",
+    fill_value: Any = None,
+    checked: bool = True,
+) -> Array:
     plan = _expand(x, entries)
     x = plan.x
     shape = get_aval(x).shape
     axes = [i for i, e in enumerate(plan.entries) if not isinstance(e, slice)]
-    arrays = [_normalized_index(plan.entries[a], a, shape[a]) for a in axes]
+    arrays = [_normalized_index(plan.entries[a], a, shape[a], checked) for a in axes]
     arrays, batch = _broadcast_indices(arrays)
     rest = [d for d in range(len(shape)) if d not in axes]
     contiguous = axes == list(range(axes[0], axes[0] + len(axes)))
@@ -410,15 +500,38 @@ def _advanced_getitem(x: Array, entries: tuple[Any, ...]) -> Array:
         out_shape = (*batch, *(shape[d] for d in rest))
         offset_dims = [len(batch) + i for i in range(len(rest))]
     dtype = get_aval(x).dtype
+    fill = mode in ("fill", "drop")
     if math.prod(out_shape) == 0 or math.prod(shape) == 0:
-        return lax.full(out_shape, 0, dtype, get_aval(x).weak_type)
+        # Every index into an empty axis is out of bounds: filled, or zeros where clamped.
+        value = _fill_value(dtype, fill_value) if fill else 0
+        return lax.full(out_shape, value, dtype, get_aval(x).weak_type)
     if all(isinstance(a, np.ndarray) for a in arrays):
         indices = np.stack(arrays, axis=-1)
     else:
         indices = lax.concatenate([lax.expand_dims(a, (len(batch),)) for a in arrays], len(batch))
     dnums = GatherDimensionNumbers(tuple(offset_dims), tuple(axes), tuple(axes))
     slice_sizes = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    if fill:
+        fill_value = _fill_value(dtype, fill_value)
+        return gather(x, indices, dnums, slice_sizes, mode="fill", fill_value=fill_value)
     return gather(x, indices, dnums, slice_sizes)
+
+
+def _fill_value(dtype: np.dtype, fill_value: Any) -> Any:
+    """JAX's fill for out-of-bounds reads: NaN (inexact), the lowest signed or highest
+    unsigned integer, True; a given `fill_value` converted as NumPy converts it."""
+    if fill_value is None:
+        if dtype.kind in "fc":
+            return np.nan
+        if dtype.kind == "b":
+            return True
+        return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
+    if isinstance(fill_value, _DeviceArray | Tracer):
+        raise TypeError(
+            "mjnp indexing: fill_value must be a Python or NumPy scalar (it is a static "
+            f"parameter of the gather), got {type(fill_value).__name__}"
+        )
+    return host_values("at.get", fill_value, dtype).item()
 
 
 # --- updates: x[idx] = v and x.at[idx] ------------------------------------------------------
@@ -447,11 +560,28 @@ def host_values(name: str, values: Any, dtype: np.dtype) -> Any:
         raise type(err)(f"mjnp.{name}: cannot convert {values!r:.80} to {dtype}: {err}") from err
 
 
-def _update(x: ArrayLike, idx: Any, values: ArrayLike, scatter_fun: Any, name: str) -> Array:
-    """`x` with `scatter_fun` applied at the elements `x[idx]` selects, `values` broadcast."""
+def _update(
+    x: ArrayLike,
+    idx: Any,
+    values: ArrayLike,
+    scatter_fun: Any,
+    name: str,
+    mode: str | None = None,
+) -> Array:
+    """`x` with `scatter_fun` applied at the elements `x[idx]` selects, `values` broadcast.
+
+    Out-of-bounds indices follow JAX's scatter `mode`: "clip" clamps them (after wrapping
+    negatives once), every other mode drops their updates. `mode=None` raises IndexError for
+    out-of-bounds indices whose values are known (NumPy) and drops traced ones (JAX).
+    """
     x = asarray_arg(name, x)
     aval = get_aval(x)
-    positions = getitem(lax.reshape(lax.iota(_INT64, aval.size), aval.shape), idx)
+    iota = lax.reshape(lax.iota(_INT64, aval.size), aval.shape)
+    if mode == "clip":
+        positions = _getitem(iota, idx, checked=False)
+    else:
+        # Out-of-bounds positions become `aval.size`, which the flat scatter drops.
+        positions = _getitem(iota, idx, mode="fill", fill_value=aval.size, checked=mode is None)
     target = get_aval(positions).shape
     values = asarray_arg(name, host_values(name, values, aval.dtype))
     values = lax.convert_element_type(values, aval.dtype, aval.weak_type)
@@ -517,15 +647,22 @@ def fill(x: Array, value: ArrayLike) -> None:
     rebind(x, lax.broadcast_to(v, aval.shape))
 
 
-def _factors(x: ArrayLike, idx: Any, values: ArrayLike, name: str) -> Array:
+def _factors(x: ArrayLike, idx: Any, values: ArrayLike, name: str, mode: str | None) -> Array:
     """Ones shaped like `x` multiplied by `values` at `idx` (JAX's divide and power)."""
     aval = get_aval(asarray_arg(name, x))
     ones = lax.full(aval.shape, 1, aval.dtype, aval.weak_type)
-    return _update(ones, idx, values, scatter_mul, name)
+    return _update(ones, idx, values, scatter_mul, name, mode)
 
 
 class _IndexUpdateRef:
-    """`x.at[idx]`: functional updates of the elements `x[idx]` selects (JAX's `.at`)."""
+    """`x.at[idx]`: functional updates of the elements `x[idx]` selects (JAX's `.at`).
+
+    Every method takes JAX's `mode` for out-of-bounds indices ("promise_in_bounds", "clip",
+    "drop", "fill"; see `jax.numpy.ndarray.at`). With the default `mode=None`, an index whose
+    value is known (a Python int, a concrete array) is checked and raises IndexError as NumPy
+    does; a traced index is clamped by `get` and dropped by the updates, as in JAX.
+    `indices_are_sorted` and `unique_indices` are accepted hints, unused.
+    """
 
     __slots__ = ("array", "index")
 
@@ -536,49 +673,126 @@ class _IndexUpdateRef:
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
-    def get(self) -> Array:
-        """`x[idx]`."""
-        return getitem(self.array, self.index)
+    def _update(self, values: ArrayLike, scatter_fun: Any, name: str, mode: str | None) -> Array:
+        mode = _check_index_mode(name, mode)
+        return _update(self.array, self.index, values, scatter_fun, name, mode)
 
-    def set(self, values: ArrayLike) -> Array:
+    def get(
+        self,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        fill_value: Any = None,
+    ) -> Array:
+        """`x[idx]`; out of bounds, "fill"/"drop" give `fill_value` (NaN, the lowest signed
+        or highest unsigned integer, True when None), "clip"/"promise_in_bounds" clamp."""
+        del indices_are_sorted, unique_indices
+        mode = _check_index_mode("at.get", mode)
+        if mode is None:
+            return getitem(self.array, self.index)  # JAX: fill_value alone changes nothing
+        gather_mode = "fill" if mode in ("fill", "drop") else "clip"
+        return _getitem(
+            self.array, self.index, mode=gather_mode, fill_value=fill_value, checked=False
+        )
+
+    def set(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """A copy of `x` with `x[idx] = values`."""
-        return _update(self.array, self.index, values, scatter, "at.set")
+        return self._update(values, scatter, "at.set", mode)
 
-    def add(self, values: ArrayLike) -> Array:
+    def add(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """A copy of `x` with `values` added at `idx`; duplicate indices accumulate."""
-        return _update(self.array, self.index, values, scatter_add, "at.add")
+        return self._update(values, scatter_add, "at.add", mode)
 
-    def subtract(self, values: ArrayLike) -> Array:
+    def subtract(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """A copy of `x` with `values` subtracted at `idx`; duplicate indices accumulate."""
         values = asarray_arg("at.subtract", values)
-        return _update(self.array, self.index, lax.neg(values), scatter_add, "at.subtract")
+        return self._update(lax.neg(values), scatter_add, "at.subtract", mode)
 
-    def multiply(self, values: ArrayLike) -> Array:
+    def multiply(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """A copy of `x` multiplied by `values` at `idx`; duplicate indices accumulate.
 
         NB: as in JAX, not differentiable with respect to `values`.
         """
-        return _update(self.array, self.index, values, scatter_mul, "at.multiply")
+        return self._update(values, scatter_mul, "at.multiply", mode)
 
-    def divide(self, values: ArrayLike) -> Array:
+    def divide(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """`x` divided by `values` at `idx` (true division; duplicates accumulate)."""
         from mjnp._elementwise import divide
 
-        return divide(self.array, _factors(self.array, self.index, values, "at.divide"))
+        mode = _check_index_mode("at.divide", mode)
+        return divide(self.array, _factors(self.array, self.index, values, "at.divide", mode))
 
-    def power(self, values: ArrayLike) -> Array:
+    def power(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """`x` raised to `values` at `idx` (duplicate exponents multiply, as in JAX)."""
         from mjnp._elementwise import power
 
-        return power(self.array, _factors(self.array, self.index, values, "at.power"))
+        mode = _check_index_mode("at.power", mode)
+        return power(self.array, _factors(self.array, self.index, values, "at.power", mode))
 
-    def min(self, values: ArrayLike) -> Array:
+    def min(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """A copy of `x` with `minimum(x[idx], values)` at `idx`."""
-        return _update(self.array, self.index, values, scatter_min, "at.min")
+        return self._update(values, scatter_min, "at.min", mode)
 
-    def max(self, values: ArrayLike) -> Array:
+    def max(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+    ) -> Array:
         """A copy of `x` with `maximum(x[idx], values)` at `idx`."""
-        return _update(self.array, self.index, values, scatter_max, "at.max")
+        return self._update(values, scatter_max, "at.max", mode)
 
 
 class _IndexUpdateHelper:

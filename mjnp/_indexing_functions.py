@@ -22,7 +22,7 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
-from mjnp._indexing import _update, getitem, host_values
+from mjnp._indexing import _getitem, _update, getitem, host_values
 from mjnp._joining import stack
 from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape, single_axis
 from mjnp._out import write_out
@@ -85,17 +85,27 @@ def take(
     axis: int | None = None,
     out: Any = None,
     mode: str | None = None,
+    *,
+    fill_value: Any = None,
 ) -> Array:
     """Elements of `a` at `indices` along `axis` (flattened when None), as `numpy.take`.
 
-    NB: with mode="raise", traced indices are clamped (their values are unknown when NumPy
-    would raise); known indices are checked.
+    NB: with mode="raise" (the default), known out-of-bounds indices raise IndexError as in
+    NumPy, and traced ones (values unknown until run) read `fill_value`, JAX's default "fill"
+    mode: NaN for inexact dtypes, the lowest signed or highest unsigned integer, True.
+    JAX's mode="fill" fills every out-of-bounds index, known or not.
     """
-    mode = _check_mode("take", mode)
+    mode = "fill" if mode == "fill" else _check_mode("take", mode)
     a, axis = single_axis("mjnp.take", asarray_arg("take", a), axis)
-    idx = _moded("take", _integer_index("take", indices), a.shape[axis], mode)
+    idx = _integer_index("take", indices)
+    index = (slice(None),) * axis
+    if mode in ("raise", "fill"):
+        checked = mode == "raise"
+        taken = _getitem(a, (*index, idx), mode="fill", fill_value=fill_value, checked=checked)
+    else:
+        taken = getitem(a, (*index, _moded("take", idx, a.shape[axis], mode)))
     # NumPy takes into a temporary of a's dtype and copies it back to `out`.
-    return write_out("take", out, getitem(a, (slice(None),) * axis + (idx,)), "writeback")
+    return write_out("take", out, taken, "writeback")
 
 
 def _along_axis_index(name: str, arr: Array, indices: Array, axis: int) -> tuple[Any, ...]:
@@ -115,16 +125,39 @@ def _along_axis_index(name: str, arr: Array, indices: Array, axis: int) -> tuple
     return tuple(index)
 
 
-def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None = -1) -> Array:
-    """Values of `arr` at the matching `indices` along `axis`, as `numpy.take_along_axis`."""
+def take_along_axis(
+    arr: ArrayLike,
+    indices: ArrayLike,
+    axis: int | None = -1,
+    *,
+    mode: str | None = None,
+    fill_value: Any = None,
+) -> Array:
+    """Values of `arr` at the matching `indices` along `axis`, as `numpy.take_along_axis`.
+
+    NB: `mode` and `fill_value` are JAX's: with the default None, known out-of-bounds
+    indices raise IndexError (NumPy) and traced ones read `fill_value` (JAX's "fill": NaN,
+    the lowest signed or highest unsigned integer, True); "fill" fills every out-of-bounds
+    index, "clip" clamps it after wrapping negatives once.
+    """
+    if mode not in (None, "fill", "clip"):
+        raise ValueError(f"mjnp.take_along_axis: mode must be None, 'fill' or 'clip', got {mode!r}")
     arr = asarray_arg("take_along_axis", arr)
     indices = _integer_index("take_along_axis", indices)
     if axis is None:
         if get_aval(indices).ndim != 1:
             raise ValueError("mjnp.take_along_axis: when axis=None, `indices` must be 1-D")
-        return getitem(ravel(arr), indices)
-    axis = normalize_axis("take_along_axis", axis, arr.ndim)
-    return getitem(arr, _along_axis_index("take_along_axis", arr, indices, axis))
+        arr, index = ravel(arr), indices
+    else:
+        axis = normalize_axis("take_along_axis", axis, arr.ndim)
+        index = _along_axis_index("take_along_axis", arr, indices, axis)
+    return _getitem(
+        arr,
+        index,
+        mode="clip" if mode == "clip" else "fill",
+        fill_value=fill_value,
+        checked=mode is None,
+    )
 
 
 def put_along_axis(arr: Array, indices: ArrayLike, values: ArrayLike, axis: int | None) -> None:

@@ -623,7 +623,7 @@ def test_disable_jit_control_flow_runs_python(capsys):
 
 
 def test_clear_caches_forces_recompile():
-    from mjcore import dispatch, fused_grad
+    from mjcore import dispatch
     from mjcore.control_flow import common
 
     # `mjcore.jit` and `mjcore.checkpoint` name the functions; these are their modules.
@@ -650,7 +650,6 @@ def test_clear_caches_forces_recompile():
         jit_module._jvp_cache,
         jit_module._pe_cache,
         common._programs,
-        fused_grad._cache,
         checkpoint_module._split_cache,
     ):
         assert len(cache) == 0

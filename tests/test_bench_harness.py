@@ -8,9 +8,11 @@ from benchmarks import report
 from benchmarks.harness import (
     QUICK,
     Contender,
+    ContenderResult,
     Settings,
     Unavailable,
     Workload,
+    WorkloadResult,
     describe_failure,
     run_workload,
 )
@@ -160,3 +162,45 @@ def test_balanced_orders_put_each_contender_after_each_other_equally_often(n):
     follows = Counter((a, b) for order in orders for a, b in zip(order, order[1:], strict=False))
     assert set(follows) == {(a, b) for a in range(n) for b in range(n) if a != b}
     assert len(set(follows.values())) <= 1
+
+
+def _fixed(name: str, op: str, medians: dict[str, float]) -> WorkloadResult:
+    workload = Workload(f"breadth_{op}", op, tuple(Contender(n, _missing) for n in medians))
+    return WorkloadResult(
+        workload, tuple(ContenderResult(n, (m, m, m), 1) for n, m in medians.items())
+    )
+
+
+def test_breadth_summary_floors_numpy_and_names_the_worst_op():
+    results = [
+        # NumPy's 0.1 µs view counts as 0.3 µs: 0.6 / 0.3 = 2
+        _fixed("mjnp", "slice", {"mjnp": 0.6, "jax": 3.0, "numpy": 0.1}),
+        _fixed("mjnp", "exp", {"mjnp": 8.0, "jax": 8.0, "numpy": 2.0}),  # 4x NumPy, 1x JAX
+        _fixed("mjnp", "sum", {"mjnp": 1.0, "jax": 10.0, "numpy": 2.0}),  # 0.5x, 0.1x
+    ]
+    n, gm_numpy, (worst_op, worst), gm_jax = report.breadth_summary(results)
+    assert n == 3 and worst_op == "exp" and worst == pytest.approx(4.0)
+    assert gm_numpy == pytest.approx((2.0 * 4.0 * 0.5) ** (1 / 3))
+    assert gm_jax == pytest.approx((0.2 * 1.0 * 0.1) ** (1 / 3))
+    lines = report.targets_section(results)
+    assert "| breadth_slice | eager breadth op | ≤ 5× numpy | 2.00× | met |" in lines
+    worst_row = "| eager breadth | max op (exp) | ≤ 5× numpy | 4.00× | met"
+    assert any(line.startswith(worst_row) for line in lines)
+    assert any("≤ 0.5× jax" in line and "| met |" in line for line in lines)
+    assert not any(line.startswith("| geometric mean") for line in lines)  # breadth rows are apart
+    assert "max 4.00× (exp" in report.breadth_summary_line(results)
+    assert report.breadth_summary(results[:0]) is None
+
+
+def test_breadth_and_grad_program_workloads_are_registered_last_and_float64():
+    from benchmarks import eager_programs
+    from benchmarks.workloads import WORKLOADS
+
+    names = [w.name for w in WORKLOADS]
+    breadth = [n for n in names if n.startswith("breadth_")]
+    assert len(breadth) == 24 == len(eager_programs.BREADTH_OPS)
+    # Their JAX contender turns x64 on for the rest of the process: nothing float32 after.
+    assert names[-len(breadth) :] == breadth
+    assert {"grad_rnn", "grad_em", "grad_fluid"} <= set(names)
+    x, _ = eager_programs.breadth_data(lambda a: a)
+    assert x.dtype.name == "float64" and x.shape == (40, 60)

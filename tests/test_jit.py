@@ -55,9 +55,9 @@ def test_static_argnums_and_argnames_retrace_per_value():
     assert float(g(2.0, 5)) == 32.0
 
 
-def test_non_hashable_static_argument_is_a_clear_type_error():
+def test_non_hashable_static_argument_is_jaxs_value_error():
     f = jit(lambda x, shape: lax.reshape(x, shape), static_argnums=1)
-    with pytest.raises(TypeError, match="non-hashable static argument.*list.*tuple"):
+    with pytest.raises(ValueError, match="Non-hashable static arguments.*list.*tuple"):
         f(_x(6), [2, 3])
     assert f(_x(6), (2, 3)).shape == (2, 3)
 

@@ -272,6 +272,10 @@ def _take_callback_error() -> BaseException | None:
     return err
 
 
+# Called with each module text `Program` compiles (tests count and inspect the compiles).
+compile_hooks: list[Callable[[str], None]] = []
+
+
 class Program:
     """A compiled module plus the result handlers that wrap its outputs as device buffers.
 
@@ -290,6 +294,8 @@ class Program:
         self.text = module_text
         self.host_callbacks = tuple(host_callbacks)
         self.executable = compile_text(module_text, self.host_callbacks)
+        for hook in compile_hooks:
+            hook(module_text)
         sharding = _xla.SingleDeviceSharding(device())
         self.handlers = [
             _xla.array_result_handler(a, sharding, True, _skip_checks=True) for a in out_avals
@@ -313,6 +319,8 @@ class Program:
             callback_err = _take_callback_error() if self.host_callbacks else None
             if callback_err is not None:
                 raise callback_err from err
+            if "RESOURCE_EXHAUSTED" in str(err):  # NumPy's error when an allocation fails
+                raise MemoryError(f"Unable to allocate the arrays of this program: {err}") from err
             raise
 
     def _run_with_callbacks(self, buffers: list[Buffer]) -> list[Buffer]:

@@ -40,10 +40,6 @@ def tensor_type(aval: ShapedArray) -> str:
     return t
 
 
-def element_type(dtype: np.dtype) -> str:
-    return dtypes.hlo_name(dtype)
-
-
 # --- Attribute formatting -------------------------------------------------------------------
 
 
@@ -58,10 +54,6 @@ def bool_array(values: Sequence[bool]) -> str:
     if not values:
         return "array<i1>"
     return f"array<i1: {', '.join('true' if v else 'false' for v in values)}>"
-
-
-def i64_attr(value: int) -> str:
-    return f"{int(value)} : i64"
 
 
 def i64_list(values: Sequence[int]) -> str:

@@ -40,6 +40,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     if not callable(body_fun):
         raise TypeError(f"fori_loop: body_fun must be callable, got {type(body_fun).__name__}")
     lo, hi = _static_bound(lower), _static_bound(upper)
+    _common_index_dtype(lower, upper)  # as JAX: int32 and int64 bounds raise, known or not
     if lo is not None and hi is not None:
         if hi <= lo and core._state.jit_disabled:  # a Python scan cannot be empty
             return init_val

@@ -361,4 +361,6 @@ __all__ += [
     "while_loop",
 ]
 
-from mjcore.lax import interim_host_rules  # noqa: E402, F401  (issue 18: until def_host lands)
+from mjcore.lax.host import host_coverage  # noqa: E402  (appended: host rules' coverage)
+
+__all__ += ["host_coverage"]

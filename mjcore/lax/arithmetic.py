@@ -10,6 +10,7 @@ import numpy as np
 from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.lax import host
 from mjcore.lax.base import broadcast_to, select_n, unbroadcast
 from mjcore.lax.families import elementwise, promote_python_scalars, scalar_constant
 
@@ -41,6 +42,7 @@ def add(x: ArrayLike, y: ArrayLike) -> Any:
 
 
 elementwise(add_p, "stablehlo.add", "biufc")
+add_p.def_host(host.ufunc(np.add))
 
 
 @add_p.def_jvp(symbolic_zeros=True)
@@ -66,6 +68,7 @@ def sub(x: ArrayLike, y: ArrayLike) -> Any:
 
 
 elementwise(sub_p, "stablehlo.subtract", _NUMERIC)
+sub_p.def_host(host.ufunc(np.subtract))
 
 
 @sub_p.def_jvp(symbolic_zeros=True)
@@ -97,6 +100,7 @@ def _mul_lowering(ctx: LoweringContext, x, y):
 
 
 elementwise(mul_p, _mul_lowering, "biufc")
+mul_p.def_host(host.ufunc(np.multiply))
 
 
 @mul_p.def_jvp(symbolic_zeros=True)
@@ -124,6 +128,7 @@ def div(x: ArrayLike, y: ArrayLike) -> Any:
 
 
 elementwise(div_p, "stablehlo.divide", _NUMERIC)
+div_p.def_host(host.div)
 
 
 @div_p.def_jvp(symbolic_zeros=True)
@@ -151,6 +156,7 @@ def rem(x: ArrayLike, y: ArrayLike) -> Any:
 
 
 elementwise(rem_p, "stablehlo.remainder", _REAL)
+rem_p.def_host(host.rem)
 
 
 @rem_p.def_jvp
@@ -173,6 +179,7 @@ def neg(x: ArrayLike) -> Any:
 
 
 elementwise(neg_p, "stablehlo.negate", _NUMERIC)
+neg_p.def_host(host.ufunc(np.negative))
 
 
 @neg_p.def_jvp
@@ -214,6 +221,7 @@ def _sign_lowering(ctx: LoweringContext, x):
 
 
 elementwise(sign_p, _sign_lowering, _NUMERIC)
+sign_p.def_host(host.ufunc(np.sign))
 
 
 @sign_p.def_jvp
@@ -249,6 +257,7 @@ def _abs_lowering(ctx: LoweringContext, x):
 
 elementwise(abs_p, _abs_lowering, _NUMERIC)
 abs_p.def_abstract_eval(_abs_abstract_eval)
+abs_p.def_host(host.ufunc(np.abs))
 
 
 @abs_p.def_jvp
@@ -305,6 +314,10 @@ def min(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in 
 
 elementwise(max_p, "stablehlo.maximum", "biuf")
 elementwise(min_p, "stablehlo.minimum", "biuf")
+# NB: NumPy's signed-zero choice (maximum(-0.0, 0.0) is -0.0 or 0.0 by argument order) where
+# XLA's is always +0.0 (-0.0 for min); equal values otherwise, NaN propagating in both.
+max_p.def_host(host.ufunc(np.maximum))
+min_p.def_host(host.ufunc(np.minimum))
 
 
 def _minmax_jvp(prim: Primitive, pick_x_cmp: str):
@@ -357,6 +370,8 @@ def round(x: ArrayLike, rounding_method: int = ROUND_AWAY_FROM_ZERO) -> Any:  # 
 
 elementwise(floor_p, "stablehlo.floor", _FLOAT)
 elementwise(ceil_p, "stablehlo.ceil", _FLOAT)
+floor_p.def_host(host.ufunc(np.floor))
+ceil_p.def_host(host.ufunc(np.ceil))
 
 
 def _round_lowering(ctx: LoweringContext, x, *, rounding_method):
@@ -369,6 +384,7 @@ def _round_lowering(ctx: LoweringContext, x, *, rounding_method):
 
 
 elementwise(round_p, _round_lowering, _FLOAT)
+round_p.def_host(host.round)
 
 
 def _zero_derivative_jvp(prim: Primitive) -> None:
@@ -413,6 +429,7 @@ def _integer_pow_lowering(ctx: LoweringContext, x, *, y):
 
 
 elementwise(integer_pow_p, _integer_pow_lowering, _NUMERIC)
+integer_pow_p.def_host(host.integer_pow)
 
 
 @integer_pow_p.def_jvp
@@ -489,6 +506,11 @@ def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> Sh
 @clamp_p.def_lowering
 def _clamp_lowering(ctx: LoweringContext, lo, x, hi):
     return ctx.builder.op("stablehlo.clamp", [lo, x, hi], ctx.aval_out.strip_weak_type())
+
+
+@clamp_p.def_host
+def _clamp_host(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.asarray(np.minimum(np.maximum(x, lo), hi))
 
 
 @clamp_p.def_jvp(symbolic_zeros=True)

@@ -15,6 +15,7 @@ from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.dispatch import scalar_array
+from mjcore.lax import host
 from mjcore.lax.families import elementwise, scalar_constant
 
 ArrayLike = Any
@@ -68,6 +69,9 @@ def _convert_element_type_abstract_eval(
     x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool
 ) -> ShapedArray:
     return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p.def_host(host.convert_element_type)
 
 
 @convert_element_type_p.def_lowering
@@ -168,6 +172,14 @@ def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
 linear_jvp(broadcast_in_dim_p)
 
 
+@broadcast_in_dim_p.def_host
+def _broadcast_in_dim_host(x: np.ndarray, *, shape, broadcast_dimensions) -> np.ndarray:
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(expanded), shape)  # a read-only view
+
+
 @broadcast_in_dim_p.def_batching
 def _broadcast_in_dim_batching(vals, dims, *, shape, broadcast_dimensions):
     (x,), (bdim,) = vals, dims
@@ -207,6 +219,7 @@ def _reshape_lowering(ctx, x, *, new_sizes):
 
 
 linear_jvp(reshape_p)
+reshape_p.def_host(lambda x, *, new_sizes: x.reshape(new_sizes))
 
 
 @reshape_p.def_batching
@@ -247,6 +260,7 @@ def _expand_dims_lowering(ctx, x, *, dimensions):
 
 
 linear_jvp(expand_dims_p)
+expand_dims_p.def_host(lambda x, *, dimensions: np.expand_dims(x, dimensions))
 
 
 @expand_dims_p.def_batching
@@ -290,6 +304,7 @@ def _transpose_lowering(ctx, x, *, permutation):
 
 
 linear_jvp(transpose_p)
+transpose_p.def_host(lambda x, *, permutation: x.transpose(permutation))
 
 
 @transpose_p.def_batching
@@ -356,6 +371,17 @@ def _select_n_lowering(ctx, which, *cases):
     return result
 
 
+@select_n_p.def_host
+def _select_n_host(which: np.ndarray, *cases: np.ndarray) -> np.ndarray:
+    if which.dtype.kind == "b":
+        return np.asarray(np.where(which, cases[1], cases[0]))
+    # As the lowering's chain of selects: an out-of-range selector picks the last case.
+    result = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        result = np.where(np.equal(which, i), cases[i], result)
+    return np.broadcast_to(result, cases[0].shape)
+
+
 @select_n_p.def_jvp
 def _select_n_jvp(primals, tangents):
     which, *cases = primals
@@ -411,6 +437,7 @@ def add_any(x: Any, y: Any) -> Any:
 
 elementwise(add_any_p, "stablehlo.add")
 linear_jvp(add_any_p)
+add_any_p.def_host(host.ufunc(np.add))
 
 
 def broadcast_to(x: Any, shape: Shape) -> Any:

@@ -14,6 +14,7 @@ from mjcore import dtypes
 from mjcore.ad import Zero, instantiate
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.lax import host
 from mjcore.lax.base import broadcast_to
 from mjcore.lax.families import elementwise
 
@@ -52,6 +53,9 @@ def _bitcast_convert_type_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype) 
     return ShapedArray(x.shape, new_dtype, False)
 
 
+bitcast_convert_type_p.def_host(lambda x, *, new_dtype: x.view(new_dtype))
+
+
 @bitcast_convert_type_p.def_lowering
 def _bitcast_convert_type_lowering(ctx: LoweringContext, x: Any, *, new_dtype: np.dtype) -> Any:
     return ctx.builder.op("stablehlo.bitcast_convert", [x], ctx.aval_out.strip_weak_type())
@@ -80,6 +84,7 @@ def nextafter(x1: ArrayLike, x2: ArrayLike) -> Any:
 
 
 elementwise(nextafter_p, "chlo.next_after", "f")
+nextafter_p.def_host(host.ufunc(np.nextafter))
 
 
 @nextafter_p.def_jvp
@@ -123,6 +128,7 @@ def _reduce_precision_lowering(
 
 
 elementwise(reduce_precision_p, _reduce_precision_lowering, "f")
+reduce_precision_p.def_host(host.reduce_precision)
 
 
 # Linear, as in JAX: the tangent (and cotangent) is rounded the same way.

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from mjcore.core import Primitive
+from mjcore.lax import host
 from mjcore.lax.families import elementwise
 
 ArrayLike = Any
@@ -50,6 +51,9 @@ def bitwise_xor(x: ArrayLike, y: ArrayLike) -> Any:
 elementwise(bitwise_and_p, "stablehlo.and", _LOGICAL)
 elementwise(bitwise_or_p, "stablehlo.or", _LOGICAL)
 elementwise(bitwise_xor_p, "stablehlo.xor", _LOGICAL)
+bitwise_and_p.def_host(host.ufunc(np.bitwise_and))
+bitwise_or_p.def_host(host.ufunc(np.bitwise_or))
+bitwise_xor_p.def_host(host.ufunc(np.bitwise_xor))
 _zero_jvp(bitwise_and_p)
 _zero_jvp(bitwise_or_p)
 _zero_jvp(bitwise_xor_p)
@@ -66,6 +70,7 @@ def bitwise_not(x: ArrayLike) -> Any:
 
 
 elementwise(bitwise_not_p, "stablehlo.not", _LOGICAL)
+bitwise_not_p.def_host(host.ufunc(np.invert))
 _zero_jvp(bitwise_not_p)
 
 
@@ -102,6 +107,10 @@ def shift_right_logical(x: ArrayLike, y: ArrayLike) -> Any:
 elementwise(shift_left_p, "stablehlo.shift_left", _INTEGER)
 elementwise(shift_right_arithmetic_p, "stablehlo.shift_right_arithmetic", _INTEGER)
 elementwise(shift_right_logical_p, "stablehlo.shift_right_logical", _INTEGER)
+# XLA defines shifts by the bit width or more (and by negative amounts), as NumPy does not.
+shift_left_p.def_host(host.shift_left)
+shift_right_arithmetic_p.def_host(host.shift_right_arithmetic)
+shift_right_logical_p.def_host(host.shift_right_logical)
 _zero_jvp(shift_left_p)
 _zero_jvp(shift_right_arithmetic_p)
 _zero_jvp(shift_right_logical_p)
@@ -121,6 +130,7 @@ def population_count(x: ArrayLike) -> Any:
 
 
 elementwise(population_count_p, "stablehlo.popcnt", _INTEGER)
+population_count_p.def_host(host.population_count)
 _zero_jvp(population_count_p)
 
 
@@ -135,6 +145,7 @@ def is_finite(x: ArrayLike) -> Any:
 
 
 elementwise(is_finite_p, "stablehlo.is_finite", "f", out_dtype=lambda _: np.dtype(bool))
+is_finite_p.def_host(host.ufunc(np.isfinite))
 _zero_jvp(is_finite_p)
 
 
@@ -149,6 +160,7 @@ def clz(x: ArrayLike) -> Any:
 
 
 elementwise(clz_p, "stablehlo.count_leading_zeros", _INTEGER)
+clz_p.def_host(host.clz)
 _zero_jvp(clz_p)
 
 

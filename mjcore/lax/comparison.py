@@ -8,6 +8,7 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive
+from mjcore.lax import host
 from mjcore.lax.families import elementwise, promote_python_scalars
 
 ArrayLike = Any
@@ -17,7 +18,7 @@ def _compare_type(dtype: np.dtype) -> str:
     return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[dtype.kind]
 
 
-def _comparison(name: str, direction: str, kinds: str) -> Primitive:
+def _comparison(name: str, direction: str, kinds: str, numpy_fun: np.ufunc) -> Primitive:
     prim = Primitive(name)
 
     def lowering(ctx: LoweringContext, x, y):
@@ -30,6 +31,7 @@ def _comparison(name: str, direction: str, kinds: str) -> Primitive:
         )
 
     elementwise(prim, lowering, kinds, out_dtype=lambda _: np.dtype(bool))
+    prim.def_host(host.ufunc(numpy_fun))
 
     @prim.def_jvp
     def _jvp(primals, tangents):
@@ -38,12 +40,12 @@ def _comparison(name: str, direction: str, kinds: str) -> Primitive:
     return prim
 
 
-eq_p = _comparison("eq", "EQ", "biufc")
-ne_p = _comparison("ne", "NE", "biufc")
-lt_p = _comparison("lt", "LT", "biuf")
-le_p = _comparison("le", "LE", "biuf")
-gt_p = _comparison("gt", "GT", "biuf")
-ge_p = _comparison("ge", "GE", "biuf")
+eq_p = _comparison("eq", "EQ", "biufc", np.equal)
+ne_p = _comparison("ne", "NE", "biufc", np.not_equal)
+lt_p = _comparison("lt", "LT", "biuf", np.less)
+le_p = _comparison("le", "LE", "biuf", np.less_equal)
+gt_p = _comparison("gt", "GT", "biuf", np.greater)
+ge_p = _comparison("ge", "GE", "biuf", np.greater_equal)
 
 
 def eq(x: ArrayLike, y: ArrayLike) -> Any:

@@ -12,6 +12,7 @@ import numpy as np
 from mjcore.ad import is_undefined_primal, linear_jvp, linear_transpose_rule
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive
+from mjcore.lax import host
 from mjcore.lax.arithmetic import neg
 from mjcore.lax.base import unbroadcast, zeros_like
 from mjcore.lax.families import elementwise
@@ -43,6 +44,7 @@ def real(x: ArrayLike) -> Any:
 
 
 elementwise(real_p, "stablehlo.real", "c", out_dtype=_real_dtype)
+real_p.def_host(lambda x: x.real)  # a view
 linear_jvp(real_p)
 linear_transpose_rule(real_p, lambda ct, aval: complex(ct, zeros_like(ct)))
 
@@ -58,6 +60,7 @@ def imag(x: ArrayLike) -> Any:
 
 
 elementwise(imag_p, "stablehlo.imag", "c", out_dtype=_real_dtype)
+imag_p.def_host(lambda x: x.imag)  # a view
 linear_jvp(imag_p)
 linear_transpose_rule(imag_p, lambda ct, aval: complex(zeros_like(ct), neg(ct)))
 
@@ -82,6 +85,8 @@ def _conj_lowering(ctx: LoweringContext, x):
 
 
 elementwise(conj_p, _conj_lowering, "fc")
+_conjugate = host.ufunc(np.conjugate)
+conj_p.def_host(lambda x: _conjugate(x) if x.dtype.kind == "c" else x)
 linear_jvp(conj_p)
 linear_transpose_rule(conj_p, lambda ct, aval: conj(ct))
 
@@ -97,6 +102,7 @@ def complex(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as
 
 
 elementwise(complex_p, "stablehlo.complex", "f", out_dtype=_complex_dtype)
+complex_p.def_host(host.complex_from_parts)
 linear_jvp(complex_p)
 
 

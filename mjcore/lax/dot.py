@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -138,6 +139,28 @@ def _dot_general_lowering(
         "comparison_direction = #stablehlo<comparison_direction NE>, "
         "compare_type = #stablehlo<comparison_type SIGNED>",
     )
+
+
+@dot_general_p.def_host
+def _dot_general_host(
+    lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers, preferred_element_type
+) -> np.ndarray:
+    # Batch, free and contracting axes gathered into one (batched) matrix product.
+    # Converting first is exact for the integer and wider float types allowed, as in the
+    # lowering; bool matmul is NumPy's any(lhs & rhs).
+    if preferred_element_type is not None:
+        lhs = lhs.astype(preferred_element_type, copy=False)
+        rhs = rhs.astype(preferred_element_type, copy=False)
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    batch = [lhs.shape[d] for d in lb]
+    lhs_free, rhs_free = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]
+    k = math.prod(lhs.shape[d] for d in lc)
+    a = lhs.transpose(*lb, *lf, *lc).reshape((*batch, math.prod(lhs_free), k))
+    b = rhs.transpose(*rb, *rc, *rf).reshape((*batch, k, math.prod(rhs_free)))
+    # np.dot is the same BLAS product as matmul for matrices, without its overhead.
+    out = np.matmul(a, b) if batch else np.dot(a, b)
+    return out.reshape((*batch, *lhs_free, *rhs_free))
 
 
 @dot_general_p.def_jvp(symbolic_zeros=True)

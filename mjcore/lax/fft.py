@@ -96,6 +96,26 @@ def _fft_lowering(ctx: LoweringContext, x: Any, *, fft_type: str, fft_lengths):
 linear_jvp(fft_p)
 
 
+@fft_p.def_host
+def _fft_host(x: np.ndarray, *, fft_type: str, fft_lengths: tuple[int, ...]) -> np.ndarray:
+    aval = _fft_abstract_eval(
+        ShapedArray(x.shape, x.dtype), fft_type=fft_type, fft_lengths=fft_lengths
+    )
+    if 0 in (*aval.shape, *x.shape):
+        return np.zeros(aval.shape, aval.dtype)
+    axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+    if fft_type == "FFT":
+        out = np.fft.fftn(x, axes=axes)
+    elif fft_type == "IFFT":
+        out = np.fft.ifftn(x, axes=axes)
+    elif fft_type == "RFFT":
+        out = np.fft.rfftn(x, axes=axes)
+    else:
+        out = np.fft.irfftn(x, s=fft_lengths, axes=axes)
+    # NumPy may compute in double precision: back to the primitive's dtype.
+    return out.astype(aval.dtype, copy=False)
+
+
 @fft_p.def_transpose
 def _fft_transpose(ct, x, *, fft_type: str, fft_lengths):
     if fft_type == "RFFT":

@@ -17,7 +17,7 @@ from mjcore.backend.hlo import FunctionBuilder, Value, i64_array, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import arithmetic
+from mjcore.lax import arithmetic, host
 from mjcore.lax.base import (
     broadcast_in_dim,
     broadcast_to,
@@ -136,16 +136,19 @@ def gather(
     """XLA's gather: for each index vector in `indices` (last axis), a slice of `operand`.
 
     Args:
-      mode: "clip" clamps each start so its slice fits (XLA); "fill" returns `fill_value`
-        (NaN for inexact dtypes, the lowest integer, True) for slices that do not fit.
+      mode: "clip" (and "promise_in_bounds") clamps each start so its slice fits (XLA);
+        "fill" (and "drop", as in JAX) returns `fill_value` (NaN for inexact dtypes, the
+        lowest signed or highest unsigned integer, True) for slices that do not fit.
     """
     dnums = GatherDimensionNumbers(*_int_tuples(dimension_numbers))
     slice_sizes = tuple(int(s) for s in slice_sizes)
     out = gather_p.bind1(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes)
-    if mode == "clip":
+    if mode in ("clip", "promise_in_bounds"):  # XLA's own gather clamps
         return out
-    if mode != "fill":
-        raise ValueError(f"gather: mode must be 'clip' or 'fill', got {mode!r}")
+    if mode not in ("fill", "drop"):
+        raise ValueError(
+            f"gather: mode must be 'clip', 'fill', 'drop' or 'promise_in_bounds', got {mode!r}"
+        )
     operand_shape = get_aval(operand).shape
     mask = in_bounds_mask(operand_shape, indices, dnums.start_index_map, slice_sizes)
     out_aval = get_aval(out)
@@ -331,6 +334,9 @@ def _gather_batching(vals, dims, *, dimension_numbers, slice_sizes):
     return gather_p.bind1(operand, indices, dimension_numbers=new, slice_sizes=sizes), 0
 
 
+gather_p.def_host(host.gather)
+
+
 # --- the scatter family ---------------------------------------------------------------------
 
 
@@ -496,8 +502,10 @@ def _bind_scatter(
         shape = get_aval(operand).shape
         windows = _window_sizes(shape, get_aval(updates).shape, dnums)
         indices = clamp_indices(shape, indices, dnums.scatter_dims_to_operand_dims, windows)
-    elif mode != "drop":
-        raise ValueError(f"{prim.name}: mode must be 'drop' or 'clip', got {mode!r}")
+    elif mode not in ("drop", "fill", "promise_in_bounds"):  # XLA's own scatter drops
+        raise ValueError(
+            f"{prim.name}: mode must be 'drop', 'clip', 'fill' or 'promise_in_bounds', got {mode!r}"
+        )
     return prim.bind1(operand, indices, updates, dimension_numbers=dnums)
 
 
@@ -553,6 +561,9 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers):
     return [ct_operand, None, ct_updates]
 
 
+scatter_add_p.def_host(host.scatter(np.add))
+
+
 # --- scatter_mul ----------------------------------------------------------------------------
 
 scatter_mul_p = _scatter_family("scatter_mul", "iufc", lambda dt: "stablehlo.multiply")
@@ -600,6 +611,9 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers):
         None,
         None,
     ]
+
+
+scatter_mul_p.def_host(host.scatter(np.multiply))
 
 
 # --- scatter_min / scatter_max --------------------------------------------------------------
@@ -687,6 +701,10 @@ scatter_min_p.def_jvp(_extremal_jvp(scatter_min_p), symbolic_zeros=True)
 scatter_max_p.def_jvp(_extremal_jvp(scatter_max_p), symbolic_zeros=True)
 
 
+scatter_min_p.def_host(host.scatter(np.minimum))
+scatter_max_p.def_host(host.scatter(np.maximum))
+
+
 # --- scatter (replace) ----------------------------------------------------------------------
 
 scatter_p = _scatter_family("scatter", "biufc", lambda dt: None)
@@ -756,6 +774,9 @@ def _row_major_iota(dtype: np.dtype, shape: Shape, dims: Sequence[int]) -> Any:
         total = arithmetic.add(total, term)
         stride *= shape[d]
     return total
+
+
+scatter_p.def_host(host.scatter(None))
 
 
 # --- scatter_sub (scatter_add of the negated updates) ---------------------------------------

@@ -221,6 +221,24 @@ def _cholesky_jvp(primals, tangents):
 _batching_leading(cholesky_p)
 
 
+@cholesky_p.def_host
+def _cholesky_host(x: np.ndarray) -> np.ndarray:
+    # Both are LAPACK's potrf on the lower triangle; a matrix that is not positive definite
+    # becomes NaNs, as in the lowering, where NumPy raises for the whole stack.
+    if x.size == 0:
+        return x
+    try:
+        return np.linalg.cholesky(x)
+    except np.linalg.LinAlgError:
+        out = np.empty_like(x)
+        for i in np.ndindex(x.shape[:-2]):
+            try:
+                out[i] = np.linalg.cholesky(x[i])
+            except np.linalg.LinAlgError:
+                out[i] = np.nan
+        return out
+
+
 # --- triangular_solve -----------------------------------------------------------------------
 
 triangular_solve_p = Primitive("triangular_solve")
@@ -543,6 +561,19 @@ def _qr_jvp(primals, tangents, *, full_matrices: bool):
 
 
 _batching_leading(qr_p)
+
+
+@qr_p.def_host
+def _qr_host(x: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
+    # NumPy's qr is LAPACK's geqrf and orgqr/ungqr too, so the signs agree.
+    if x.size == 0:
+        q_aval, r_aval = _qr_abstract_eval(
+            ShapedArray(x.shape, x.dtype), full_matrices=full_matrices
+        )
+        q = np.broadcast_to(np.eye(q_aval.shape[-2], q_aval.shape[-1], dtype=x.dtype), q_aval.shape)
+        return [q, np.zeros(r_aval.shape, x.dtype)]
+    q, r = np.linalg.qr(x, mode="complete" if full_matrices else "reduced")
+    return [q, r]
 
 
 # --- eigh -----------------------------------------------------------------------------------

@@ -37,6 +37,9 @@ def _optimization_barrier_impl(*args: Any) -> list[Any]:
     return list(args)
 
 
+optimization_barrier_p.def_host(lambda *xs: list(xs))
+
+
 @optimization_barrier_p.def_abstract_eval
 def _optimization_barrier_abstract_eval(*avals: ShapedArray) -> list[ShapedArray]:
     return list(avals)

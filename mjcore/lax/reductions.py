@@ -70,10 +70,12 @@ def _reducer(
     kinds: str,
     hlo_op: Callable[[np.dtype], str],
     identity: Callable[[np.dtype], Any],
+    numpy_ufunc: np.ufunc,
 ) -> Primitive:
-    """A reduction primitive with its abstract_eval, lowering and batching rules.
+    """A reduction primitive with its abstract_eval, lowering, batching and host rules.
 
-    `hlo_op(dtype)` names the StableHLO combiner and `identity(dtype)` its identity element.
+    `hlo_op(dtype)` names the StableHLO combiner, `identity(dtype)` its identity element and
+    `numpy_ufunc` the same combiner in NumPy.
     """
     prim = Primitive(name)
 
@@ -102,9 +104,16 @@ def _reducer(
         moved = tuple(a + (a >= bdim) for a in axes)
         return prim.bind1(x, axes=moved), bdim - sum(a < bdim for a in moved)
 
+    def host(x: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
+        # The identity as `initial`, as in the lowering: empty reductions give it, and a sum
+        # starts from +0.0 as XLA's does.
+        out = numpy_ufunc.reduce(x, axis=axes, dtype=x.dtype, initial=identity(x.dtype))
+        return out if type(out) is np.ndarray else np.asarray(out)
+
     prim.def_abstract_eval(abstract_eval)
     prim.def_lowering(lowering)
     prim.def_batching(batching)
+    prim.def_host(host)
     return prim
 
 
@@ -115,23 +124,29 @@ def _bind_reduction(prim: Primitive, x: ArrayLike, axes: int | Sequence[int]) ->
     return prim.bind1(x, axes=axes)
 
 
-reduce_sum_p = _reducer("reduce_sum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0)
-reduce_prod_p = _reducer("reduce_prod", "iufc", lambda dt: "stablehlo.multiply", lambda dt: 1)
+reduce_sum_p = _reducer("reduce_sum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0, np.add)
+reduce_prod_p = _reducer(
+    "reduce_prod", "iufc", lambda dt: "stablehlo.multiply", lambda dt: 1, np.multiply
+)
 reduce_max_p = _reducer(
     "reduce_max",
     "biuf",
     lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
     _lowest,
+    np.maximum,
 )
 reduce_min_p = _reducer(
     "reduce_min",
     "biuf",
     lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
     _highest,
+    np.minimum,
 )
-reduce_and_p = _reducer("reduce_and", "biu", lambda dt: "stablehlo.and", _all_ones)
-reduce_or_p = _reducer("reduce_or", "biu", lambda dt: "stablehlo.or", lambda dt: 0)
-reduce_xor_p = _reducer("reduce_xor", "biu", lambda dt: "stablehlo.xor", lambda dt: 0)
+reduce_and_p = _reducer("reduce_and", "biu", lambda dt: "stablehlo.and", _all_ones, np.bitwise_and)
+reduce_or_p = _reducer("reduce_or", "biu", lambda dt: "stablehlo.or", lambda dt: 0, np.bitwise_or)
+reduce_xor_p = _reducer(
+    "reduce_xor", "biu", lambda dt: "stablehlo.xor", lambda dt: 0, np.bitwise_xor
+)
 
 
 def reduce_sum(x: ArrayLike, axes: int | Sequence[int]) -> Any:
@@ -317,10 +332,16 @@ def _arg_chooser(name: str, direction: str, init: Callable[[np.dtype], Any]) -> 
         out = prim.bind1(x, axis=moved, index_dtype=index_dtype)
         return out, bdim - (moved < bdim)
 
+    def host(x: np.ndarray, *, axis: int, index_dtype: np.dtype) -> np.ndarray:
+        # NumPy's argmax/argmin: first occurrence, and the first NaN wins, as in `combine`.
+        pick = np.argmax if direction == "GT" else np.argmin
+        return np.asarray(pick(x, axis=axis)).astype(index_dtype)
+
     prim.def_abstract_eval(abstract_eval)
     prim.def_lowering(lowering)
     prim.def_jvp(jvp)
     prim.def_batching(batching)
+    prim.def_host(host)
     return prim
 
 

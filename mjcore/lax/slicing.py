@@ -3,6 +3,7 @@ indices are traced scalars. Start indices follow XLA: each is clamped so the sli
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
@@ -131,6 +132,13 @@ def slice_in_dim(x: ArrayLike, start: int, limit: int, axis: int) -> Any:
     limits = list(shape)
     starts[axis], limits[axis] = start, limit
     return slice(x, starts, limits)
+
+
+slice_p.def_host(
+    lambda x, *, start_indices, limit_indices, strides: x[
+        tuple(map(builtins.slice, start_indices, limit_indices, strides or (1,) * x.ndim))
+    ]
+)  # a view
 
 
 # --- start indices of dynamic slices (shared by the two primitives below) ------------------
@@ -341,6 +349,20 @@ def _dynamic_slice_batching(vals, dims, *, slice_sizes):
     return x, 0
 
 
+@dynamic_slice_p.def_host
+def _dynamic_slice_host(x: np.ndarray, *starts: np.ndarray, slice_sizes: Shape) -> np.ndarray:
+    return x[_host_window(x.shape, starts, slice_sizes)]  # a view
+
+
+def _host_window(shape: Shape, starts: Sequence[np.ndarray], sizes: Shape) -> tuple:
+    """The slices of a dynamic window, each start clamped into [0, n - size] as XLA does."""
+    out = []
+    for start, n, k in zip(starts, shape, sizes, strict=True):
+        s = min(max(int(start), 0), n - k)
+        out.append(builtins.slice(s, s + k))
+    return tuple(out)
+
+
 # --- dynamic_update_slice -------------------------------------------------------------------
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
@@ -428,6 +450,13 @@ def _dynamic_update_slice_batching(vals, dims):
     if mask is None:
         return update, 0
     return select_n(broadcast_to(mask, shape), x, update), 0
+
+
+@dynamic_update_slice_p.def_host
+def _dynamic_update_slice_host(x: np.ndarray, update: np.ndarray, *starts: np.ndarray):
+    out = x.copy()
+    out[_host_window(x.shape, starts, update.shape)] = update
+    return out
 
 
 # --- one-axis helpers (JAX's *_in_dim wrappers) ----------------------------------------------

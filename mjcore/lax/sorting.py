@@ -137,6 +137,21 @@ def _sort_lowering(ctx: LoweringContext, *operands: Value, dimension, is_stable,
     )
 
 
+@sort_p.def_host
+def _sort_host(*operands: np.ndarray, dimension: int, is_stable: bool, num_keys: int):
+    # The comparator's order: NaN last, -0.0 tied with 0.0, complex keys by real part, then
+    # imaginary part (NB: NumPy puts every complex number with a NaN part last instead); a
+    # stable sort is one valid result of an unstable one.
+    keys = []
+    for k in operands[:num_keys]:
+        keys += [k.real, k.imag] if k.dtype.kind == "c" else [k]
+    if len(keys) == 1:
+        perm = np.argsort(keys[0], axis=dimension, kind="stable")
+    else:
+        perm = np.lexsort(keys[::-1], axis=dimension)
+    return [np.take_along_axis(x, perm, axis=dimension) for x in operands]
+
+
 def _permutation(keys: Sequence[Any], dimension: int, is_stable: bool) -> Any:
     """The argsort of `keys` along `dimension` (in the same order `sort` uses)."""
     shape = get_aval(keys[0]).shape
@@ -210,8 +225,10 @@ def _cumulative(
     kinds: str,
     hlo_op: Callable[[np.dtype], str | Callable[[FunctionBuilder, Value, Value], Value]],
     identity: Callable[[np.dtype], Any],
+    numpy_ufunc: np.ufunc,
 ) -> Primitive:
-    """A cumulative reduction with its abstract_eval, lowering and batching rules.
+    """A cumulative reduction with its abstract_eval, lowering, batching and host rules
+    (`numpy_ufunc.accumulate`).
 
     The lowering is a `reduce_window` whose window spans the whole axis, padded on one side,
     so element i combines elements 0..i (or i..n-1 when `reverse`). `hlo_op(dtype)` is the name
@@ -257,9 +274,16 @@ def _cumulative(
         moved = axis + (axis >= bdim)
         return prim.bind1(x, axis=moved, reverse=reverse), bdim
 
+    def host(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
+        if reverse:
+            x = np.flip(x, axis)
+        out = numpy_ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+        return np.flip(out, axis) if reverse else out
+
     prim.def_abstract_eval(abstract_eval)
     prim.def_lowering(lowering)
     prim.def_batching(batching)
+    prim.def_host(host)
     return prim
 
 
@@ -271,19 +295,23 @@ def _highest(dtype: np.dtype) -> Any:
     return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
 
 
-cumsum_p = _cumulative("cumsum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0)
-cumprod_p = _cumulative("cumprod", "iufc", lambda dt: "stablehlo.multiply", lambda dt: 1)
+cumsum_p = _cumulative("cumsum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0, np.add)
+cumprod_p = _cumulative(
+    "cumprod", "iufc", lambda dt: "stablehlo.multiply", lambda dt: 1, np.multiply
+)
 cummax_p = _cumulative(
     "cummax",
     "biuf",
     lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
     _lowest,
+    np.maximum,
 )
 cummin_p = _cumulative(
     "cummin",
     "biuf",
     lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
     _highest,
+    np.minimum,
 )
 
 
@@ -439,7 +467,7 @@ def _emit_logaddexp(b: FunctionBuilder, x: Value, y: Value) -> Value:
     return b.op("stablehlo.select", [undefined, b.op("stablehlo.add", [x, y], aval), finite], aval)
 
 
-cumlogsumexp_p = _cumulative("cumlogsumexp", "f", lambda dt: _emit_logaddexp, _lowest)
+cumlogsumexp_p = _cumulative("cumlogsumexp", "f", lambda dt: _emit_logaddexp, _lowest, np.logaddexp)
 _scan_jvp(cumlogsumexp_p, _logaddexp)
 
 

@@ -43,6 +43,9 @@ def _stop_gradient_impl(x: Any) -> Any:
     return x
 
 
+stop_gradient_p.def_host(lambda x: x)
+
+
 @stop_gradient_p.def_abstract_eval
 def _stop_gradient_abstract_eval(x: ShapedArray) -> ShapedArray:
     return x

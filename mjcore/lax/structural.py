@@ -14,7 +14,7 @@ from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import arithmetic
+from mjcore.lax import arithmetic, host
 from mjcore.lax.base import broadcast_in_dim, full, reshape, select_n
 from mjcore.lax.families import check_same_dtypes
 
@@ -83,6 +83,11 @@ def _squeeze_lowering(ctx: LoweringContext, x: Any, *, dimensions: tuple[int, ..
 
 linear_jvp(squeeze_p)
 squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+squeeze_p.def_host(lambda x, *, dimensions: x.reshape(_squeezed(x.shape, dimensions)))
+
+
+def _squeezed(shape: Shape, dimensions: tuple[int, ...]) -> Shape:
+    return tuple(d for i, d in enumerate(shape) if i not in dimensions)
 
 
 @squeeze_p.def_batching
@@ -123,6 +128,14 @@ def _iota_abstract_eval(*, dtype: np.dtype, shape: Shape, dimension: int) -> Sha
 @iota_p.def_lowering
 def _iota_lowering(ctx: LoweringContext, *, dtype, shape, dimension):
     return ctx.builder.op("stablehlo.iota", [], ctx.aval_out, f"iota_dimension = {dimension} : i64")
+
+
+@iota_p.def_host
+def _iota_host(*, dtype: np.dtype, shape: Shape, dimension: int) -> np.ndarray:
+    ramp = np.arange(shape[dimension], dtype=dtype)
+    return np.broadcast_to(
+        ramp.reshape([-1 if i == dimension else 1 for i in range(len(shape))]), shape
+    )
 
 
 @iota_p.def_jvp
@@ -185,6 +198,7 @@ def _concatenate_lowering(ctx: LoweringContext, *operands: Any, dimension: int) 
 
 
 linear_jvp(concatenate_p)
+concatenate_p.def_host(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 
 
 @concatenate_p.def_transpose
@@ -268,6 +282,7 @@ def _pad_lowering(ctx: LoweringContext, x: Any, padding_value: Any, *, padding_c
 
 
 linear_jvp(pad_p)
+pad_p.def_host(host.pad)
 
 
 @pad_p.def_transpose
@@ -340,6 +355,7 @@ def _rev_lowering(ctx: LoweringContext, x: Any, *, dimensions: tuple[int, ...]) 
 
 linear_jvp(rev_p)
 rev_p.def_transpose(lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+rev_p.def_host(lambda x, *, dimensions: np.flip(x, dimensions))  # a view
 
 
 @rev_p.def_batching

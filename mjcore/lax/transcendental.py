@@ -15,6 +15,7 @@ import numpy as np
 from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, get_aval
+from mjcore.lax import host
 from mjcore.lax.arithmetic import add, div, integer_pow, mul, neg, sub
 from mjcore.lax.base import full, select_n
 from mjcore.lax.comparison import eq
@@ -60,6 +61,7 @@ def exp(x: ArrayLike) -> Any:
 
 
 elementwise(exp_p, annex_g_lowering("stablehlo.exponential", "conj", exp_rule), _INEXACT)
+exp_p.def_host(host.ufunc(np.exp))
 
 
 @exp_p.def_jvp
@@ -88,6 +90,7 @@ def _exp2_lowering(ctx: LoweringContext, x):
 
 
 elementwise(exp2_p, _exp2_lowering, _INEXACT)
+exp2_p.def_host(host.ufunc(np.exp2))
 
 
 @exp2_p.def_jvp
@@ -108,6 +111,7 @@ def log(x: ArrayLike) -> Any:
 
 
 elementwise(log_p, annex_g_lowering("stablehlo.log", "conj", log_rule), _INEXACT)
+log_p.def_host(host.ufunc(np.log))
 
 
 @log_p.def_jvp
@@ -127,6 +131,7 @@ def log1p(x: ArrayLike) -> Any:
 
 
 elementwise(log1p_p, annex_g_lowering("stablehlo.log_plus_one", "conj", log_rule), _INEXACT)
+log1p_p.def_host(host.ufunc(np.log1p))
 
 
 @log1p_p.def_jvp
@@ -146,6 +151,7 @@ def expm1(x: ArrayLike) -> Any:
 
 
 elementwise(expm1_p, "stablehlo.exponential_minus_one", _INEXACT)
+expm1_p.def_host(host.ufunc(np.expm1))
 
 
 @expm1_p.def_jvp
@@ -166,6 +172,7 @@ def sqrt(x: ArrayLike) -> Any:
 
 
 elementwise(sqrt_p, annex_g_lowering("stablehlo.sqrt", "conj", sqrt_rule), _INEXACT)
+sqrt_p.def_host(host.ufunc(np.sqrt))
 
 
 @sqrt_p.def_jvp
@@ -186,6 +193,7 @@ def rsqrt(x: ArrayLike) -> Any:
 
 
 elementwise(rsqrt_p, "stablehlo.rsqrt", _INEXACT)
+rsqrt_p.def_host(host.rsqrt)
 
 
 @rsqrt_p.def_jvp
@@ -211,6 +219,7 @@ def _xla_cbrt(ctx: LoweringContext, x: Any) -> Any:
 
 
 elementwise(cbrt_p, fast_cbrt_lowering(_xla_cbrt), _FLOAT)
+cbrt_p.def_host(host.ufunc(np.cbrt))
 
 
 @cbrt_p.def_jvp
@@ -232,6 +241,7 @@ def sin(x: ArrayLike) -> Any:
 
 _complex_sin = rotated_lowering("stablehlo.sine", lambda w: sinh(w), True)
 elementwise(sin_p, fast_trig_lowering("stablehlo.sine", _complex_sin), _INEXACT)
+sin_p.def_host(host.ufunc(np.sin))
 
 
 @sin_p.def_jvp
@@ -252,6 +262,7 @@ def cos(x: ArrayLike) -> Any:
 
 _complex_cos = rotated_lowering("stablehlo.cosine", lambda w: cosh(w), False)
 elementwise(cos_p, fast_trig_lowering("stablehlo.cosine", _complex_cos), _INEXACT)
+cos_p.def_host(host.ufunc(np.cos))
 
 
 @cos_p.def_jvp
@@ -272,6 +283,7 @@ def tan(x: ArrayLike) -> Any:
 
 _complex_tan = rotated_lowering("stablehlo.tan", lambda w: tanh(w), True)
 elementwise(tan_p, fast_trig_lowering("stablehlo.tan", _complex_tan), _INEXACT)
+tan_p.def_host(host.ufunc(np.tan))
 
 
 @tan_p.def_jvp
@@ -296,6 +308,7 @@ elementwise(
     fast_trig_lowering("chlo.asin", annex_g_lowering("chlo.asin", "odd", asin_rule)),
     _INEXACT,
 )
+asin_p.def_host(host.ufunc(np.arcsin))
 
 
 @asin_p.def_jvp
@@ -319,6 +332,7 @@ elementwise(
     fast_trig_lowering("chlo.acos", annex_g_lowering("chlo.acos", "conj", acos_rule)),
     _INEXACT,
 )
+acos_p.def_host(host.ufunc(np.arccos))
 
 
 @acos_p.def_jvp
@@ -339,6 +353,7 @@ def atan(x: ArrayLike) -> Any:
 
 _complex_atan = rotated_lowering("chlo.atan", lambda w: atanh(w), True)
 elementwise(atan_p, fast_trig_lowering("chlo.atan", _complex_atan), _INEXACT)
+atan_p.def_host(host.ufunc(np.arctan))
 
 
 @atan_p.def_jvp
@@ -362,6 +377,7 @@ def _xla_atan2(ctx: LoweringContext, x: Any, y: Any) -> Any:
 
 
 elementwise(atan2_p, fast_atan2_lowering(_xla_atan2), _FLOAT)
+atan2_p.def_host(host.ufunc(np.arctan2))
 
 
 @atan2_p.def_jvp(symbolic_zeros=True)
@@ -388,6 +404,7 @@ def sinh(x: ArrayLike) -> Any:
 
 
 elementwise(sinh_p, annex_g_lowering("chlo.sinh", "odd", sinh_rule), _INEXACT)
+sinh_p.def_host(host.ufunc(np.sinh))
 
 
 @sinh_p.def_jvp
@@ -407,6 +424,7 @@ def cosh(x: ArrayLike) -> Any:
 
 
 elementwise(cosh_p, annex_g_lowering("chlo.cosh", "even", cosh_rule), _INEXACT)
+cosh_p.def_host(host.ufunc(np.cosh))
 
 
 @cosh_p.def_jvp
@@ -426,6 +444,7 @@ def tanh(x: ArrayLike) -> Any:
 
 
 elementwise(tanh_p, annex_g_lowering("stablehlo.tanh", "odd", tanh_rule), _INEXACT)
+tanh_p.def_host(host.ufunc(np.tanh))
 
 
 @tanh_p.def_jvp
@@ -448,6 +467,7 @@ def asinh(x: ArrayLike) -> Any:
 
 
 elementwise(asinh_p, annex_g_lowering("chlo.asinh", "odd", asinh_rule), _INEXACT)
+asinh_p.def_host(host.ufunc(np.arcsinh))
 
 
 @asinh_p.def_jvp
@@ -467,6 +487,7 @@ def acosh(x: ArrayLike) -> Any:
 
 
 elementwise(acosh_p, annex_g_lowering("chlo.acosh", "conj", acosh_rule), _INEXACT)
+acosh_p.def_host(host.ufunc(np.arccosh))
 
 
 @acosh_p.def_jvp
@@ -489,6 +510,7 @@ def atanh(x: ArrayLike) -> Any:
 
 
 elementwise(atanh_p, annex_g_lowering("chlo.atanh", "odd", atanh_rule), _INEXACT)
+atanh_p.def_host(host.ufunc(np.arctanh))
 
 
 @atanh_p.def_jvp
@@ -509,6 +531,7 @@ def logistic(x: ArrayLike) -> Any:
 
 
 elementwise(logistic_p, "stablehlo.logistic", _INEXACT)
+logistic_p.def_host(host.logistic)
 
 
 @logistic_p.def_jvp
@@ -533,6 +556,7 @@ def pow(x: ArrayLike, y: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in 
 
 
 elementwise(pow_p, "stablehlo.power", "iufc")
+pow_p.def_host(host.pow)
 
 
 @pow_p.def_jvp(symbolic_zeros=True)

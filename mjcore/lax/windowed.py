@@ -14,7 +14,7 @@ from mjcore.ad import linear_jvp
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, Tracer, get_aval
-from mjcore.lax import arithmetic
+from mjcore.lax import arithmetic, host
 from mjcore.lax.base import full, select_n
 from mjcore.lax.comparison import eq
 from mjcore.lax.families import scalar_constant
@@ -85,8 +85,10 @@ def _windowed(
     kinds: str,
     hlo_op: Callable[[np.dtype], str],
     identity: Callable[[np.dtype], Any],
+    numpy_ufunc: np.ufunc,
 ) -> Primitive:
-    """A windowed reduction with its abstract_eval, lowering and batching rules.
+    """A windowed reduction with its abstract_eval, lowering, batching and host rules
+    (`numpy_ufunc` is the combiner in NumPy).
 
     `hlo_op(dtype)` names the StableHLO combiner and `identity(dtype)` its identity, which
     also fills the padding and the holes of base dilation.
@@ -140,23 +142,26 @@ def _windowed(
     prim.def_abstract_eval(abstract_eval)
     prim.def_lowering(lowering)
     prim.def_batching(batching)
+    prim.def_host(host.reduce_window(numpy_ufunc, identity))
     return prim
 
 
 reduce_window_sum_p = _windowed(
-    "reduce_window_sum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0
+    "reduce_window_sum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0, np.add
 )
 reduce_window_max_p = _windowed(
     "reduce_window_max",
     "biuf",
     lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
     _lowest,
+    np.maximum,
 )
 reduce_window_min_p = _windowed(
     "reduce_window_min",
     "biuf",
     lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
     _highest,
+    np.minimum,
 )
 
 

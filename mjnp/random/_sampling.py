@@ -33,11 +33,7 @@ class RandomStagingError(TypeError):
 def _check_not_staged(name: str) -> None:
     state = core._state
     if state.dynamic_trace is not None:
-        where = (
-            "while tracing an eager call speculatively"
-            if state.speculating
-            else f"under {state.dynamic_trace.description}"
-        )
+        where = f"under {state.dynamic_trace.description}"
         raise RandomStagingError(
             f"mjnp.random.{name} was called {where}. Draws are made by NumPy's generator on "
             "the host, so in a jitted function (or a cond/scan/while_loop body) the values "

@@ -1,0 +1,441 @@
+"""Eager reverse mode: a tape of linear equations recorded while the function runs once.
+
+`vjp` of a function called outside any transformation runs the function's Python exactly once,
+op by op, on `VJPTracer`s that carry each value and the linear variable of its tangent. Each
+primitive applied to a tracked value runs its jvp rule with the concrete primals and
+`LinearTracer` tangents: the primal part of the rule is evaluated at once, and the linear part
+(what depends on the tangents) is appended to a flat tape of equations. The backward pass walks
+the tape in reverse through the primitives' transpose rules.
+
+This is Autodidax's linearize-then-transpose (JVPTrace over partial evaluation, a linear
+jaxpr, `backward_pass`) with the middle layers fused away: no partial-evaluation tracers or
+recipes, no toposort, no jaxpr. The equations recorded are the ones partial evaluation would
+stage, so every rule sees what it saw before. Primitives with a partial-evaluation rule of
+their own (control flow, `pjit`, `checkpoint`, custom derivatives) hit with tangents are
+partially evaluated one equation at a time by that rule, and their linear jaxpr becomes one
+tape entry transposed by `ad.backward_pass`.
+
+Nothing is compiled here beyond what eager evaluation of each primitive compiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mjcore import core
+from mjcore.ad import UndefinedPrimal, Zero, backward_pass, tangent_aval
+from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
+from mjcore.errors import MissingRuleError
+
+
+class LinVar:
+    """A linear variable of the tape: the tangent (and later cotangent) of one value.
+
+    A `dead` variable is the zero tangent of a value that does not depend on the
+    differentiated inputs, handed to jvp rules that take no symbolic zeros: what it flows into
+    is not recorded, and no cotangent is kept for it (where linearize would instantiate zeros
+    and run the rule's products with them).
+    """
+
+    __slots__ = ("aval", "dead")
+
+    def __init__(self, aval: ShapedArray, dead: bool = False):
+        self.aval = aval
+        self.dead = dead
+
+    def __repr__(self) -> str:
+        return f"LinVar({self.aval.str_short()})"
+
+
+# A tape entry: (primitive or _JAXPR, inputs (LinVars or concrete values), params, out LinVars).
+# A `_JAXPR` entry's params are (linear jaxpr, its consts); its inputs are all LinVars.
+_JAXPR = object()
+Entry = tuple[Any, list[Any], Any, list[LinVar]]
+
+
+# --- forward: the tracers -------------------------------------------------------------------
+
+
+class VJPTracer(Tracer):
+    """A value of the eagerly differentiated function: its primal and its tangent's variable
+    (None for values that do not depend on the differentiated inputs)."""
+
+    __slots__ = ("primal", "var")
+
+    def __init__(self, trace: Trace, primal: Any, var: LinVar | None):
+        self._trace = trace
+        self.primal = primal
+        self.var = var
+
+    @property
+    def aval(self) -> ShapedArray:
+        return get_aval(self.primal)
+
+    def full_lower(self) -> Any:
+        # An untracked value is just its primal: eager code paths see a plain Array again.
+        return self.primal if self.var is None else self
+
+    def to_concrete_value(self) -> Any:
+        p = self.primal
+        if isinstance(p, Tracer):
+            return p.to_concrete_value()
+        return getattr(p, "to_concrete_value", lambda: np.asarray(p))()
+
+
+class VJPTrace(Trace):
+    """Runs each primitive's jvp rule on concrete primals and linear tangents (a JVPTrace
+    whose tangents are recorded, not computed)."""
+
+    __slots__ = ()
+
+    def pure(self, val: Any) -> VJPTracer:
+        return VJPTracer(self, val, None)
+
+    lift = pure
+
+    def process_primitive(
+        self, primitive: Primitive, tracers: list[VJPTracer], params: dict[str, Any]
+    ) -> list[VJPTracer]:
+        primals = [t.primal for t in tracers]
+        for t in tracers:
+            if t.var is not None:
+                break
+        else:  # nothing tracked in: plain evaluation, nothing recorded
+            outs = core.bind(primitive, primals, params)
+            return [VJPTracer(self, x, None) for x in outs]
+        rule = primitive.jvp_rule
+        if rule is None:
+            # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
+            raise MissingRuleError(primitive.name, "jvp", "Forward-mode differentiation (jvp)")
+        tape = self.main.global_data
+        main = _push_linear_main(tape)
+        try:
+            lin = main.trace
+            symbolic = primitive.jvp_symbolic_zeros
+            tangents = []
+            for t in tracers:
+                var = t.var
+                if var is not None:
+                    tangents.append(LinearTracer(lin, var))
+                elif symbolic:
+                    tangents.append(Zero(tangent_aval(get_aval(t.primal))))
+                else:
+                    dead = LinVar(tangent_aval(get_aval(t.primal)), True)
+                    tangents.append(LinearTracer(lin, dead))
+            primals_out, tangents_out = rule(primals, tangents, **params)
+        finally:
+            _pop_main(main)
+        if not primitive.multiple_results and not isinstance(primals_out, list | tuple):
+            primals_out, tangents_out = [primals_out], [tangents_out]
+        out = []
+        for x, t in zip(primals_out, tangents_out, strict=True):
+            # A tangent that is not linear in the inputs (a Zero, a constant) carries nothing.
+            var = t.var if type(t) is LinearTracer and t._trace is lin else None
+            if var is not None and (var.dead or get_aval(x).dtype.kind not in "fc"):
+                var = None
+            out.append(VJPTracer(self, x, var))
+        return out
+
+
+class LinearTracer(Tracer):
+    """A tangent inside one jvp rule: only its variable (and so its type) is known."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, trace: Trace, var: LinVar):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self.var.aval
+
+
+class LinearTrace(Trace):
+    """Records the tangent side of a jvp rule on the tape (partial evaluation's unknowns)."""
+
+    __slots__ = ()
+
+    def pure(self, val: Any) -> Any:
+        return val  # a known value: a constant of the equations that use it
+
+    lift = pure
+
+    def process_primitive(
+        self, primitive: Primitive, tracers: list[Any], params: dict[str, Any]
+    ) -> list[Any]:
+        tape = self.main.global_data
+        if primitive.partial_eval_rule is not None:
+            return self._partial_eval(primitive, tracers, params, tape)
+        ins, avals = [], []
+        live = False
+        for x in tracers:
+            if type(x) is LinearTracer:
+                var = x.var
+                ins.append(var)
+                avals.append(var.aval)
+                live = live or not var.dead
+            else:
+                ins.append(x)
+                avals.append(get_aval(x))
+        avals_out = primitive.abstract_eval(*avals, **params)
+        if not live:  # linear in zero tangents only: a zero, nothing to record
+            return [LinearTracer(self, LinVar(a, True)) for a in avals_out]
+        outs = [LinVar(a) for a in avals_out]
+        tape.append((primitive, ins, params, outs))
+        return [LinearTracer(self, v) for v in outs]
+
+    def _partial_eval(
+        self, primitive: Primitive, tracers: list[Any], params: dict[str, Any], tape: list[Entry]
+    ) -> list[Any]:
+        """A higher-order primitive with tangents among its operands: its own partial-eval
+        rule splits it, and the unknown (linear) part becomes one jaxpr entry of the tape."""
+        from mjcore.partial_eval import PartialVal, partial_eval_flat
+
+        pvals = [
+            PartialVal.unknown(x.var.aval) if type(x) is LinearTracer else PartialVal.known(x)
+            for x in tracers
+        ]
+        jaxpr, pvals_out, consts = partial_eval_flat(
+            lambda *xs: core.bind(primitive, xs, params), pvals
+        )
+        ins = [x.var for x in tracers if type(x) is LinearTracer]
+        outs: list[Any] = []
+        out_vars: list[LinVar] = []
+        for pval in pvals_out:
+            if pval.is_known:
+                outs.append(pval.const)
+            else:
+                var = LinVar(pval.aval)
+                out_vars.append(var)
+                outs.append(LinearTracer(self, var))
+        tape.append((_JAXPR, ins, (jaxpr, consts), out_vars))
+        return outs
+
+
+def _push_linear_main(tape: list[Entry]) -> MainTrace:
+    """Push the interpreter of one jvp rule's tangents (cheaper than `core.new_main`: this
+    runs for every primitive applied to a tracked value)."""
+    stack = core._state.trace_stack
+    main = MainTrace(len(stack), LinearTrace, tape, "eager vjp (tangents)")
+    stack.append(main)
+    return main
+
+
+def _pop_main(main: MainTrace) -> None:
+    state = core._state
+    state.trace_stack.pop()
+    state.eager = core._nothing_traced(state)
+    main.alive = False
+    main.trace = None
+
+
+# --- the entry point ------------------------------------------------------------------------
+
+
+def vjp_flat(
+    fun: Callable[..., Sequence[Any]], primals_in: Sequence[Any]
+) -> tuple[list[Any], Callable[..., list[Any]], list[Any]]:
+    """Eager `ad.vjp_flat`: primal outputs, `f_vjp(residuals, *cts)` and its residuals.
+
+    `fun`'s Python runs once, here. The residuals are the arrays the backward pass reads;
+    `f_vjp` uses the values passed in their place (e.g. tracers of a `jit` it is called in).
+    """
+    tape: list[Entry] = []
+    with core.new_main(VJPTrace, tape, "eager vjp") as main:
+        trace = main.trace
+        in_vars: list[LinVar | None] = []
+        tracers = []
+        for x in primals_in:
+            aval = get_aval(x)
+            var = LinVar(tangent_aval(aval)) if aval.dtype.kind in "fc" else None
+            in_vars.append(var)
+            tracers.append(VJPTracer(trace, x, var))
+        outs = fun(*tracers)
+        primals_out, out_vars = [], []
+        for x in outs:
+            x = core.full_raise(trace, x)
+            primals_out.append(x.primal)
+            out_vars.append(x.var)
+    residuals = _residuals(tape)
+    in_avals = [tangent_aval(get_aval(x)) for x in primals_in]
+
+    def f_vjp(res: list[Any], *cts: Any) -> list[Any]:
+        env = None
+        if any(a is not b for a, b in zip(res, residuals, strict=True)):
+            # Other values in the residuals' places (tracers of a `jit` f_vjp is passed to).
+            env = {id(a): b for a, b in zip(residuals, res, strict=True)}
+        return backward(tape, in_vars, in_avals, out_vars, list(cts), env)
+
+    return primals_out, f_vjp, residuals
+
+
+def _residuals(tape: list[Entry]) -> list[Any]:
+    """The arrays the tape's equations read, each once, in tape order."""
+    seen: set[int] = set()
+    out = []
+    for prim, ins, params, _ in tape:
+        vals = params[1] if prim is _JAXPR else ins
+        for x in vals:
+            if type(x) is not LinVar and isinstance(x, _array_types()):
+                if id(x) not in seen:
+                    seen.add(id(x))
+                    out.append(x)
+    return out
+
+
+_ARRAY_TYPES: tuple[type, ...] | None = None
+
+
+def _array_types() -> tuple[type, ...]:
+    global _ARRAY_TYPES
+    if _ARRAY_TYPES is None:
+        from mjcore.array import Array
+
+        _ARRAY_TYPES = (Array, np.ndarray, core.Tracer)
+    return _ARRAY_TYPES
+
+
+# --- backward -------------------------------------------------------------------------------
+
+
+def backward(
+    tape: list[Entry],
+    in_vars: list[LinVar | None],
+    in_avals: list[ShapedArray],
+    out_vars: list[LinVar | None],
+    cts_out: list[Any],
+    env: dict[int, Any] | None = None,
+) -> list[Any]:
+    """Input cotangents (`Zero` where none flows) from output ones, transposing the tape.
+
+    `env` maps ids of residuals to values to read in their place.
+    """
+    from mjcore.lax.base import add_any
+
+    ct_env: dict[LinVar, Any] = {}
+
+    def write(v: LinVar, ct: Any) -> None:
+        if v.dead:
+            return
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else add_any(prev, ct)
+
+    for v, ct in zip(out_vars, cts_out, strict=True):
+        if v is not None and ct is not None and type(ct) is not Zero:
+            write(v, ct)
+    for prim, ins, params, outs in reversed(tape):
+        if len(outs) == 1:
+            ct = ct_env.pop(outs[0], None)
+            if ct is None:
+                continue
+            cts = [ct]
+        else:
+            cts = [ct_env.pop(v, None) for v in outs]
+            if all(c is None for c in cts):
+                continue
+        if prim is _JAXPR:
+            jaxpr, consts = params
+            if env is not None:
+                consts = [env.get(id(c), c) for c in consts]
+            cts = [Zero(v.aval) if c is None else c for c in cts]
+            cts_in = backward_pass(jaxpr, consts, [UndefinedPrimal(v.aval) for v in ins], cts)
+        else:
+            rule = prim.transpose_rule
+            if rule is None:
+                raise MissingRuleError(prim.name, "transpose", "Reverse-mode differentiation")
+            args = [
+                UndefinedPrimal(x.aval)
+                if type(x) is LinVar
+                else (x if env is None else env.get(id(x), x))
+                for x in ins
+            ]
+            if prim.multiple_results:
+                cts = [Zero(v.aval) if c is None else c for c, v in zip(cts, outs, strict=True)]
+                cts_in = rule(cts, *args, **params)
+            else:
+                cts_in = rule(cts[0], *args, **params)
+        if prim is _JAXPR:
+            for v, ct in zip(ins, cts_in, strict=True):
+                if ct is not None and type(ct) is not Zero:
+                    write(v, ct)
+        else:
+            for x, ct in zip(ins, cts_in, strict=True):
+                if type(x) is LinVar and ct is not None and type(ct) is not Zero:
+                    write(x, ct)
+    out = []
+    for v, aval in zip(in_vars, in_avals, strict=True):
+        ct = None if v is None else ct_env.get(v)
+        out.append(Zero(aval) if ct is None else ct)
+    return out
+
+
+# --- the in-place fallback ------------------------------------------------------------------
+
+
+def value_and_grad_by_tracing(
+    fun: Callable[..., Any], args: tuple[Any, ...], argnums: tuple[int, ...]
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """`(fun(*args), grads w.r.t. args[argnums])` from `fun` traced to a jaxpr as a whole and
+    differentiated eagerly, or None when it cannot be traced (it needs values).
+
+    Eager `grad`'s answer to a function that fills a constant array in place (`x = zeros(n);
+    x[i] = f(w)`): run eagerly, `x` is a concrete Array that cannot hold a tracked value, and
+    its eager run raised `InPlaceUpdateError`; traced as a whole, `zeros(n)` is traced too.
+    Only that failed run and this trace run the Python; nothing is compiled as a whole.
+    """
+    from mjcore.array import Array
+    from mjcore.dispatch import device_put
+    from mjcore.jaxpr import eval_jaxpr
+    from mjcore.lax.base import full
+    from mjcore.partial_eval import trace_to_jaxpr
+    from mjcore.tree_util import tree_flatten, tree_unflatten
+
+    flat, in_tree = tree_flatten(args)
+    avals = []
+    for i, x in enumerate(flat):
+        if type(x) is Array or type(x) is float:
+            avals.append(get_aval(x))
+        elif type(x) is np.ndarray:
+            flat[i] = device_put(x)
+            avals.append(flat[i].aval)
+        else:  # ints (value-dependent promotion), tracers, other objects
+            return None
+    starts, pos = [], 0
+    for a in args:
+        starts.append(pos)
+        pos += len(tree_flatten(a)[0])
+    diff: list[int] = []
+    for i in argnums:
+        diff.extend(range(starts[i], starts[i] + len(tree_flatten(args[i])[0])))
+
+    def flat_fun(*leaves: Any) -> list[Any]:
+        return [fun(*tree_unflatten(in_tree, list(leaves)))]
+
+    try:
+        closed = trace_to_jaxpr(flat_fun, avals, "eager grad (traced)")
+    except Exception:  # noqa: BLE001  # it needs values: the eager error is the one to raise
+        return None
+    (aval,) = closed.out_avals
+    if aval.shape != () or aval.dtype.kind not in "fc":
+        return None
+    jaxpr, consts = closed.jaxpr, list(closed.consts)
+
+    def f_of_diff(*d: Any) -> list[Any]:
+        full_args = list(flat)
+        for i, v in zip(diff, d, strict=True):
+            full_args[i] = v
+        return eval_jaxpr(jaxpr, consts, *full_args)
+
+    (out,), f_vjp, res = vjp_flat(f_of_diff, [flat[i] for i in diff])
+    grads = f_vjp(res, full((), 1, get_aval(out).dtype))
+    grads = [full(g.aval.shape, 0, g.aval.dtype) if type(g) is Zero else g for g in grads]
+    out_grads, k = [], 0
+    for i in argnums:
+        leaves, tree = tree_flatten(args[i])
+        out_grads.append(tree_unflatten(tree, grads[k : k + len(leaves)]))
+        k += len(leaves)
+    return out, tuple(out_grads)

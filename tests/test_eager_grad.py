@@ -1,0 +1,362 @@
+"""Eager `grad` (mjcore.eager_vjp): the function's Python runs exactly once per call, op by
+op, with a tape of linear equations for the backward pass; nothing is traced ahead of the call
+and nothing is compiled beyond one executable per primitive. JAX (x64) is the oracle."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as onp
+import pytest
+
+import mjcore
+import mjnp as np
+from mjcore import core
+from mjcore.backend import client
+
+jax.config.update("jax_enable_x64", True)
+
+CALLS = 10
+
+
+def _data(seed: int, n: int = 5) -> onp.ndarray:
+    return onp.random.default_rng(seed).normal(size=n)
+
+
+def test_loop_matches_jax_on_every_call():
+    def loss(w, x):
+        return np.sum(np.tanh(x * w) ** 2) + 0.5 * np.dot(w, w)
+
+    def jloss(w, x):
+        return jnp.sum(jnp.tanh(x * w) ** 2) + 0.5 * jnp.dot(w, w)
+
+    g = mjcore.grad(loss)
+    for i in range(CALLS):
+        w, x = _data(i), _data(100 + i)
+        onp.testing.assert_allclose(
+            onp.asarray(g(np.asarray(w), np.asarray(x))), jax.grad(jloss)(w, x), rtol=1e-12
+        )
+
+
+def test_argnums_pytrees_and_value_and_grad():
+    def loss(params, x, scale):
+        return scale * np.sum((x @ params["w"] + params["b"]) ** 2)
+
+    def jloss(params, x, scale):
+        return scale * jnp.sum((x @ params["w"] + params["b"]) ** 2)
+
+    vg = mjcore.value_and_grad(loss, argnums=(0, 2))
+    for i in range(CALLS):
+        w, b, x = _data(i, 3), _data(50 + i, 2)[0], _data(99 + i, 6).reshape(2, 3)
+        params = {"w": np.asarray(w), "b": np.asarray(b)}
+        value, (g_params, g_scale) = vg(params, np.asarray(x), 1.5)
+        j_value, (j_params, j_scale) = jax.value_and_grad(jloss, argnums=(0, 2))(
+            {"w": w, "b": b}, x, 1.5
+        )
+        onp.testing.assert_allclose(float(value), float(j_value), rtol=1e-12)
+        assert sorted(g_params) == ["b", "w"]
+        onp.testing.assert_allclose(onp.asarray(g_params["w"]), j_params["w"], rtol=1e-12)
+        onp.testing.assert_allclose(float(g_params["b"]), float(j_params["b"]), rtol=1e-12)
+        onp.testing.assert_allclose(float(g_scale), float(j_scale), rtol=1e-12)
+
+
+def test_python_side_effects_run_on_every_call():
+    log = []
+
+    def loss(x):
+        log.append("called")
+        return np.sum(np.sin(x))
+
+    g = mjcore.grad(loss)
+    for i in range(CALLS):
+        onp.testing.assert_allclose(onp.asarray(g(np.asarray(_data(i)))), onp.cos(_data(i)))
+    assert len(log) == CALLS
+
+
+def test_closed_over_arrays_are_read_afresh():
+    state = {"scale": np.asarray(_data(0))}
+
+    def loss(x):
+        return np.sum(state["scale"] * x**2)
+
+    g = mjcore.grad(loss)
+    x = _data(1)
+    for i in range(CALLS):
+        state["scale"] = np.asarray(_data(10 + i))
+        onp.testing.assert_allclose(
+            onp.asarray(g(np.asarray(x))), 2 * _data(10 + i) * x, rtol=1e-12
+        )
+
+
+def test_python_literals_that_change_every_call():
+    def make_loss(c):
+        return lambda x: np.sum(x * c)
+
+    for i in range(CALLS):
+        c = 1.0 + i / 7
+        onp.testing.assert_allclose(
+            onp.asarray(mjcore.grad(make_loss(c))(np.asarray(_data(0)))), onp.full(5, c)
+        )
+
+
+def test_python_runs_exactly_once_per_call_with_a_value_dependent_branch(capsys):
+    log = []
+
+    def loss(x):
+        log.append("called")
+        print("x is", x)
+        if np.sum(x) > 0:  # needs the value: eager grad has it
+            return np.sum(x**2)
+        return np.sum(x**3)
+
+    g = mjcore.grad(loss)
+    vg = mjcore.value_and_grad(loss)
+    signs = set()
+    for i in range(CALLS):
+        x = _data(i)
+        signs.add(bool(x.sum() > 0))
+        expected = 2 * x if x.sum() > 0 else 3 * x**2
+        onp.testing.assert_allclose(onp.asarray(g(np.asarray(x))), expected, rtol=1e-12)
+        value, grad = vg(np.asarray(x))
+        onp.testing.assert_allclose(onp.asarray(grad), expected, rtol=1e-12)
+        assert len(log) == 2 * (i + 1)
+    assert signs == {True, False}  # both branches ran
+    out = capsys.readouterr().out
+    assert out.count("x is") == 2 * CALLS
+    assert "JaxprTracer" not in out
+
+
+def test_custom_rules_run_once_per_call():
+    log = []
+
+    @mjcore.custom_vjp
+    def f(x):
+        log.append("f")
+        return np.sin(x)
+
+    def f_fwd(x):
+        log.append("fwd")
+        return np.sin(x), np.cos(x)
+
+    def f_bwd(cos_x, ct):
+        log.append("bwd")
+        return (ct * cos_x,)
+
+    f.defvjp(f_fwd, f_bwd)
+
+    @mjcore.custom_jvp
+    def h(x):
+        log.append("h")
+        return np.exp(x)
+
+    @h.defjvp
+    def h_jvp(primals, tangents):
+        log.append("h_jvp")
+        (x,), (t,) = primals, tangents
+        return np.exp(x), np.exp(x) * t
+
+    def loss(x):
+        log.append("loss")
+        return np.sum(f(x) * h(x))
+
+    g = mjcore.grad(loss)
+    for i in range(CALLS):
+        x = _data(i)
+        log.clear()
+        got = g(np.asarray(x))
+        expected = onp.cos(x) * onp.exp(x) + onp.sin(x) * onp.exp(x)
+        onp.testing.assert_allclose(onp.asarray(got), expected, rtol=1e-12)
+        assert sorted(log) == ["bwd", "fwd", "h_jvp", "loss"]
+
+
+def test_control_flow_jit_and_nested_grad_inside_eager_grad_match_jax():
+    def loss(w):
+        y = mjcore.jit(lambda a: np.sin(a) * a)(w)
+        y = mjcore.cond(np.sum(w) > 0, lambda a: a * 2.0, lambda a: np.exp(a), y)
+        c, ys = mjcore.scan(lambda c, a: (c * a + 1.0, c), 1.0, y)
+        k = mjcore.fori_loop(0, 3, lambda i, v: v * 0.9 + np.sum(w), 0.0)
+        return c + np.sum(ys**2) + k
+
+    def jloss(w):
+        y = jax.jit(lambda a: jnp.sin(a) * a)(w)
+        y = jax.lax.cond(jnp.sum(w) > 0, lambda a: a * 2.0, lambda a: jnp.exp(a), y)
+        c, ys = jax.lax.scan(lambda c, a: (c * a + 1.0, c), 1.0, y)
+        k = jax.lax.fori_loop(0, 3, lambda i, v: v * 0.9 + jnp.sum(w), 0.0)
+        return c + jnp.sum(ys**2) + k
+
+    for i in range(3):
+        w = _data(i) * 0.5
+        onp.testing.assert_allclose(
+            onp.asarray(mjcore.grad(loss)(np.asarray(w))), jax.grad(jloss)(w), rtol=1e-10
+        )
+        hv = mjcore.grad(lambda v: np.sum(mjcore.grad(lambda u: np.sum(np.sin(u) ** 3))(v)))
+        jhv = jax.grad(lambda v: jnp.sum(jax.grad(lambda u: jnp.sum(jnp.sin(u) ** 3))(v)))
+        onp.testing.assert_allclose(onp.asarray(hv(np.asarray(w))), jhv(w), rtol=1e-12)
+
+
+def test_vjp_is_reusable_and_has_aux_gives_concrete_values():
+    x = _data(3)
+    out, f_vjp, aux = mjcore.vjp(lambda a: (np.sin(a) * a, np.sum(a)), np.asarray(x), has_aux=True)
+    jout, j_vjp = jax.vjp(lambda a: jnp.sin(a) * a, x)
+    onp.testing.assert_allclose(onp.asarray(out), jout, rtol=1e-12)
+    assert type(aux) is type(np.asarray(1.0))
+    for ct in (onp.ones(5), _data(4)):
+        (got,) = f_vjp(np.asarray(ct))
+        onp.testing.assert_allclose(onp.asarray(got), j_vjp(ct)[0], rtol=1e-12)
+
+
+def test_errors_are_the_eager_errors():
+    g = mjcore.grad(lambda x: x * 2.0)
+    for _ in range(CALLS):
+        with pytest.raises(TypeError, match="only defined for scalar-output functions"):
+            g(np.asarray(_data(0)))
+
+
+def test_integer_and_numpy_arguments_take_the_eager_path():
+    def loss(x, n):
+        return np.sum(x**n)
+
+    g = mjcore.grad(loss)
+    for i in range(CALLS):
+        x = _data(i)
+        onp.testing.assert_allclose(onp.asarray(g(np.asarray(x), 3)), 3 * x**2, rtol=1e-12)
+        onp.testing.assert_allclose(onp.asarray(g(x, 2)), 2 * x, rtol=1e-12)
+
+
+def test_grad_under_jit_and_vmap_is_not_affected():
+    def loss(x):
+        return np.sum(np.exp(x) * x)
+
+    g = mjcore.grad(loss)
+    xs = onp.stack([_data(i) for i in range(3)])
+    for _ in range(CALLS):
+        expected = onp.exp(xs) * (xs + 1)
+        onp.testing.assert_allclose(
+            onp.asarray(mjcore.vmap(g)(np.asarray(xs))), expected, rtol=1e-12
+        )
+        onp.testing.assert_allclose(
+            onp.asarray(mjcore.jit(g)(np.asarray(xs[0]))), expected[0], rtol=1e-12
+        )
+
+
+def test_python_float_arguments_and_numpy_constants():
+    c = _data(7)
+
+    def loss(w, scale):
+        return scale * np.sum(np.sin(w * c) ** 2)
+
+    def jloss(w, scale):
+        return scale * jnp.sum(jnp.sin(w * c) ** 2)
+
+    vg = mjcore.value_and_grad(loss, argnums=(0, 1))
+    for i in range(CALLS):
+        w, scale = _data(i), 0.5 + i
+        value, (g_w, g_scale) = vg(np.asarray(w), scale)
+        j_value, (j_w, j_scale) = jax.value_and_grad(jloss, argnums=(0, 1))(w, scale)
+        onp.testing.assert_allclose(float(value), float(j_value), rtol=1e-12)
+        onp.testing.assert_allclose(onp.asarray(g_w), j_w, rtol=1e-12)
+        onp.testing.assert_allclose(float(g_scale), float(j_scale), rtol=1e-12)
+
+
+def test_a_donated_argument_gives_the_eager_error():
+    g = mjcore.grad(lambda w, x: np.sum(np.tanh(x * w) ** 2))
+    x = np.asarray(_data(1))
+    for i in range(CALLS):
+        g(np.asarray(_data(i)), x)
+    w = np.asarray(_data(2))
+    mjcore.jit(lambda a: a * 2, donate_argnums=0)(w)
+    with pytest.raises(RuntimeError, match="Array has been deleted.*donated"):
+        g(w, x)
+
+
+def test_integer_first_argument_is_rejected_on_every_call():
+    g = mjcore.grad(lambda n, x: np.sum(x * n))
+    for _ in range(CALLS):
+        with pytest.raises(TypeError, match="requires real- or complex-valued inputs.*int64"):
+            g(np.asarray([1, 2]), np.asarray(_data(0, 2)))
+
+
+# Ops of distinct mjnp calls in `_branchy_loss`: a program fusing two calls has two of them.
+_MARKERS = ("dot_general", "tanh", "sine", "exponential", "cosine")
+
+
+def _branchy_loss(w, x):
+    h = np.tanh(x @ w)
+    total = np.sum(h**2)
+    for i in range(3):  # a Python branch on values; the data take both sides every call
+        if h[i, 0] > 0:
+            total = total + np.sum(np.sin(h[i]))
+        else:
+            total = total + np.sum(np.exp(h[i]))
+    return total
+
+
+def test_compiles_stop_after_the_first_call_and_each_covers_one_call():
+    texts: list[str] = []
+    client.compile_hooks.append(texts.append)
+    try:
+        g = mjcore.grad(_branchy_loss)
+        rng = onp.random.default_rng(0)
+        x = onp.asarray(rng.normal(size=(6, 4)))
+        counts = []
+        for _ in range(20):
+            w = rng.normal(size=(4, 3))
+            w[:, 0] = [1.0, -1.0, 0.5, -0.5]
+            x[:3, :] = [[2.0, 0.0, 0.0, 0.0], [-2.0, 0.0, 0.0, 0.0], [2.0, 0.1, 0.0, 0.0]]
+            got = g(np.asarray(w), np.asarray(x))
+            counts.append(len(texts))
+            jw = jax.grad(_jax_branchy_loss)(w, x)
+            onp.testing.assert_allclose(onp.asarray(got), jw, rtol=1e-10)
+    finally:
+        client.compile_hooks.remove(texts.append)
+    assert counts[1:] == [counts[0]] * 19, counts
+    for text in texts:
+        found = [m for m in _MARKERS if re.search(rf"stablehlo\.{m}\b", text)]
+        assert len(found) <= 1, f"one executable covers several mjnp calls ({found}):\n{text}"
+
+
+def _jax_branchy_loss(w, x):
+    h = jnp.tanh(x @ w)
+    total = jnp.sum(h**2)
+    for i in range(3):
+        if h[i, 0] > 0:
+            total = total + jnp.sum(jnp.sin(h[i]))
+        else:
+            total = total + jnp.sum(jnp.exp(h[i]))
+    return total
+
+
+def test_no_speculative_tracing_machinery_is_left():
+    assert not hasattr(core._state, "speculating")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("mjcore.fused_grad")
+
+
+@pytest.mark.parametrize("program", ["rnn", "em", "fluid"])
+def test_the_benchmarks_autograd_style_programs_match_autograd(program):
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    from benchmarks import eager_programs as ep
+
+    if program == "rnn":
+        params, onehot = ep.rnn_data()
+        want = autograd.grad(lambda p: ep.rnn_loss(anp, p, onehot))(params)
+        got = mjcore.grad(lambda p: ep.rnn_loss(np, p, np.asarray(onehot)))(
+            [np.asarray(p) for p in params]
+        )
+    elif program == "em":
+        params, x = ep.gmm_data()
+        want = ep.gmm_fit(autograd.grad, anp, params, x)
+        got = ep.gmm_fit(mjcore.grad, np, [np.asarray(p) for p in params], np.asarray(x))
+    else:
+        velocity, smoke, target = ep.fluid_data()
+        want = [autograd.grad(lambda v: ep.fluid_loss(anp, v, smoke, target))(velocity)]
+        s, t = np.asarray(smoke), np.asarray(target)
+        got = [mjcore.grad(lambda v: ep.fluid_loss(np, v, s, t))(np.asarray(velocity))]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert onp.asarray(g).dtype == onp.float64
+        onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-9, atol=1e-12)
