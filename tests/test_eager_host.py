@@ -200,6 +200,25 @@ def test_view_fast_paths_match_numpy_and_keep_mjnp_errors():
         assert got._dbuf is None  # NumPy's view, no dispatch
         _same(got, xn[idx])
         assert got.weak_type == x.weak_type
+    rows, cols = onp.array([3, -1, 0, 2]), onp.array([[5], [0]])
+    mask = xn > 10.0
+    for idx in [
+        (rows,),
+        (rows, cols),
+        (slice(1, 3), rows[:2]),
+        (Ellipsis, rows),
+        (mask,),
+        (mask[:, 0], slice(None)),
+        (None, rows, 1),
+    ]:  # NumPy's advanced indexing on the host: a copy
+        for entries in (idx, tuple(np.asarray(e) if type(e) is onp.ndarray else e for e in idx)):
+            got = x[entries if len(entries) > 1 else entries[0]]
+            assert got._dbuf is None
+            _same(got, xn[idx if len(idx) > 1 else idx[0]])
+    with pytest.raises(IndexError, match="mjnp"):
+        x[np.asarray(onp.array([0, 4]))]
+    with pytest.raises(IndexError, match="mjnp"):
+        x[onp.array([1.0])]
     _same(x.reshape(3, 8), xn.reshape(3, 8))
     _same(x.reshape((2, -1)), xn.reshape((2, -1)))
     _same(x.T, xn.T)
