@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore.backend import compat
 from mjcore.backend.hlo import FunctionBuilder, Value
 from mjcore.core import ShapedArray
 
@@ -31,13 +32,8 @@ def _register_lapack() -> None:
     with _lock:
         if _registered:
             return
-        from jaxlib import xla_client
-        from jaxlib.cpu import _lapack
-
-        _lapack.initialize()
-        for name, capsule in _lapack.registrations().items():
-            if name.endswith("_ffi"):
-                xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+        for name, capsule in compat.lapack_registrations().items():
+            compat.register_custom_call_target(name, capsule, "cpu")
         _registered = True
 
 
