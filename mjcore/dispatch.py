@@ -230,6 +230,31 @@ def process_count(backend: str | None = None) -> int:
     return 1
 
 
+def current_device() -> Any:
+    """The device new arrays go to now (the default device, or `default_device`'s)."""
+    return backend.device()
+
+
+def device_of(x: Array) -> Any:
+    """The device holding Array `x`."""
+    return backend.buffer_device(x._buf)
+
+
+def all_devices() -> list[Any]:
+    """The devices of every started platform, the default platform's first."""
+    return [d for b in backend.backends().values() for d in b.devices]
+
+
+def dlpack_device(x: Array) -> tuple[int, int]:
+    """(DLPack device type, index) of the memory holding Array `x`."""
+    return backend.dlpack_device(x._buf)
+
+
+def to_dlpack(x: Array, stream: int | None = None) -> Any:
+    """A DLPack capsule of `x`'s device memory (no copy; callers pass a copy)."""
+    return backend.to_dlpack(x._buf, stream)
+
+
 def device_get(tree: Any) -> Any:
     """Copy every Array leaf of a pytree to the host as a NumPy array."""
     from mjcore.tree_util import tree_map

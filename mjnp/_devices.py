@@ -15,8 +15,7 @@ from typing import Any, TypeVar
 
 from mjcore import core
 from mjcore.array import Array as _Array
-from mjcore.backend import client as _backend
-from mjcore.dispatch import device_put
+from mjcore.dispatch import all_devices, current_device, device_of, device_put, devices
 
 Array = Any
 Device = Any
@@ -25,11 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def default_device() -> Device:
     """The device arrays are created on."""
-    return _backend.device()
-
-
-def _all_devices() -> list[Device]:
-    return [d for b in _backend.backends().values() for d in b.devices]
+    return current_device()
 
 
 def check_device(fname: str, device: Device) -> Device:
@@ -43,10 +38,10 @@ def check_device(fname: str, device: Device) -> Device:
         return default_device()
     if isinstance(device, str):
         try:
-            return _backend.get_backend(device).devices[0]
+            return devices(device)[0]
         except RuntimeError:
             pass
-    available = _all_devices()
+    available = all_devices()
     try:
         known = device in available
     except TypeError:  # an object that cannot be compared with jaxlib's devices
@@ -69,7 +64,7 @@ def on_device(fn: F) -> F:
         if dev is None or not isinstance(out, _Array):
             return out  # under a transformation, placement is the compiled program's business
         dev = check_device(fn.__name__, dev)
-        if _backend.buffer_device(out._buf) == dev:
+        if device_of(out) == dev:
             return out
         return device_put(out, dev)
 
@@ -84,7 +79,7 @@ def device(x: Array) -> Device:
     such as `xp.zeros(n, device=x.device)` run under `jit`, `grad` and `vmap`.
     """
     if isinstance(x, _Array):
-        return _backend.buffer_device(x._buf)
+        return device_of(x)
     return default_device()
 
 
@@ -100,6 +95,6 @@ def to_device(x: Array, device: Device, /, *, stream: int | Any | None = None) -
         raise ValueError(f"mjnp Array.to_device: mjnp exposes no streams, got {stream!r}")
     if isinstance(x, core.Tracer) or not isinstance(x, _Array):
         return x
-    if _backend.buffer_device(x._buf) == dev:
+    if device_of(x) == dev:
         return x
     return device_put(x, dev)
