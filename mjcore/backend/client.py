@@ -44,11 +44,19 @@ def _start_placing() -> None:
     clear_caches()
 
 
+# Whether only the CPU platform started: host copies then skip asking a buffer's platform.
+_cpu_only = False
+# How many `default_device` blocks are open, over all threads: while none is, the default
+# device is `_device` and `device_put` skips the per-thread lookup.
+_open_overrides = 0
+
+
 def backends() -> dict[str, Backend]:
     """The started backends by platform, default first (started on first use)."""
-    global _device
+    global _device, _cpu_only
     out = _registry.backends()
     if _device is None:
+        _cpu_only = list(out) == ["cpu"]
         _device = next(iter(out.values())).devices[0]
     return out
 
@@ -130,7 +138,7 @@ def _release_client() -> None:
     global _device
     clear_caches()
     gc.collect()
-    _device = None
+    _device = None  # (a later use starts the backends again)
     _put_targets.clear()
     _sharding_cache.clear()
     _registry.reset()
@@ -159,12 +167,17 @@ def default_device(dev: Device | None) -> Iterator[None]:
         backend_of(dev)  # a device of ours, or ValueError
         if dev is not _device and not several_devices_in_use:
             _start_placing()
+    global _open_overrides
     saved = getattr(_override, "device", None)
     _override.device = dev
+    with _lock:
+        _open_overrides += 1
     try:
         yield
     finally:
         _override.device = saved
+        with _lock:
+            _open_overrides -= 1
 
 
 class _Sharding(compat.SingleDeviceSharding):
@@ -206,7 +219,7 @@ def device_put(x: np.ndarray, dev: Device | None = None) -> Buffer:
     global several_devices_in_use
     committed = dev is not None
     if dev is None:
-        dev = device()
+        dev = _device if _open_overrides == 0 and _device is not None else device()
     target = _put_targets.get(dev)
     if target is None:
         backend_of(dev)  # a device of ours, or ValueError
@@ -285,7 +298,7 @@ def to_numpy(buf: Buffer) -> np.ndarray:
     conversion imports `jax` (see `device_put`). A view holds a reference on the buffer, which
     outlives any Array that had it.
     """
-    if buf._sharding._device.platform != "cpu":
+    if not _cpu_only and buf._sharding._device.platform != "cpu":
         return _copy_to_host(buf)
     out = np.from_dlpack(_DLPackExport(compat.buffer_to_dlpack(buf)))
     out.flags.writeable = False
