@@ -208,3 +208,18 @@ def test_mjcore_platforms_environment_variable():
     assert out.returncode != 0 and "no CUDA plugin" in out.stderr, out.stderr[-2000:]
     out = _run(script, MJCORE_PLATFORMS="metal")
     assert out.returncode != 0 and "unknown platform 'metal'" in out.stderr
+
+
+def test_a_program_with_platform_kernels_does_not_move_across_platforms(monkeypatch):
+    from types import SimpleNamespace
+
+    from mjcore.backend import client
+
+    platform_of = {"cpu:0": "cpu", "gpu:0": "cuda"}
+    monkeypatch.setattr(client, "backend_of", lambda d: SimpleNamespace(platform=platform_of[d]))
+    with_lapack = SimpleNamespace(device="cpu:0", text='call_target_name = "lapack_dgetrf_ffi"')
+    plain = SimpleNamespace(device="cpu:0", text="stablehlo.add")
+    client._check_portable(plain, "gpu:0")  # pure StableHLO runs anywhere
+    client._check_portable(with_lapack, "cpu:0")
+    with pytest.raises(NotImplementedError, match="lowered for the 'cpu' platform .*'cuda'"):
+        client._check_portable(with_lapack, "gpu:0")

@@ -530,6 +530,7 @@ class _PlacingExecutable:
         entry = self.per_placement.get((dev, committed))
         if entry is None:
             p = self.program
+            _check_portable(p, dev)
             exe = compile_text(p.text, p.host_callbacks, dev)
             out_sharding = sharding(dev)
             handlers = [compat.result_handler(a, out_sharding, committed) for a in self.out_avals]
@@ -562,6 +563,23 @@ class _PlacingExecutable:
             for b in buffers
         ]
         return _PlacedResults(exe.execute_sharded(placed, with_tokens=with_tokens), handlers)
+
+
+# Custom-call targets that exist on one platform only (the kernels a module was lowered to).
+_PLATFORM_KERNELS = ("lapack_", "cusolver_", "xla_ffi_python_")
+
+
+def _check_portable(program: Program, dev: Device) -> None:
+    """Raise when `program`, lowered for its device's platform, names kernels that `dev`'s
+    platform lacks (a StableHLO module without custom calls runs anywhere)."""
+    have = backend_of(program.device).platform
+    want = backend_of(dev).platform
+    if have != want and any(k in program.text for k in _PLATFORM_KERNELS):
+        raise NotImplementedError(
+            f"mjcore: this computation was lowered for the {have!r} platform and calls its "
+            f"kernels (LAPACK/cuSOLVER or a host callback), so it cannot run on {dev} "
+            f"({want!r}); put its arrays on one platform (x.to_device(...))"
+        )
 
 
 class _PlacedResults:
