@@ -207,4 +207,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         raise TypeError(
             f"mjnp.from_dlpack: expected an object with __dlpack__, got {type(x).__name__}"
         )
-    return _mjnp().asarray(np.from_dlpack(x))
+    return _mjnp().asarray(np.from_dlpack(x), device=device)

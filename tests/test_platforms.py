@@ -161,6 +161,8 @@ _TWO_DEVICES = """
     assert np.zeros((2, 2), device=d1).device == d1 and np.eye(2, device=d1).device == d1
     assert np.asarray([1.0], device=d1).device == d1
     assert np.astype(np.ones(2), np.int8, device=d1).device == d1
+    assert np.from_dlpack(onp.ones(2), device=d1).device == d1
+    assert np.__array_namespace_info__().devices() == (d0, d1)
     assert y.to_device(d0).device == d0 and y.to_device(d1) is y
     assert mjcore.device_put(onp.ones(2), d1).device == d1
     assert mjcore.device_put(y, d0).device == d0
