@@ -30,9 +30,9 @@ _registry = Registry(lambda: config.read("jax_platforms"))
 _device: Any = None
 # `mjcore.default_device(d)`: a per-thread override of the default device.
 _override = threading.local()
-# Set once any buffer is placed on a device other than the default one: from then on eager
-# dispatch checks which device its arguments live on (before, all of them are on the default
-# device, and the hot paths skip the check).
+# Set once a buffer is committed to a device while several exist: from then on programs check
+# which device their arguments live on (`_PlacingExecutable`); before, every buffer is on the
+# default device, and the hot paths skip the check.
 several_devices_in_use = False
 
 
@@ -46,6 +46,9 @@ def _start_placing() -> None:
 
 # Whether only the CPU platform started: host copies then skip asking a buffer's platform.
 _cpu_only = False
+# Whether more than one device exists (over all started platforms): with one, committing an
+# array changes nothing, and programs need not place their arguments.
+_one_device = True
 # How many `default_device` blocks are open, over all threads: while none is, the default
 # device is `_device` and `device_put` skips the per-thread lookup.
 _open_overrides = 0
@@ -53,10 +56,11 @@ _open_overrides = 0
 
 def backends() -> dict[str, Backend]:
     """The started backends by platform, default first (started on first use)."""
-    global _device, _cpu_only
+    global _device, _cpu_only, _one_device
     out = _registry.backends()
     if _device is None:
         _cpu_only = list(out) == ["cpu"]
+        _one_device = sum(len(b.devices) for b in out.values()) == 1
         _device = next(iter(out.values())).devices[0]
     return out
 
@@ -165,7 +169,7 @@ def default_device(dev: Device | None) -> Iterator[None]:
     """Within the block, new arrays and programs go to `dev` (None: the usual default)."""
     if dev is not None:
         backend_of(dev)  # a device of ours, or ValueError
-        if dev is not _device and not several_devices_in_use:
+        if dev is not _device and not several_devices_in_use and not _one_device:
             _start_placing()
     global _open_overrides
     saved = getattr(_override, "device", None)
@@ -224,7 +228,7 @@ def device_put(x: np.ndarray, dev: Device | None = None) -> Buffer:
     if target is None:
         backend_of(dev)  # a device of ours, or ValueError
         target = _put_targets[dev] = (_Sharding(dev), dev)
-    if committed and not several_devices_in_use:
+    if committed and not several_devices_in_use and not _one_device:
         _start_placing()
     aval = _HostAval(x.shape, x.dtype)
     return compat.batched_device_put(aval, target[0], x, target[1], committed)
