@@ -111,3 +111,22 @@ def test_dlpack_device_of_a_cpu_buffer():
     assert client.dlpack_device(x._buf) == (1, 0)
     assert x.__dlpack_device__() == (1, 0)
     onp.testing.assert_array_equal(onp.from_dlpack(x), [0.0, 1.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    "host",
+    [onp.arange(12.0).reshape(3, 4), onp.array([True, False]), onp.int8(7), onp.zeros((0, 2))],
+    ids=["f64", "bool", "i8-scalar", "empty"],
+)
+def test_host_copy_through_a_callback_program(host):
+    """The host-copy path non-CPU buffers take (a program handing its operand to a host
+    callback), run here with the CPU callback target."""
+    buf = client.device_put(onp.asarray(host))
+    out = client._copy_to_host(buf)
+    assert out.dtype == onp.asarray(host).dtype and not out.flags.writeable
+    onp.testing.assert_array_equal(out, host)
+    assert client._copy_to_host(buf) is not out  # a fresh copy each time
+
+
+def test_preloading_nvidia_libraries_without_the_wheels_is_harmless():
+    compat.preload_nvidia_libraries()

@@ -337,11 +337,12 @@ def _copy_to_host(buf: Buffer) -> np.ndarray:
             return ()
 
         t = tensor_type(_HostAval(tuple(aval.shape), np.dtype(aval.dtype)))
+        kind = "cpu" if dev.platform == "cpu" else "gpu"
         text = (
             "module @mjcore_host_copy {\n"
             f"  func.func public @main(%arg0: {t}) {{\n"
             '    "stablehlo.custom_call"(%arg0) {call_target_name = '
-            '"xla_ffi_python_gpu_callback", api_version = 4 : i32, has_side_effect = true, '
+            f'"xla_ffi_python_{kind}_callback", api_version = 4 : i32, has_side_effect = true, '
             "backend_config = {index = 0 : ui64}} : "
             f"({t}) -> ()\n"
             "    return\n  }\n}\n"

@@ -187,9 +187,47 @@ def plugin_library(plugin_package: str) -> str | None:
     return None
 
 
+# NVIDIA's libraries as the CUDA wheels ship them (nvidia.<module>/lib/<library>): loaded
+# before the plugin, as JAX does, so that the plugin finds these copies.
+_NVIDIA_LIBRARIES = (
+    ("cu13", ("libcudart.so.13", "libnvrtc.so.13", "libcublas.so.13", "libcublasLt.so.13")),
+    ("cu13", ("libcusolver.so.12", "libcufft.so.12", "libcusparse.so.12", "libcupti.so.13")),
+    ("cuda_runtime", ("libcudart.so.12",)),
+    ("cuda_nvrtc", ("libnvrtc.so.12",)),
+    ("cublas", ("libcublas.so.12", "libcublasLt.so.12")),
+    ("cusolver", ("libcusolver.so.11",)),
+    ("cufft", ("libcufft.so.11",)),
+    ("cusparse", ("libcusparse.so.12",)),
+    ("cuda_cupti", ("libcupti.so.12",)),
+    ("nccl", ("libnccl.so.2",)),
+    ("cudnn", ("libcudnn.so.9",)),
+)
+
+
+def preload_nvidia_libraries() -> None:
+    """Load the NVIDIA libraries of installed `nvidia-*` wheels (those absent are skipped:
+    the system's, on the library path, serve instead)."""
+    import ctypes
+
+    for module, libraries in _NVIDIA_LIBRARIES:
+        try:
+            mod = importlib.import_module(f"nvidia.{module}")
+        except ImportError:
+            continue
+        for folder in getattr(mod, "__path__", []):
+            for lib in libraries:
+                path = os.path.join(folder, "lib", lib)
+                if os.path.exists(path):
+                    try:
+                        ctypes.CDLL(path)
+                    except OSError:
+                        pass  # the plugin reports what it then lacks
+
+
 def make_plugin_client(platform: str, library: str) -> Any:
     """Load a PJRT plugin library and make its client (as JAX's `xla_bridge` does)."""
     if not xc.pjrt_plugin_loaded(platform):
+        preload_nvidia_libraries()
         _c_apis[platform] = xc.load_pjrt_plugin_dynamically(platform, library)
     if not xc.pjrt_plugin_initialized(platform):
         xc.initialize_pjrt_plugin(platform)
@@ -197,13 +235,13 @@ def make_plugin_client(platform: str, library: str) -> Any:
     return xc.make_c_api_client(platform, options, None)
 
 
-def register_cuda_kernels(client: Any, kernels_package: str) -> None:
+def register_cuda_kernels(platform: str, kernels_package: str) -> None:
     """Make the CUDA plugin's FFI handlers (the Python GPU callback, ...) and the cuSOLVER /
     cuBLAS kernels of its `_solver` module known to XLA's CUDA registry, as JAX's
     `jax_plugins.cuda.initialize` and `jax._src.lib` do (without importing `jax`)."""
     import functools
 
-    c_api = _c_apis.get(client.platform)
+    c_api = _c_apis.get(platform)
     if c_api is None:  # loaded by someone else (`jax`), who registered the kernels too
         return
     ext = importlib.import_module(f"{kernels_package}.cuda_plugin_extension")
@@ -211,9 +249,10 @@ def register_cuda_kernels(client: Any, kernels_package: str) -> None:
     xc.register_custom_call_handler(
         "CUDA", functools.partial(ext.register_custom_call_target, c_api)
     )
-    for name, value in ext.ffi_types().items():
+    # (older plugin extensions lack these two tables)
+    for name, value in getattr(ext, "ffi_types", dict)().items():
         xc.register_custom_type(name, value, platform="CUDA")
-    for name, value in ext.ffi_handlers().items():
+    for name, value in getattr(ext, "ffi_handlers", dict)().items():
         register_custom_call_target(name, value, "CUDA")
     for submodule in ("_solver", "_linalg"):
         try:

@@ -116,7 +116,7 @@ def make_backend(platform: str, plugins: Sequence[Plugin], cpu_devices: int | No
         return Backend("cpu", compat.make_cpu_client(cpu_devices))
     (plugin,) = [p for p in plugins if p.platform == platform][:1]
     client = compat.make_plugin_client(platform, plugin.library)
-    compat.register_cuda_kernels(client, plugin.kernels_package)
+    compat.register_cuda_kernels(platform, plugin.kernels_package)
     return Backend(platform, client)
 
 
