@@ -28,7 +28,7 @@ COMPAT_JAXLIB ?= jaxlib>=0.12,<0.13
 COMPAT_JAX ?= jax>=0.12,<0.13
 # Every layer that touches jaxlib: dispatch, jit, control flow, host callbacks, donation, the
 # LAPACK and FFT custom calls, random, devices and the compat checks themselves.
-COMPAT_SLICE ?= tests/test_compat.py tests/test_platforms.py tests/test_autodidax.py \
+COMPAT_SLICE ?= tests/test_compat.py tests/test_platforms.py tests/test_gpu.py tests/test_autodidax.py \
 	tests/test_no_jax_import.py tests/test_device.py tests/test_jit.py tests/test_callbacks.py \
 	tests/test_control_flow.py tests/test_donation.py tests/test_mjnp_linalg.py \
 	tests/test_mjnp_fft.py tests/test_mjnp_random.py tests/test_config.py
