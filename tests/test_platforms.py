@@ -162,6 +162,7 @@ _TWO_DEVICES = """
     assert np.asarray([1.0], device=d1).device == d1
     assert np.astype(np.ones(2), np.int8, device=d1).device == d1
     assert np.from_dlpack(onp.ones(2), device=d1).device == d1
+    assert np.fft.fftfreq(4, 1.0, d1).device == d1 and np.fft.rfftfreq(4, device=d1).device == d1
     assert np.__array_namespace_info__().devices() == (d0, d1)
     assert y.to_device(d0).device == d0 and y.to_device(d1) is y
     assert mjcore.device_put(onp.ones(2), d1).device == d1
