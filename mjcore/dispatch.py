@@ -173,7 +173,7 @@ def _check_backend(fname: str, name: Any) -> None:
     try:
         backend.get_backend(name)
     except RuntimeError as err:
-        raise RuntimeError(f"mjcore.{fname}: {err}") from None
+        raise RuntimeError(f"mjcore.{fname}: {str(err).removeprefix('mjcore: ')}") from None
 
 
 def default_backend() -> str:

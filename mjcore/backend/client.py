@@ -79,7 +79,7 @@ def get_backend(platform: str | None = None) -> Backend:
     name = ALIASES.get(str(platform).lower(), str(platform))
     if name not in started:
         raise RuntimeError(
-            f"mjcore: backend {platform!r} is not available; the started backends are "
+            f"mjcore: unknown backend {platform!r}; the started backends are "
             f"{list(started)} (choose platforms with MJCORE_PLATFORMS=cuda,cpu)"
         )
     return started[name]
