@@ -128,7 +128,7 @@ def test_registry_raises_when_a_requested_platform_fails():
 def test_this_process_runs_on_the_cpu_backend():
     assert mjcore.default_backend() == "cpu"
     assert mjcore.devices("cpu") == mjcore.devices()
-    with pytest.raises(RuntimeError, match="device_count: unknown backend 'tpu'; the started backends"):
+    with pytest.raises(RuntimeError, match="device_count: unknown backend 'tpu'; the started"):
         mjcore.device_count("tpu")
 
 
