@@ -37,6 +37,7 @@ from mjcore.custom_derivatives import closure_convert, custom_gradient, custom_j
 from mjcore.dispatch import (
     block_until_ready,
     default_backend,
+    default_device,
     device_count,
     device_get,
     device_put,
@@ -81,6 +82,7 @@ __all__ = [
     "block_until_ready",
     "debug",
     "default_backend",
+    "default_device",
     "device_count",
     "device_get",
     "device_put",

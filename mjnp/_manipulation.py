@@ -18,7 +18,7 @@ from numpy.exceptions import AxisError
 from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.lax.base import convert_element_type_p
-from mjnp._devices import check_device
+from mjnp._devices import check_device, on_device
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -335,6 +335,7 @@ def _atleast_1d(x: Array) -> Array:
 # --- dtype and copies -----------------------------------------------------------------------
 
 
+@on_device
 def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = True, device: Any = None) -> Array:
     """Cast `x` to `dtype` (unsafe casting), as `numpy.astype`.
 
