@@ -203,7 +203,9 @@ def on_cpu() -> bool:
     """Whether the device is the CPU, whose buffers are host memory (host rules may run)."""
     if not _host_platform:
         _host_platform.append(backend.device().platform == "cpu")
-    return _host_platform[0]
+    # Host values have no device: once arrays are committed to one of several devices,
+    # every eager op runs where its arguments live (committing clears the plan cache).
+    return _host_platform[0] and not backend.several_devices_in_use
 
 
 def host_plan(

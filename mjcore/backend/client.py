@@ -231,7 +231,15 @@ def device_put(x: np.ndarray, dev: Device | None = None) -> Buffer:
     if committed and not several_devices_in_use and not _one_device:
         _start_placing()
     aval = _HostAval(x.shape, x.dtype)
-    return compat.batched_device_put(aval, target[0], x, target[1], committed)
+    try:
+        return compat.batched_device_put(aval, target[0], x, target[1], committed)
+    except compat.JaxRuntimeError as err:
+        if "RESOURCE_EXHAUSTED" in str(err):  # a lazy host value too big to materialise
+            raise MemoryError(
+                f"Unable to allocate {x.nbytes} bytes for an array with shape {x.shape} and "
+                f"data type {x.dtype} on {dev}"
+            ) from err
+        raise
 
 
 def is_committed(buf: Buffer) -> bool:
