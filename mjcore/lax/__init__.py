@@ -360,3 +360,12 @@ __all__ += [
     "switch",
     "while_loop",
 ]
+
+# JAX API pieces real programs import (issue 23).
+from mjcore.lax.dot import dot  # noqa: E402
+from mjcore.lax.precision import Precision  # noqa: E402
+
+__all__ += [
+    "Precision",
+    "dot",
+]

@@ -19,6 +19,7 @@ from mjcore.lax.arithmetic import add
 from mjcore.lax.base import convert_element_type, full, reshape, transpose
 from mjcore.lax.dot import can_accumulate
 from mjcore.lax.families import check_same_dtypes, convert
+from mjcore.lax.precision import canonicalize_precision
 from mjcore.lax.structural import rev
 
 ArrayLike = Any
@@ -184,7 +185,8 @@ def conv_general_dilated(
       dimension_numbers: see `conv_dimension_numbers`; spatial axes pair up by rhs order.
       feature_group_count: split lhs features and rhs output features into this many groups.
       batch_group_count: split the lhs batch and rhs output features into this many groups.
-      precision: accepted for JAX compatibility (CPU convolutions run at full precision).
+      precision: a `Precision`, its string or a pair, validated as JAX does (CPU
+        convolutions run at full precision whatever it says).
       preferred_element_type: the accumulation and result dtype.
     """
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
@@ -232,7 +234,7 @@ def conv_general_dilated(
             f"conv_general_dilated: padding needs one (low, high) pair per spatial dimension "
             f"({n}), got {pads}"
         )
-    del precision  # NB: accepted for JAX compatibility; XLA:CPU computes at full precision.
+    canonicalize_precision(precision)  # NB: validated as JAX does; XLA:CPU ignores it.
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(
             preferred_element_type, "conv_general_dilated"
