@@ -129,11 +129,16 @@ __all__ = [
 ]
 
 
+# JAX API modules real programs import (issue 23), also loaded on first use.
+_LAZY_JAX_API = ("example_libraries", "flatten_util")
+__all__ += list(_LAZY_JAX_API)
+
+
 def __getattr__(name: str) -> object:
     # `mjcore.random`, `mjcore.nn`, `mjcore.scipy` and `mjcore.debug` load on first use: not
     # every program needs them (and `nn` imports mjnp), and import time is a goal
     # (benchmarks/README.md).
-    if name in ("random", "nn", "scipy", "debug"):
+    if name in ("random", "nn", "scipy", "debug") or name in _LAZY_JAX_API:
         import importlib
 
         return importlib.import_module(f"mjcore.{name}")
