@@ -72,10 +72,15 @@ _REWRITES = (
     (re.compile(r"^(\s*)import numpy$"), rf"\1import {_MODULE} as numpy"),
     (re.compile(r"^(\s*)from numpy import\b"), rf"\1from {_MODULE} import"),
     (
-        re.compile(r"^(\s*)from numpy\.(random|linalg|fft|exceptions) import\b"),
-        r"\1from mjnp.\2 import",
+        re.compile(r"^(\s*)from numpy\.(random|linalg|fft) import\b"),
+        rf"\1from {_MODULE}_\2 import",
     ),
-    (re.compile(r"^(\s*)import numpy\.(linalg|fft|random) as\b"), r"\1import mjnp.\2 as"),
+    (re.compile(r"^(\s*)from numpy\.exceptions import\b"), r"\1from mjnp.exceptions import"),
+    (re.compile(r"^(\s*)from numpy\.testing import\b"), rf"\1from {_MODULE}_testing import"),
+    (
+        re.compile(r"^(\s*)import numpy\.(linalg|fft|random) as\b"),
+        rf"\1import {_MODULE}_\2 as",
+    ),
 )
 
 
@@ -188,7 +193,7 @@ def run_copy(
     dest.write_text(rewrite_source(text) if under_test == "mjnp" else text)
     record = dest_dir / (source.stem + ".record.jsonl")
     record.unlink(missing_ok=True)
-    targets = [f"{source.name}::{t}" for t in select] or [source.name]
+    targets = list(select) or [source.name]
     cmd = [
         sys.executable,
         "-m",
@@ -383,8 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             source = NUMPY_ROOT / rel
             if not source.is_file():
                 raise SystemExit(f"conformance.numpy_suite: no such NumPy test file: {source}")
-            ref = run_copy(source, "numpy", workdir, args, args.tests)
-            mj = run_copy(source, "mjnp", workdir, args, args.tests)
+            select = [t for t in args.tests if t.split("::")[0] == source.name]
+            if args.tests and not select:
+                continue
+            ref = run_copy(source, "numpy", workdir, args, select)
+            mj = run_copy(source, "mjnp", workdir, args, select)
             rows.append(compare(source.name, mj, ref, xfails))
             print(f"ran {rel}", file=sys.stderr, flush=True)
     finally:

@@ -89,14 +89,30 @@ class _ArrayTypeMeta(type):
 
 class ndarray(metaclass=_ArrayTypeMeta):
     """The mjnp array type, for `isinstance` checks and annotations: concrete arrays (mjcore's
-    `Array`) and the values `jit`, `grad` and `vmap` trace are all instances. Make arrays with
-    `mjnp.array`, `mjnp.empty` and the other creation functions."""
+    `Array`) and the values `jit`, `grad` and `vmap` trace are all instances.
 
-    def __new__(cls, *args: object, **kwargs: object) -> ndarray:
-        raise TypeError(
-            "mjnp.ndarray cannot be instantiated: create arrays with mjnp.array, mjnp.empty, "
-            "mjnp.zeros or another creation function"
-        )
+    Calling it is `numpy.ndarray`'s low-level constructor, returning an mjnp array: without
+    `buffer` it is `mjnp.empty(shape, dtype, order)`; with one, the array NumPy would view on
+    the buffer (`offset`, `strides`, `order` as NumPy's), copied. NB: the result never aliases
+    the buffer (mjnp arrays are immutable values), and is not an instance of a subclass.
+    """
+
+    def __new__(
+        cls,
+        shape: Any,
+        dtype: Any = float,
+        buffer: Any = None,
+        offset: int = 0,
+        strides: Any = None,
+        order: str | None = None,
+    ) -> Any:
+        # Function-local import: mjnp._creation imports this module.
+        from mjnp._creation import asarray, empty
+
+        if buffer is None and strides is None and offset == 0:
+            return empty(shape, dtype, "C" if order is None else order)
+        host = np.ndarray(shape, dtype, buffer, offset, strides, order)
+        return asarray(host.copy())
 
 
 # The abstract scalar types, for `issubdtype(x.dtype, mjnp.floating)`.

@@ -232,3 +232,66 @@ def test_vectorize_traced_path_still_maps():
     _check(mjcore.jit(vf)(x, y), np.where(x > y, x - y, x + y))
     g = mjcore.grad(lambda a: mjnp.sum(vf(a, y)))(x)
     _check(g, np.ones_like(x))
+
+
+# --- np.broadcast, one-argument where, the ndarray constructor -----------------------------
+
+
+def test_broadcast_object_matches_numpy():
+    arrs = [np.zeros((6, 7)), np.zeros((5, 6, 1)), np.zeros((7,)), np.zeros((5, 1, 7))]
+    marrs = [mjnp.asarray(a) for a in arrs]
+    nested = mjnp.broadcast(mjnp.broadcast(*marrs[:2]), mjnp.broadcast(*marrs[2:]))
+    for m, n in ((mjnp.broadcast(*marrs), np.broadcast(*arrs)), (nested, np.broadcast(*arrs))):
+        assert (m.shape, m.nd, m.ndim, m.numiter, m.size) == (
+            n.shape,
+            n.nd,
+            n.ndim,
+            n.numiter,
+            n.size,
+        )
+        assert all(a is it.base for a, it in zip(marrs, m.iters, strict=True))
+    x, y = np.arange(3), np.array([[10], [20]])
+    m, n = mjnp.broadcast(mjnp.asarray(x), y), np.broadcast(x, y)
+    assert list(m) == list(n) and m.index == n.index == 6
+    m.reset()
+    n.reset()
+    assert next(m) == next(n) and m.index == n.index == 1
+    assert mjnp.broadcast().shape == np.broadcast().shape == ()
+    with pytest.raises(ValueError, match=r"arg 0 with shape \(1, 3\) and arg 2 with shape \(2,\)"):
+        mjnp.broadcast([[1, 2, 3]], [[4], [5]], [6, 7])
+    with pytest.raises(ValueError):
+        mjnp.broadcast(*[x] * 65)
+    with pytest.raises(ValueError):
+        mjnp.broadcast(1, x=1)
+
+
+def test_broadcast_shape_under_jit():
+    shapes = []
+    mjcore.jit(lambda a: shapes.append(mjnp.broadcast(a, np.zeros((2, 1))).shape) or a)(np.zeros(3))
+    assert shapes == [(2, 3)]
+
+
+def test_one_argument_where_is_nonzero():
+    for c in ([[0, 1], [2, 0]], np.array([True, False, True]), np.zeros((2, 0))):
+        got, expected = mjnp.where(c), np.where(c)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            _check(g, e)
+    with pytest.raises(ValueError, match="either both or neither"):
+        mjnp.where([True], [1])
+    _check(mjnp.where([True, False], 1.0, 2), np.where([True, False], 1.0, 2))
+
+
+def test_ndarray_constructor():
+    for args, kwargs in (
+        (((2, 3),), {}),
+        ((4, "i4"), {}),
+        (((2,), np.int64), dict(buffer=np.arange(5), offset=8)),
+        (((2, 2), float, np.arange(4.0)), dict(order="F")),
+        (((3,),), dict(buffer=np.arange(6.0), strides=(16,))),
+    ):
+        got, expected = mjnp.ndarray(*args, **kwargs), np.ndarray(*args, **kwargs)
+        assert isinstance(got, mjnp.ndarray)
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        if "buffer" in kwargs or len(args) > 2:
+            _check(got, expected)
