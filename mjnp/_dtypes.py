@@ -63,6 +63,11 @@ ulonglong = np.ulonglong
 True_ = np.True_
 False_ = np.False_
 
+# NB: no `longdouble`/`clongdouble` (nor the 'g'/'G' codes): XLA has no 80-bit or 128-bit float,
+# and aliasing them to float64 would pass dtype checks while silently losing the precision the
+# name promises (NumPy's own tests of longdouble check exactly that). A longdouble dtype given
+# to an mjnp function is refused with TypeError; NumPy's suite lists those tests as xfails
+# (conformance/numpy_suite_xfails.txt).
 # NB: NumPy's tables restricted to the dtypes mjnp holds on the device (no longdouble, object,
 # str/bytes/datetime entries). `typecodes` is read-only (a mapping proxy, where NumPy's is a dict).
 typecodes = MappingProxyType(

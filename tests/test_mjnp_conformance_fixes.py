@@ -4,6 +4,8 @@ weights, complex ordering in max/min/argmax/argmin, per-element `vectorize`."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -295,3 +297,18 @@ def test_ndarray_constructor():
         assert got.shape == expected.shape and got.dtype == expected.dtype
         if "buffer" in kwargs or len(args) > 2:
             _check(got, expected)
+
+
+# --- exception messages that NumPy's tests match ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pad_width",
+    ["3", None, object(), 3.4, (4, 5, 6, 7), ((1,), (2,), (3,)), (((3,), (4,)), ((0,), (1,)))],
+)
+def test_pad_width_errors_contain_numpys_message(pad_width):
+    x = np.ones((2, 2))
+    with pytest.raises((TypeError, ValueError)) as expected:
+        np.pad(x, pad_width)
+    with pytest.raises(expected.type, match=re.escape(str(expected.value).rstrip("."))):
+        mjnp.pad(x, pad_width)
