@@ -239,9 +239,17 @@ def run_copy(
     except subprocess.TimeoutExpired:
         note = f"stopped at the {args.file_timeout:.0f} s file limit"
     seconds = time.monotonic() - start
+    record.with_suffix(".run.json").write_text(json.dumps({"seconds": seconds, "note": note}))
+    return read_run(record)
+
+
+def read_run(record: Path) -> RunResult:
+    """A finished run from its record (and the wall time and note saved beside it)."""
     lines = record.read_text().splitlines() if record.is_file() else []
     outcomes, collect_errors = combine_record(lines)
-    return RunResult(outcomes, seconds, note, collect_errors)
+    info_file = record.with_suffix(".run.json")
+    info = json.loads(info_file.read_text()) if info_file.is_file() else {}
+    return RunResult(outcomes, info.get("seconds", 0.0), info.get("note", ""), collect_errors)
 
 
 #: Written beside each copy: NumPy's Hypothesis settings for ``np.test()`` (derandomized,
@@ -350,6 +358,33 @@ def _print_row(r: FileComparison, width: int) -> None:
     )
 
 
+#: Broad causes of a missed test, by its failure line (first match wins), for the summary.
+_CAUSES = (
+    ("never ran (file time limit)", r"^not run$"),
+    ("file failed to collect", r"^collection error$"),
+    ("longdouble", r"float128|complex256|longdouble|\(from '[gG]'\)"),
+    (
+        "object/str/bytes/datetime/structured dtype",
+        r"dtype\(\[|dtype\('(O|[<>|]?[USVMm]\w*|[<>]?[Mm]8\[?\w*\]?)'\)",
+    ),
+    ("exception message differs", r"Regex pattern did not match|does not match"),
+    ("missing warning", r"DID NOT WARN|No warnings of type"),
+    ("no exception where NumPy raises", r"DID NOT RAISE"),
+    ("missing function, method or keyword", r"has no attribute|unexpected keyword|no attribute"),
+    ("test ran past the per-test limit", r"TestTimeout|--npsuite-test-timeout"),
+    ("array flags, strides or memory views", r"flags|strides|OWNDATA|WRITEABLE|may_share_memory"),
+)
+
+
+def cause_of(kind: str, message: str) -> str:
+    """The broad cause (`_CAUSES`) of a missed test, else 'other'."""
+    text = message if kind not in ("not run", "collection error") else kind
+    for cause, pattern in _CAUSES:
+        if re.search(pattern, text):
+            return cause
+    return "other (wrong values, dtypes or errors on valid input)"
+
+
 def _message_key(kind: str, message: str) -> str:
     """A failure message with numbers and quoted values blurred, to group alike failures."""
     message = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)
@@ -379,6 +414,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=15, help="most common failure messages")
     parser.add_argument("--json", type=Path, default=None, help="write the comparison here")
     parser.add_argument("--keep", type=Path, default=None, help="work here and keep the copies")
+    parser.add_argument(
+        "--from-records",
+        type=Path,
+        default=None,
+        help="do not run: compare the records a '--keep DIR' run left in DIR",
+    )
     args = parser.parse_args(argv)
     xfails = read_xfails(args.xfails)
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="npsuite-"))
@@ -391,8 +432,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             select = [t for t in args.tests if t.split("::")[0] == source.name]
             if args.tests and not select:
                 continue
-            ref = run_copy(source, "numpy", workdir, args, select)
-            mj = run_copy(source, "mjnp", workdir, args, select)
+            if args.from_records:  # compare an earlier run again (after editing xfails)
+                record = f"{source.stem}.record.jsonl"
+                ref = read_run(args.from_records / "numpy" / record)
+                mj = read_run(args.from_records / "mjnp" / record)
+            else:
+                ref = run_copy(source, "numpy", workdir, args, select)
+                mj = run_copy(source, "mjnp", workdir, args, select)
             rows.append(compare(source.name, mj, ref, xfails))
             print(f"ran {rel}", file=sys.stderr, flush=True)
     finally:
@@ -400,6 +446,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     print_table(rows)
     all_missed = {k: v for r in rows for k, v in r.missed.items()}
+    if all_missed:
+        print(f"\nthe {len(all_missed)} missed tests by cause:")
+        causes = Counter(cause_of(*v) for v in all_missed.values())
+        for cause, n in causes.most_common():
+            print(f"  {n:5d}  {n / len(all_missed):6.1%}  {cause}")
     if args.top and all_missed:
         print(f"\nmost common causes of the {len(all_missed)} missed tests:")
         for key, n in Counter(_message_key(*v) for v in all_missed.values()).most_common(args.top):

@@ -104,3 +104,26 @@ def test_slice_of_numpys_test_numeric_passes(tmp_path: Path):
     assert row.counted >= 20, ref.outcomes  # the slice: a few dozen tests NumPy passes
     assert row.missed == {}, row.missed
     assert row.passed == row.counted
+
+
+@pytest.mark.parametrize(
+    "kind, message, cause",
+    [
+        ("not run", "", "never ran (file time limit)"),
+        (
+            "failed",
+            "TypeError: mjnp.zeros: dtype dtype('O') (from <class 'object'>) is not",
+            "object/",
+        ),
+        ("failed", "TypeError: mjnp.eye: dtype dtype('float128') (from 'g') is not", "longdouble"),
+        (
+            "failed",
+            "AssertionError: Regex pattern did not match. | Expected regex: 'x'",
+            "exception",
+        ),
+        ("failed", "Failed: DID NOT WARN. No warnings of type", "missing warning"),
+        ("failed", "AssertionError: | Arrays are not equal", "other"),
+    ],
+)
+def test_missed_tests_are_grouped_by_cause(kind, message, cause):
+    assert ns.cause_of(kind, message).startswith(cause)
