@@ -955,14 +955,14 @@ def average(
     if w.shape != x.shape:
         if axis is None:
             raise TypeError(
-                "mjnp.average: axis must be specified when shapes of a and weights differ, got "
-                f"{x.shape} and {w.shape}"
+                "mjnp.average: Axis must be specified when shapes of a and weights differ "
+                f"(a {x.shape}, weights {w.shape})"
             )
         given = normalize_axes("mjnp.average", axis, x.ndim)
         if w.shape != tuple(x.shape[ax] for ax in given):
             raise ValueError(
-                f"mjnp.average: shape of weights {w.shape} must be consistent with the shape of "
-                f"a {x.shape} along axis {axis!r}"
+                "mjnp.average: Shape of weights must be consistent with shape of a along "
+                f"specified axis (a {x.shape}, axis={axis!r}, weights {w.shape})"
             )
         w = lax.transpose(w, tuple(int(i) for i in np.argsort(given)))
         w = lax.broadcast_in_dim(w, x.shape, tuple(sorted(given)))

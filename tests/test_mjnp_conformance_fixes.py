@@ -312,3 +312,15 @@ def test_pad_width_errors_contain_numpys_message(pad_width):
         np.pad(x, pad_width)
     with pytest.raises(expected.type, match=re.escape(str(expected.value).rstrip("."))):
         mjnp.pad(x, pad_width)
+
+
+@pytest.mark.parametrize(
+    "weights, axis, error",
+    [(np.ones((2, 2)), None, TypeError), (np.ones((2, 2)), 0, ValueError)],
+)
+def test_average_weight_errors_contain_numpys_message(weights, axis, error):
+    x = np.ones((2, 3))
+    with pytest.raises(error) as expected:
+        np.average(x, axis=axis, weights=weights)
+    with pytest.raises(error, match=re.escape(str(expected.value).rstrip("."))):
+        mjnp.average(x, axis=axis, weights=weights)
