@@ -9,6 +9,9 @@ testing helpers (``numpy.testing``, ``np.testing``), NumPy internals the tests i
 (``numpy._core...``, ``numpy.lib._*_impl``) and the masked-array/stride-trick helpers stay
 NumPy's: they are how a test checks, not what it checks (`conformance._numpy_under_test`).
 ``numpy.random``, ``numpy.linalg``, ``numpy.fft`` and ``numpy.exceptions`` become mjnp's.
+Two adaptations keep the comparison per test (`conformance._numpy_under_test` says why):
+module-level code that pytest runs while collecting builds its data with NumPy, and
+numpy.testing's value comparisons see mjnp arrays as arrays (``np.asarray``).
 
 Both copies run in their own pytest process with the same plugin
 (`conformance._numpy_suite_plugin`): a per-test time limit, a per-file time limit, tests

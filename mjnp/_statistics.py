@@ -578,6 +578,10 @@ def _take_last(s: Array, index: Array, q_ndim: int) -> Array:
         lax.broadcasted_iota(index.dtype, full, len(full) - 1),
         lax.broadcast_in_dim(index, full, index_dims),
     )
+    if s.dtype == _BOOL:  # XLA does not sum booleans: pick from 0/1 bytes
+        return lax.convert_element_type(
+            _take_last(lax.convert_element_type(s, np.dtype("uint8")), index, q_ndim), _BOOL
+        )
     values = lax.broadcast_in_dim(s, full, tuple(range(q_ndim, len(full))))
     zeros = lax.full(full, 0, s.dtype)
     return lax.reduce_sum(lax.select_n(picked, zeros, values), (len(full) - 1,))

@@ -324,3 +324,10 @@ def test_average_weight_errors_contain_numpys_message(weights, axis, error):
         np.average(x, axis=axis, weights=weights)
     with pytest.raises(error, match=re.escape(str(expected.value).rstrip("."))):
         mjnp.average(x, axis=axis, weights=weights)
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "inverted_cdf"])
+def test_quantile_of_booleans(method):
+    a = np.array([False, True, True])
+    q = a if method == "linear" else [0.2, 0.9]  # bool q: NumPy takes values as they are
+    _check(mjnp.quantile(a, q, method=method), np.quantile(a, q, method=method))
