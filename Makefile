@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-compat gpu-check bench bench-quick lint clean
+.PHONY: demo test test-compat gpu-check bench bench-quick lint clean conformance
 
 $(STAMP): pyproject.toml constraints-ci.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,10 @@ bench: $(VENV)/.bench-installed
 
 bench-quick: $(VENV)/.bench-installed
 	$(PY) -m benchmarks.run --quick
+
+# NumPy's own test files against mjnp, compared per test with NumPy's run (conformance/README.md).
+conformance: $(STAMP)
+	$(PY) -m conformance.numpy_suite
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mjcore mjnp tests benchmarks conformance
