@@ -338,12 +338,31 @@ def _is_basic_entry(e: Any) -> bool:
     return False
 
 
+def _is_index_array(e: Any) -> bool:
+    """An Array or ndarray of integers or bools with at least one axis: an index array of
+    NumPy's advanced indexing (0-d ones, which NumPy treats as scalars, take the general
+    path)."""
+    t = type(e)
+    if t is Array:
+        aval = e.aval
+        return aval.dtype.kind in "biu" and len(aval.shape) > 0
+    return t is np.ndarray and e.dtype.kind in "biu" and e.ndim > 0
+
+
+def _index_value(e: Any) -> Any:
+    if type(e) is Array:
+        value = e._npy
+        return e._value() if value is None else value
+    return e
+
+
 def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
     """A view-making method of an eager Array run by NumPy on its host value, the way NumPy
     takes ~0.1-0.3 µs for it: `op` is "T" (`x.T`), "reshape" (`x.reshape(arg)`, a tuple of
-    Python ints) or "getitem" (`x[arg]`, a basic index of Python ints, slices of ints, None and
-    Ellipsis). None where the general path must run: another argument, a traced or non-CPU
-    call, or an index or shape NumPy rejects (the general path raises mjnp's error).
+    Python ints) or "getitem" (`x[arg]`: Python ints, slices of ints, None, Ellipsis, and index
+    arrays of integers or bools, for which NumPy's advanced indexing copies). None where the
+    general path must run: another argument, a traced or non-CPU call, or an index or shape
+    NumPy rejects (the general path raises mjnp's error).
 
     The result has `x`'s dtype and weak type, as every view does.
     """
@@ -352,9 +371,13 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
     if op == "getitem":
         if type(arg) is tuple:
             if not all(_is_basic_entry(e) for e in arg):
-                return None
+                if not all(_is_basic_entry(e) or _is_index_array(e) for e in arg):
+                    return None
+                arg = tuple([_index_value(e) for e in arg])
         elif not _is_basic_entry(arg):
-            return None
+            if not _is_index_array(arg):
+                return None
+            arg = _index_value(arg)
     elif op == "reshape":
         if not all(type(d) is int for d in arg):
             return None

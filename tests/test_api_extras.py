@@ -640,11 +640,12 @@ def test_clear_caches_forces_recompile():
     assert (f.trace_count, f.compile_count) == (1, 1)
     grad(lambda z: np.sum(jit(np.sin)(z)))(x)  # fills the transformation caches too
     mjcore.cond(True, lambda a: a, lambda a: -a, x)
-    assert dispatch._executables
+    assert dispatch._executables or dispatch._host_plans  # eager ops: XLA or host rules
     mjcore.clear_caches()
     assert f.cache_size() == 0
     for cache in (
         dispatch._executables,
+        dispatch._host_plans,
         jit_module._compiled,
         jit_module._jvp_cache,
         jit_module._pe_cache,

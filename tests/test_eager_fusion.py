@@ -1,5 +1,6 @@
-"""Eager calls of mjnp functions run as one cached executable (mjcore.eager_fusion): the
-results, dtypes and errors are those of the unfused function (NumPy is the oracle)."""
+"""Eager calls of mjnp functions replay their trace, cached per signature, on the host or as
+one executable (mjcore.eager_fusion): the results, dtypes and errors are those of the unfused
+function (NumPy is the oracle)."""
 
 from __future__ import annotations
 
@@ -177,7 +178,7 @@ def test_more_functions_run_fused_and_match_numpy(name, make_args, kwargs, monke
     assert hasattr(fused, "__wrapped_fused__"), f"mjnp.{name} is not fused"
     args = make_args(np, np.asarray(a), np.asarray(b))
     want = _get(onp, name)(*make_args(onp, a, b), **kwargs)
-    fused(*args, **kwargs)  # traced and compiled for this signature
+    fused(*args, **kwargs)  # traced for this signature (and compiled, unless on the host)
     binds = []
     real_bind = mjcore.core.bind
     monkeypatch.setattr(mjcore.core, "bind", lambda *xs: binds.append(xs[0]) or real_bind(*xs))
@@ -185,5 +186,5 @@ def test_more_functions_run_fused_and_match_numpy(name, make_args, kwargs, monke
         got = fused(*args, **kwargs)
         assert got.dtype == want.dtype and got.shape == want.shape
         onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12, atol=1e-15)
-    # Run from the cached executable: no primitive went through bind (op by op, each would).
+    # Replayed from the cached trace: no primitive went through bind (op by op, each would).
     assert binds == []

@@ -117,6 +117,13 @@ def test_host_values_feed_compiled_programs_and_donation():
     f = mjcore.jit(lambda a: np.cos(a) + 1.0)
     _same(f(y), onp.cos(x * 2.0) + 1.0)
     _same(mjcore.grad(lambda a: np.sum(np.sin(a)))(y), onp.cos(x * 2.0))
+    # strided host views (transposed, reversed, stepped, broadcast) go to the device intact
+    xa = np.asarray(x)
+    views = [(xa.T, x.T), (xa[::-1], x[::-1]), (xa[:, ::2], x[:, ::2])]
+    views.append((np.broadcast_to(xa[0], (5, 4)), onp.broadcast_to(x[0], (5, 4))))
+    for view, want in views:
+        assert view._dbuf is None
+        _same(f(view), onp.cos(want) + 1.0)
     z = np.asarray(x) + 1.0
     out = mjcore.jit(lambda a: a * 3.0, donate_argnums=0)(z)
     _same(out, (x + 1.0) * 3.0)
@@ -183,3 +190,45 @@ def test_eager_calls_on_new_shapes_keep_memory_bounded():
     )
     growth = float(proc.stdout.split()[-1])
     assert growth < 40, f"RSS grew by {growth:.0f} MiB over 2,000 calls on new shapes"
+
+
+def test_view_fast_paths_match_numpy_and_keep_mjnp_errors():
+    xn = onp.arange(24.0).reshape(4, 6)
+    x = np.asarray(xn)
+    for idx in [0, -1, (1, 2), (slice(None), 2), (Ellipsis, None, 1), (), slice(None, None, -2)]:
+        got = x[idx]
+        assert got._dbuf is None  # NumPy's view, no dispatch
+        _same(got, xn[idx])
+        assert got.weak_type == x.weak_type
+    rows, cols = onp.array([3, -1, 0, 2]), onp.array([[5], [0]])
+    mask = xn > 10.0
+    for idx in [
+        (rows,),
+        (rows, cols),
+        (slice(1, 3), rows[:2]),
+        (Ellipsis, rows),
+        (mask,),
+        (mask[:, 0], slice(None)),
+        (None, rows, 1),
+    ]:  # NumPy's advanced indexing on the host: a copy
+        for entries in (idx, tuple(np.asarray(e) if type(e) is onp.ndarray else e for e in idx)):
+            got = x[entries if len(entries) > 1 else entries[0]]
+            assert got._dbuf is None
+            _same(got, xn[idx if len(idx) > 1 else idx[0]])
+    with pytest.raises(IndexError, match="mjnp"):
+        x[np.asarray(onp.array([0, 4]))]
+    with pytest.raises(IndexError, match="mjnp"):
+        x[onp.array([1.0])]
+    _same(x.reshape(3, 8), xn.reshape(3, 8))
+    _same(x.reshape((2, -1)), xn.reshape((2, -1)))
+    _same(x.T, xn.T)
+    w = np.asarray(2.0) * x  # weak type kept by views
+    assert w.T.weak_type == w.weak_type and w[0].weak_type == w.weak_type
+    # what NumPy rejects takes the general path, which raises mjnp's errors
+    with pytest.raises(IndexError, match="mjnp"):
+        x[4]
+    with pytest.raises(ValueError, match="reshape"):
+        x.reshape(5, 5)
+    # a transformation sees the primitives
+    assert "transpose" in str(mjcore.make_jaxpr(lambda a: a.T)(x))
+    assert "slice" in str(mjcore.make_jaxpr(lambda a: a[1:])(x))
