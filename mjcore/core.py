@@ -522,8 +522,11 @@ class EvalTrace(Trace):
 def _has_nan(x: Any) -> bool:
     if isinstance(x, Tracer):
         return False
-    value = np.asarray(x)
-    return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+    try:
+        kind = get_aval(x).dtype.kind
+    except TypeError:  # not an array (a static value)
+        return False
+    return kind in "fc" and bool(np.isnan(np.asarray(x)).any())
 
 
 def _check_nans(
