@@ -37,6 +37,7 @@ from mjcore.custom_derivatives import closure_convert, custom_gradient, custom_j
 from mjcore.dispatch import (
     block_until_ready,
     default_backend,
+    default_device,
     device_count,
     device_get,
     device_put,
@@ -81,6 +82,7 @@ __all__ = [
     "block_until_ready",
     "debug",
     "default_backend",
+    "default_device",
     "device_count",
     "device_get",
     "device_put",
@@ -127,11 +129,16 @@ __all__ = [
 ]
 
 
+# JAX API modules real programs import (issue 23), also loaded on first use.
+_LAZY_JAX_API = ("example_libraries", "flatten_util")
+__all__ += list(_LAZY_JAX_API)
+
+
 def __getattr__(name: str) -> object:
     # `mjcore.random`, `mjcore.nn`, `mjcore.scipy` and `mjcore.debug` load on first use: not
     # every program needs them (and `nn` imports mjnp), and import time is a goal
     # (benchmarks/README.md).
-    if name in ("random", "nn", "scipy", "debug"):
+    if name in ("random", "nn", "scipy", "debug") or name in _LAZY_JAX_API:
         import importlib
 
         return importlib.import_module(f"mjcore.{name}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -56,6 +57,7 @@ def format_nbytes(nbytes: int) -> str:
     return f"{value:#.3g} {units[unit]}" if round(value) < 1000 else f"{value:#.0f} {units[unit]}"
 
 
+@functools.cache
 def _memory_limit() -> int:
     """RAM plus swap: Linux refuses (overcommit heuristic) a single allocation beyond it, as
     NumPy's malloc then fails; 0 where it cannot be read."""
@@ -76,6 +78,8 @@ def check_allocation(shape: tuple[int, ...], dtype: Any) -> None:
     nbytes = dtype.itemsize
     for d in shape:
         nbytes *= d
+    if nbytes < 1 << 30:  # the common case: no need to look at the machine
+        return
     limit = _memory_limit()
     if limit and nbytes > limit:
         raise MemoryError(
@@ -518,8 +522,11 @@ class EvalTrace(Trace):
 def _has_nan(x: Any) -> bool:
     if isinstance(x, Tracer):
         return False
-    value = np.asarray(x)
-    return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+    try:
+        kind = get_aval(x).dtype.kind
+    except TypeError:  # not an array (a static value)
+        return False
+    return kind in "fc" and bool(np.isnan(np.asarray(x)).any())
 
 
 def _check_nans(

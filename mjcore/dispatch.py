@@ -102,12 +102,19 @@ def to_buffer(x: Any) -> tuple[Any, ShapedArray]:
     return backend.device_put(np.asarray(x, aval.dtype)), aval
 
 
-def device_put(x: Any) -> Array:
-    """Put an array-like value on the device as an Array (Arrays are returned as they are)."""
+def device_put(x: Any, device: Any = None) -> Array:
+    """Put an array-like value on `device` (None: the default device) as an Array. An Array
+    already committed there is returned as it is; otherwise it is copied there and committed
+    (operations with it run on that device)."""
+    if device is None:
+        if isinstance(x, Array):
+            return x
+        buf, aval = to_buffer(x)
+        return Array(buf, aval)
     if isinstance(x, Array):
-        return x
-    buf, aval = to_buffer(x)
-    return Array(buf, aval)
+        return Array(backend.copy_to_device(x._buf, x.aval, device), x.aval)
+    aval = get_aval(x)
+    return Array(backend.device_put(np.asarray(x, aval.dtype), device), aval)
 
 
 def compiled_primitive(
@@ -196,7 +203,9 @@ def on_cpu() -> bool:
     """Whether the device is the CPU, whose buffers are host memory (host rules may run)."""
     if not _host_platform:
         _host_platform.append(backend.device().platform == "cpu")
-    return _host_platform[0]
+    # Host values have no device: once arrays are committed to one of several devices,
+    # every eager op runs where its arguments live (committing clears the plan cache).
+    return _host_platform[0] and not backend.several_devices_in_use
 
 
 def host_plan(
@@ -404,37 +413,53 @@ def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any
 core.set_default_impl(apply_primitive)
 
 
-def devices() -> list[Any]:
-    """The devices arrays can live on (one CPU device)."""
-    return backend.devices()
+def devices(backend_name: str | None = None) -> list[Any]:
+    """The devices of a platform ('cpu', 'gpu'/'cuda'; None: the default platform), as
+    `jax.devices`.
+
+    Raises:
+      RuntimeError: for a platform that is not available.
+    """
+    return backend.devices(backend_name)
 
 
-# --- device introspection, as JAX's (one process, one CPU client) ---------------------------
+# --- device introspection, as JAX's (one process; a client per platform) --------------------
 
 
 def _check_backend(fname: str, name: Any) -> None:
-    if name is not None and name != "cpu":
-        raise RuntimeError(
-            f"mjcore.{fname}: unknown backend {name!r}; mjcore runs on the 'cpu' backend only "
-            "(pass backend=None or 'cpu')"
-        )
+    if name is None:
+        return
+    try:
+        backend.get_backend(name)
+    except RuntimeError as err:
+        raise RuntimeError(f"mjcore.{fname}: {str(err).removeprefix('mjcore: ')}") from None
 
 
 def default_backend() -> str:
-    """The platform name of the default backend: always 'cpu'."""
-    return "cpu"
+    """The platform name of the default backend: 'gpu' (CUDA) or 'cpu', as JAX names them."""
+    return str(backend.device().platform)
+
+
+def default_device(device: Any) -> Any:
+    """A context manager under which new arrays (and operations on uncommitted arrays) go to
+    `device` (None: the usual default), as `jax.default_device`.
+
+    Raises:
+      ValueError: for an object that is not a device of a started platform.
+    """
+    return backend.default_device(device)
 
 
 def device_count(backend: str | None = None) -> int:
-    """The number of devices, over all processes (here: the CPU devices of this process)."""
+    """The number of devices, over all processes (here: those of this process)."""
     _check_backend("device_count", backend)
-    return len(devices())
+    return len(devices(backend))
 
 
 def local_device_count(backend: str | None = None) -> int:
     """The number of devices this process can address."""
     _check_backend("local_device_count", backend)
-    return len(devices())
+    return len(devices(backend))
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
@@ -449,7 +474,7 @@ def local_devices(process_index: int | None = None, backend: str | None = None) 
             f"mjcore.local_devices: unknown process_index {process_index}; there is one "
             "process, index 0"
         )
-    return devices()
+    return devices(backend)
 
 
 def process_index(backend: str | None = None) -> int:
@@ -462,6 +487,31 @@ def process_count(backend: str | None = None) -> int:
     """The number of processes: always 1 (mjcore is single-process)."""
     _check_backend("process_count", backend)
     return 1
+
+
+def current_device() -> Any:
+    """The device new arrays go to now (the default device, or `default_device`'s)."""
+    return backend.device()
+
+
+def device_of(x: Array) -> Any:
+    """The device holding Array `x`."""
+    return backend.buffer_device(x._buf)
+
+
+def all_devices() -> list[Any]:
+    """The devices of every started platform, the default platform's first."""
+    return [d for b in backend.backends().values() for d in b.devices]
+
+
+def dlpack_device(x: Array) -> tuple[int, int]:
+    """(DLPack device type, index) of the memory holding Array `x`."""
+    return backend.dlpack_device(x._buf)
+
+
+def to_dlpack(x: Array, stream: int | None = None) -> Any:
+    """A DLPack capsule of `x`'s device memory (no copy; callers pass a copy)."""
+    return backend.to_dlpack(x._buf, stream)
 
 
 def device_get(tree: Any) -> Any:

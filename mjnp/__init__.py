@@ -203,6 +203,7 @@ from mjnp._linalg import dot, inner, matmul, outer, vdot
 from mjnp._manipulation import (
     astype,
     atleast_1d,
+    broadcast,
     broadcast_to,
     copy,
     expand_dims,
@@ -476,6 +477,7 @@ __all__ += [
     "atleast_2d",
     "atleast_3d",
     "block",
+    "broadcast",
     "broadcast_arrays",
     "broadcast_shapes",
     "column_stack",

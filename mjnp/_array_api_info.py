@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.dispatch import devices as _devices
+from mjcore.dispatch import all_devices as _all_devices
 from mjnp._devices import Device, check_device, default_device
 
 __array_api_version__ = "2025.12"
@@ -43,8 +43,9 @@ class ArrayNamespaceInfo:
         return default_device()
 
     def devices(self) -> tuple[Device, ...]:
-        """The devices arrays can live on (the same objects as `mjcore.devices()`)."""
-        return tuple(_devices())
+        """The devices arrays can live on: those of every started platform, the default one's
+        first (the same objects as `mjcore.devices(platform)`)."""
+        return tuple(_all_devices())
 
     def default_dtypes(self, *, device: Device = None) -> dict[str, np.dtype]:
         """NumPy 2's defaults: float64, complex128, and int64 for integers and indices."""

@@ -21,7 +21,7 @@ from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval
 from mjcore.dtypes import DTypeLike
-from mjnp._devices import check_device
+from mjnp._devices import check_device, on_device
 from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
 
@@ -86,6 +86,7 @@ def _strong(x: Array) -> Array:
 # --- array / asarray ------------------------------------------------------------------------
 
 
+@on_device
 def asarray(
     a: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -199,6 +200,7 @@ def _filled(fname: str, shape: tuple[int, ...], fill_value: ArrayLike, dtype: np
     return lax.broadcast_to(fill, shape)
 
 
+@on_device
 def full(
     shape: ShapeLike,
     fill_value: ArrayLike,
@@ -217,6 +219,7 @@ def full(
     return _filled("full", _shape_arg("full", shape), fill_value, _dtype_arg("full", dtype, None))
 
 
+@on_device
 def zeros(
     shape: ShapeLike,
     dtype: DTypeLike | None = float,
@@ -231,6 +234,7 @@ def zeros(
     return _full("zeros", _shape_arg("zeros", shape), 0, _dtype_arg("zeros", dtype, _FLOAT64))
 
 
+@on_device
 def ones(
     shape: ShapeLike,
     dtype: DTypeLike | None = None,
@@ -245,6 +249,7 @@ def ones(
     return _full("ones", _shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
 
 
+@on_device
 def empty(
     shape: ShapeLike,
     dtype: DTypeLike | None = float,
@@ -281,6 +286,7 @@ def _like_args(
     return out_shape, _dtype_arg(fname, dtype, a_dtype)
 
 
+@on_device
 def zeros_like(
     a: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -296,6 +302,7 @@ def zeros_like(
     return _full("like", out_shape, 0, dt)
 
 
+@on_device
 def ones_like(
     a: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -311,6 +318,7 @@ def ones_like(
     return _full("like", out_shape, 1, dt)
 
 
+@on_device
 def empty_like(
     prototype: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -327,6 +335,7 @@ def empty_like(
     return _full("like", out_shape, 0, dt)
 
 
+@on_device
 def full_like(
     a: ArrayLike,
     fill_value: ArrayLike,
@@ -356,6 +365,7 @@ def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
     return value.item()
 
 
+@on_device
 def arange(
     start_or_stop: Any,
     stop: Any = None,
@@ -446,6 +456,7 @@ def _arange_values(start: Any, step: Any, length: int, dt: np.dtype) -> Array:
     return lax.convert_element_type(values, dt)
 
 
+@on_device
 def linspace(
     start: ArrayLike,
     stop: ArrayLike,
@@ -508,6 +519,7 @@ def linspace(
     return (y, step) if retstep else y
 
 
+@on_device
 def eye(
     N: int,  # noqa: N803  (NumPy's argument name)
     M: int | None = None,  # noqa: N803  (NumPy's argument name)

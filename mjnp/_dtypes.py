@@ -63,6 +63,11 @@ ulonglong = np.ulonglong
 True_ = np.True_
 False_ = np.False_
 
+# NB: no `longdouble`/`clongdouble` (nor the 'g'/'G' codes): XLA has no 80-bit or 128-bit float,
+# and aliasing them to float64 would pass dtype checks while silently losing the precision the
+# name promises (NumPy's own tests of longdouble check exactly that). A longdouble dtype given
+# to an mjnp function is refused with TypeError; NumPy's suite lists those tests as xfails
+# (conformance/numpy_suite_xfails.txt).
 # NB: NumPy's tables restricted to the dtypes mjnp holds on the device (no longdouble, object,
 # str/bytes/datetime entries). `typecodes` is read-only (a mapping proxy, where NumPy's is a dict).
 typecodes = MappingProxyType(
@@ -89,14 +94,30 @@ class _ArrayTypeMeta(type):
 
 class ndarray(metaclass=_ArrayTypeMeta):
     """The mjnp array type, for `isinstance` checks and annotations: concrete arrays (mjcore's
-    `Array`) and the values `jit`, `grad` and `vmap` trace are all instances. Make arrays with
-    `mjnp.array`, `mjnp.empty` and the other creation functions."""
+    `Array`) and the values `jit`, `grad` and `vmap` trace are all instances.
 
-    def __new__(cls, *args: object, **kwargs: object) -> ndarray:
-        raise TypeError(
-            "mjnp.ndarray cannot be instantiated: create arrays with mjnp.array, mjnp.empty, "
-            "mjnp.zeros or another creation function"
-        )
+    Calling it is `numpy.ndarray`'s low-level constructor, returning an mjnp array: without
+    `buffer` it is `mjnp.empty(shape, dtype, order)`; with one, the array NumPy would view on
+    the buffer (`offset`, `strides`, `order` as NumPy's), copied. NB: the result never aliases
+    the buffer (mjnp arrays are immutable values), and is not an instance of a subclass.
+    """
+
+    def __new__(
+        cls,
+        shape: Any,
+        dtype: Any = float,
+        buffer: Any = None,
+        offset: int = 0,
+        strides: Any = None,
+        order: str | None = None,
+    ) -> Any:
+        # Function-local import: mjnp._creation imports this module.
+        from mjnp._creation import asarray, empty
+
+        if buffer is None and strides is None and offset == 0:
+            return empty(shape, dtype, "C" if order is None else order)
+        host = np.ndarray(shape, dtype, buffer, offset, strides, order)
+        return asarray(host.copy())
 
 
 # The abstract scalar types, for `issubdtype(x.dtype, mjnp.floating)`.

@@ -836,12 +836,21 @@ conj = conjugate
 # --- selection ------------------------------------------------------------------------------
 
 
-@fuse_eagerly
-def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
-    """Elementwise `x if condition else y`, broadcast together, as 3-argument `numpy.where`.
+def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /) -> Any:
+    """Elementwise `x if condition else y`, broadcast together, as `numpy.where`; with
+    `condition` alone, `nonzero(condition)` (eager only: its length depends on the values)."""
+    if x is None and y is None:
+        # Function-local import: _indexing_functions imports this module.
+        from mjnp._indexing_functions import nonzero
 
-    NB: the 1-argument form (`nonzero`) is not supported here.
-    """
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("mjnp.where: either both or neither of x and y should be given")
+    return _where(condition, x, y)
+
+
+@fuse_eagerly
+def _where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     check_arraylike("where", condition, x, y)
     cond = _truth("where", condition)
     x, y = promote_args_wrapping("where", x, y)

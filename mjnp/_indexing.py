@@ -505,6 +505,9 @@ def _advanced_getitem(
         # Every index into an empty axis is out of bounds: filled, or zeros where clamped.
         value = _fill_value(dtype, fill_value) if fill else 0
         return lax.full(out_shape, value, dtype, get_aval(x).weak_type)
+    if fill and all(isinstance(a, np.ndarray) for a in arrays):
+        # Known indices all in bounds (always so when checked) need no fill: a plain gather.
+        fill = not all(((a >= 0) & (a < shape[d])).all() for a, d in zip(arrays, axes, strict=True))
     if all(isinstance(a, np.ndarray) for a in arrays):
         indices = np.stack(arrays, axis=-1)
     else:

@@ -638,14 +638,17 @@ _PAD_KWARGS = {
 def _pad_width(
     fname: str, pad_width: Any, ndim: int, argname: str = "pad_width"
 ) -> list[tuple[int, int]]:
-    width = np.asarray(core.concrete_or_error(pad_width, f"mjnp.{fname}({argname}=...)"))
+    if isinstance(pad_width, _Array | Tracer):
+        width = np.asarray(core.concrete_or_error(pad_width, f"mjnp.{fname}({argname}=...)"))
+    else:  # NumPy's reading: strings, None and objects fail the integral-type check below
+        width = np.asarray(pad_width)
     if width.dtype.kind not in "iu":
         raise TypeError(f"mjnp.{fname}: `{argname}` must be of integral type, got {pad_width!r}")
     try:
         width = np.broadcast_to(width, (ndim, 2)) if width.size != 1 else np.full((ndim, 2), width)
     except ValueError as err:
         raise ValueError(
-            f"mjnp.{fname}: {argname} {pad_width!r} cannot be broadcast to ({ndim}, 2)"
+            f"mjnp.{fname}: {argname} {pad_width!r} cannot be broadcast to ({ndim}, 2): {err}"
         ) from err
     if np.any(width < 0):
         raise ValueError(f"mjnp.{fname}: index can't contain negative values, got {pad_width!r}")

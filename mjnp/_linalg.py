@@ -9,6 +9,8 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
+from mjcore.lax.dot import can_accumulate
+from mjcore.lax.precision import canonicalize_precision
 from mjnp._manipulation import moveaxis, normalize_axis
 from mjnp._out import write_exact_out, write_out
 from mjnp._promotion import asarray_arg, promote_args
@@ -17,12 +19,39 @@ ArrayLike = Any
 Array = Any
 
 
-def _contract(a: Array, b: Array, a_axis: int, b_axis: int) -> Array:
+def _contract(
+    a: Array, b: Array, a_axis: int, b_axis: int, preferred: np.dtype | None = None
+) -> Array:
     """`lax.dot_general` over one axis pair, no batch axes: free axes of `a`, then of `b`.
 
     Bool operands give `any(a & b)`, as NumPy's boolean products do.
     """
-    return lax.dot_general(a, b, (((a_axis,), (b_axis,)), ((), ())))
+    return _dot_general(a, b, (((a_axis,), (b_axis,)), ((), ())), preferred)
+
+
+def _dot_options(fname: str, precision: Any, preferred_element_type: Any) -> np.dtype | None:
+    """JAX's `precision=` (validated; the CPU computes at full precision whatever it says) and
+    `preferred_element_type=` (returned as a dtype) of the products."""
+    canonicalize_precision(precision)
+    if preferred_element_type is None:
+        return None
+    return dtypes.canonicalize_dtype(preferred_element_type, f"mjnp.{fname}")
+
+
+def _dot_general(a: Array, b: Array, dims: Any, preferred: np.dtype | None) -> Array:
+    """`lax.dot_general` giving `preferred` (JAX's `preferred_element_type`) if set: it
+    accumulates in that dtype, after converting the operands when it is of another kind
+    (an integer product wanted as floats, as JAX allows)."""
+    if preferred is None:
+        return lax.dot_general(a, b, dims)
+    if a.dtype != b.dtype or not can_accumulate(a.dtype, preferred):
+        a, b = lax.convert_element_type(a, preferred), lax.convert_element_type(b, preferred)
+    return lax.dot_general(a, b, dims, preferred_element_type=preferred)
+
+
+def _scaled(product: Array, preferred: np.dtype | None) -> Array:
+    """A product computed without `dot_general` (a scalar operand), as `preferred`."""
+    return product if preferred is None else lax.convert_element_type(product, preferred)
 
 
 def _promote(
@@ -45,18 +74,30 @@ def _promote(
 
 @fuse_eagerly
 def matmul(
-    x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *, dtype: DTypeLike | None = None
+    x1: ArrayLike,
+    x2: ArrayLike,
+    /,
+    out: Any = None,
+    *,
+    dtype: DTypeLike | None = None,
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """Matrix product with NumPy's `matmul` rules.
 
     A 1-D first (second) operand is a row (column) vector whose added axis is removed from the
     result; leading dimensions are batch dimensions and broadcast against each other. `out=`
-    rebinds the given array, with the ufunc rules.
+    rebinds the given array, with the ufunc rules. `precision` and `preferred_element_type`
+    are JAX's (`lax.dot_general`'s).
     """
-    return write_out("matmul", out, _matmul(x1, x2, dtype), "same_kind", broadcast=True)
+    preferred = _dot_options("matmul", precision, preferred_element_type)
+    result = _matmul(x1, x2, dtype, preferred)
+    return write_out("matmul", out, result, "same_kind", broadcast=True)
 
 
-def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
+def _matmul(
+    x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None, preferred: np.dtype | None = None
+) -> Array:
     a, b = _promote("matmul", x1, x2, dtype)
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
@@ -77,7 +118,7 @@ def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
                 f"{a_shape} and {b_shape} (size {a_shape[a_axis]} is different from "
                 f"{b_shape[b_axis]})"
             )
-        return _contract(a, b, a_axis, b_axis)
+        return _contract(a, b, a_axis, b_axis, preferred)
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"mjnp.matmul: mismatch in the contracted dimension of operands of shapes {a_shape} "
@@ -86,10 +127,10 @@ def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
     a_batch, b_batch = a.shape[:-2], b.shape[:-2]
     if not b_batch:
         # (..., n, k) @ (k, m): the batch axes of `a` are free axes, nothing to broadcast.
-        result = _contract(a, b, a.ndim - 1, 0)
+        result = _contract(a, b, a.ndim - 1, 0, preferred)
     elif not a_batch:
         # (n, k) @ (..., k, m) gives (n, ..., m): move n next to m instead of broadcasting `a`.
-        result = _contract(a, b, 1, b.ndim - 2)
+        result = _contract(a, b, 1, b.ndim - 2, preferred)
         nb = len(b_batch)
         result = lax.transpose(result, (*range(1, nb + 1), 0, nb + 1))
     else:
@@ -104,37 +145,55 @@ def _matmul(x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None) -> Array:
         b = lax.broadcast_to(b, (*batch, *b.shape[-2:]))
         nb = len(batch)
         batch_dims = tuple(range(nb))
-        result = lax.dot_general(a, b, (((nb + 1,), (nb,)), (batch_dims, batch_dims)))
+        result = _dot_general(a, b, (((nb + 1,), (nb,)), (batch_dims, batch_dims)), preferred)
     return result
 
 
 @fuse_eagerly
-def dot(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
+def dot(
+    a: ArrayLike,
+    b: ArrayLike,
+    out: Any = None,
+    *,
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
+) -> Array:
     """Dot product with NumPy's `dot` rules.
 
     Scalars multiply; otherwise the last axis of `a` is contracted with the only axis of a 1-D
     `b`, or with the second-to-last axis of `b`, and the result has the free axes of `a` then
     those of `b`. As in NumPy, `out=` must have exactly the result's dtype and shape.
+    `precision` and `preferred_element_type` are JAX's (`lax.dot_general`'s).
     """
-    return write_exact_out("dot", out, _dot(a, b))
+    preferred = _dot_options("dot", precision, preferred_element_type)
+    return write_exact_out("dot", out, _dot(a, b, preferred))
 
 
-def _dot(a: ArrayLike, b: ArrayLike) -> Array:
+def _dot(a: ArrayLike, b: ArrayLike, preferred: np.dtype | None = None) -> Array:
     a, b = _promote("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        return lax.mul(a, b)
+        return _scaled(lax.mul(a, b), preferred)
     b_axis = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[b_axis]:
         raise ValueError(
             f"mjnp.dot: shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} "
             f"(dim {a.ndim - 1}) != {b.shape[b_axis]} (dim {b_axis})"
         )
-    return _contract(a, b, a.ndim - 1, b_axis)
+    return _contract(a, b, a.ndim - 1, b_axis, preferred)
 
 
 @fuse_eagerly
-def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:
-    """Dot product of the flattened arrays, conjugating `a`, as `numpy.vdot`."""
+def vdot(
+    a: ArrayLike,
+    b: ArrayLike,
+    /,
+    *,
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
+) -> Array:
+    """Dot product of the flattened arrays, conjugating `a`, as `numpy.vdot` (`precision` and
+    `preferred_element_type` as JAX's)."""
+    preferred = _dot_options("vdot", precision, preferred_element_type)
     a, b = _promote("vdot", a, b)
     if a.size != b.size:
         raise ValueError(
@@ -145,21 +204,30 @@ def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:
     b = lax.reshape(b, (b.size,))
     if dtypes.is_complex(a.dtype):
         a = lax.conj(a)
-    return _contract(a, b, 0, 0)
+    return _contract(a, b, 0, 0, preferred)
 
 
 @fuse_eagerly
-def inner(a: ArrayLike, b: ArrayLike, /) -> Array:
-    """Inner product over the last axes, as `numpy.inner` (scalars multiply)."""
+def inner(
+    a: ArrayLike,
+    b: ArrayLike,
+    /,
+    *,
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
+) -> Array:
+    """Inner product over the last axes, as `numpy.inner` (scalars multiply; `precision` and
+    `preferred_element_type` as JAX's)."""
+    preferred = _dot_options("inner", precision, preferred_element_type)
     a, b = _promote("inner", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        return lax.mul(a, b)
+        return _scaled(lax.mul(a, b), preferred)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(
             f"mjnp.inner: shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} "
             f"(dim {a.ndim - 1}) != {b.shape[-1]} (dim {b.ndim - 1})"
         )
-    return _contract(a, b, a.ndim - 1, b.ndim - 1)
+    return _contract(a, b, a.ndim - 1, b.ndim - 1, preferred)
 
 
 @fuse_eagerly
@@ -173,9 +241,18 @@ def outer(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
 
 
 @fuse_eagerly
-def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
+def tensordot(
+    a: ArrayLike,
+    b: ArrayLike,
+    axes: Any = 2,
+    *,
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
+) -> Array:
     """Sum products over the given axes, as `numpy.tensordot`: `axes=N` pairs the last N axes
-    of `a` with the first N of `b`; a pair of sequences names the axes explicitly."""
+    of `a` with the first N of `b`; a pair of sequences names the axes explicitly.
+    `precision` and `preferred_element_type` are JAX's."""
+    preferred = _dot_options("tensordot", precision, preferred_element_type)
     a, b = _promote("tensordot", a, b)
     if isinstance(axes, int | np.integer):
         # As NumPy: a's last n axes with b's first n; n <= 0 pairs none (an outer product).
@@ -204,7 +281,7 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
     a_axes, b_axes = tuple(i for i, _ in pairs), tuple(j for _, j in pairs)
     if len(set(a_axes)) != len(a_axes) or len(set(b_axes)) != len(b_axes):
         raise ValueError(f"mjnp.tensordot: duplicate axes are not allowed, got axes={axes!r}")
-    return lax.dot_general(a, b, ((a_axes, b_axes), ((), ())))
+    return _dot_general(a, b, ((a_axes, b_axes), ((), ())), preferred)
 
 
 def _broadcast_pair(
@@ -430,7 +507,12 @@ def _einsum_sum(x: Array, labels: list[str], keep: set[str]) -> tuple[Array, lis
 
 
 def _einsum_pair(
-    a: Array, la: list[str], b: Array, lb: list[str], keep: set[str]
+    a: Array,
+    la: list[str],
+    b: Array,
+    lb: list[str],
+    keep: set[str],
+    preferred: np.dtype | None = None,
 ) -> tuple[Array, list[str]]:
     shared = [c for c in la if c in lb]
     batch = [c for c in shared if c in keep]
@@ -439,7 +521,7 @@ def _einsum_pair(
         (tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
         (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)),
     )
-    out = lax.dot_general(a, b, dims)
+    out = _dot_general(a, b, dims, preferred)
     labels = batch + [c for c in la if c not in shared] + [c for c in lb if c not in shared]
     return out, labels
 
@@ -452,19 +534,28 @@ def einsum(
     order: str = "K",
     casting: str = "safe",
     optimize: Any = False,
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """Einstein summation, as `numpy.einsum` (string subscripts, with ellipses).
 
     Operands are contracted pairwise with `lax.dot_general`, left to right, or in the order
     NumPy's `einsum_path` chooses for `optimize` (True, "greedy", "optimal" or an explicit
     path). Size-1 axes broadcast against their label's size. `out=` rebinds the given array
-    (the result casts to it by `casting`).
+    (the result casts to it by `casting`). `precision` and `preferred_element_type` are
+    JAX's: each pairwise contraction accumulates in, and the result has, that dtype.
     """
-    return write_out("einsum", out, _einsum(subscripts, operands, dtype, optimize), casting)
+    preferred = _dot_options("einsum", precision, preferred_element_type)
+    result = _einsum(subscripts, operands, dtype, optimize, preferred)
+    return write_out("einsum", out, result, casting)
 
 
 def _einsum(
-    subscripts: str, operands: tuple[ArrayLike, ...], dtype: DTypeLike | None, optimize: Any
+    subscripts: str,
+    operands: tuple[ArrayLike, ...],
+    dtype: DTypeLike | None,
+    optimize: Any,
+    preferred: np.dtype | None = None,
 ) -> Array:
     if not isinstance(subscripts, str):
         raise TypeError("mjnp.einsum: only the string form of subscripts is supported")
@@ -511,15 +602,15 @@ def _einsum(
         for g in range(1, len(group)):
             y, ly = group[g]
             rest = keep | {c for _, lz in group[g + 1 :] for c in lz}
-            x, labels = _einsum_pair(x, labels, y, ly, rest)
+            x, labels = _einsum_pair(x, labels, y, ly, rest, preferred)
         ops = [op for k, op in enumerate(ops) if k not in step] + [(x, labels)]
     while len(ops) > 1:
         (x, lx), (y, ly) = ops[0], ops[1]
         ops = ops[2:]
-        ops = [_einsum_pair(x, lx, y, ly, needed([])), *ops]
+        ops = [_einsum_pair(x, lx, y, ly, needed([]), preferred), *ops]
     x, labels = ops[0]
     x, labels = _einsum_sum(x, labels, set(output))
-    return lax.transpose(x, tuple(labels.index(c) for c in output))
+    return _scaled(lax.transpose(x, tuple(labels.index(c) for c in output)), preferred)
 
 
 def _einsum_order(subscripts: str, arrays: list[Array], optimize: Any) -> list[tuple[int, ...]]:

@@ -7,6 +7,7 @@ uses, so that AxisError, bool-axis and duplicate-axis errors read the same every
 
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 from collections.abc import Sequence
@@ -16,9 +17,10 @@ import numpy as _np
 from numpy.exceptions import AxisError
 
 from mjcore import lax
+from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.lax.base import convert_element_type_p
-from mjnp._devices import check_device
+from mjnp._devices import check_device, on_device
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -335,6 +337,7 @@ def _atleast_1d(x: Array) -> Array:
 # --- dtype and copies -----------------------------------------------------------------------
 
 
+@on_device
 def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = True, device: Any = None) -> Array:
     """Cast `x` to `dtype` (unsafe casting), as `numpy.astype`.
 
@@ -380,3 +383,112 @@ def size(a: ArrayLike, axis: int | None = None) -> int:
     if axis is None:
         return math.prod(s)
     return s[normalize_axis("size", axis, len(s))]
+
+
+# --- broadcast: NumPy's broadcasting iterator object ------------------------------------------
+
+_MAX_BROADCAST_ARGS = 64  # NumPy's NPY_MAXARGS
+
+
+class _BroadcastIter:
+    """One argument of a `broadcast`, iterated over the broadcast shape in C order, as the
+    `numpy.flatiter`s in `numpy.broadcast.iters` (`base` is the argument itself)."""
+
+    def __init__(self, base: Any, shape: tuple[int, ...]):
+        self.base = base
+        self._shape = shape
+        self._host: Any = None
+        self.index = 0
+
+    def _values(self) -> Any:
+        if self._host is None:
+            if isinstance(self.base, Tracer):
+                raise TypeError(
+                    "mjnp.broadcast: cannot iterate over a traced array; iterate outside jit, "
+                    "vmap and grad, or use mjnp.broadcast_arrays"
+                )
+            self._host = _np.broadcast_to(_np.asarray(self.base), self._shape).reshape(-1)
+        return self._host
+
+    def __iter__(self) -> _BroadcastIter:
+        return self
+
+    def __next__(self) -> Any:
+        values = self._values()
+        if self.index >= values.size:
+            raise StopIteration
+        self.index += 1
+        return values[self.index - 1]
+
+    def __len__(self) -> int:
+        return math.prod(self._shape)
+
+
+class broadcast:  # noqa: N801  (NumPy's name)
+    """The broadcast of its arguments, as `numpy.broadcast`: `shape`, `nd`/`ndim`, `size`,
+    `numiter`, `iters`, `index`, `reset()`, and iteration yielding a tuple of elements (NumPy
+    scalars, read from host copies) per broadcast position.
+
+    A `broadcast` argument counts as its own arguments, as in NumPy. NB: the elements are
+    NumPy scalars of host copies (mjnp arrays do not alias memory); under a transformation the
+    shape attributes work but iteration raises TypeError.
+    """
+
+    __signature__ = inspect.Signature(
+        [inspect.Parameter("arrays", inspect.Parameter.VAR_POSITIONAL)]
+    )
+
+    def __init__(self, *arrays: Any, **kwargs: Any):
+        if kwargs:
+            raise ValueError("mjnp.broadcast() does not accept keyword arguments")
+        flat: list[Any] = []
+        for x in arrays:
+            if isinstance(x, broadcast):
+                flat.extend(it.base for it in x.iters)
+            else:
+                flat.append(x)
+        if len(flat) > _MAX_BROADCAST_ARGS:
+            raise ValueError(
+                f"mjnp.broadcast: Need at least 0 and at most {_MAX_BROADCAST_ARGS} array "
+                f"objects (got {len(flat)})."
+            )
+        # NumPy's message names the first mismatching pair, e.g. "arg 0 with shape (1, 3)".
+        self.shape: tuple[int, ...] = _np.broadcast_shapes(*(shape(x) for x in flat))
+        self.iters: tuple[_BroadcastIter, ...] = tuple(_BroadcastIter(x, self.shape) for x in flat)
+        self.index = 0
+
+    @property
+    def nd(self) -> int:
+        return len(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numiter(self) -> int:
+        return len(self.iters)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def reset(self, /) -> None:
+        """Go back to the first position (every iterator too), as `numpy.broadcast.reset`."""
+        self.index = 0
+        for it in self.iters:
+            it.index = 0
+
+    def __iter__(self) -> broadcast:
+        return self
+
+    def __next__(self) -> tuple[Any, ...]:
+        if self.index >= self.size:
+            raise StopIteration
+        position = self.index
+        self.index += 1
+        out = []
+        for it in self.iters:
+            it.index = position
+            out.append(next(it))
+        return tuple(out)

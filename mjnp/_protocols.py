@@ -16,6 +16,8 @@ import numpy as np
 
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
+from mjcore.dispatch import dlpack_device as _dlpack_device
+from mjcore.dispatch import to_dlpack as _to_dlpack
 from mjnp._devices import check_device
 from mjnp._manipulation import new_handle
 from mjnp._out import write_out, write_outs
@@ -152,11 +154,23 @@ def dlpack(
     the read-only flag, so it gets its own writable copy of the host value. `copy=False` is
     accepted for both, since the host value is itself a copy. Traced values raise.
 
+    An array on a GPU exports a capsule of device memory (DLPack device type kDLCUDA) holding
+    a copy of it, so the consumer never shares the array's own buffer; `dl_device=(1, 0)`
+    asks for the host copy instead.
+
     Raises:
-        BufferError: for a `dl_device` other than the CPU, `(1, 0)`.
+        BufferError: for a `dl_device` other than the CPU, `(1, 0)`, or the array's own.
     """
-    if dl_device is not None and tuple(dl_device) != (_DLPACK_CPU, 0):
-        raise BufferError(f"mjnp: __dlpack__ can only export to the CPU, got device {dl_device}")
+    own = dlpack_device(self)
+    if dl_device is not None and tuple(dl_device) not in ((_DLPACK_CPU, 0), own):
+        raise BufferError(
+            f"mjnp: __dlpack__ can only export to the CPU (1, 0) or the array's device {own}, "
+            f"got device {dl_device}"
+        )
+    if own[0] != _DLPACK_CPU and (dl_device is None or tuple(dl_device) == own):
+        if copy is False:
+            raise BufferError("mjnp: __dlpack__ of a GPU array always copies; use copy=None")
+        return _to_dlpack(self.__copy__(), stream)
     host = np.asarray(self)  # raises a tracer conversion error under transformations
     if max_version is None or max_version[0] < 1:
         return np.array(host).__dlpack__(stream=stream)
@@ -164,7 +178,10 @@ def dlpack(
 
 
 def dlpack_device(self: Array) -> tuple[int, int]:
-    """`(kDLCPU, 0)`: DLPack exports go through the host copy."""
+    """`(kDLCPU, 0)` for a CPU array (exports go through the host copy); `(kDLCUDA, ordinal)`
+    for a GPU array."""
+    if isinstance(self, _Array):
+        return _dlpack_device(self)
     return (_DLPACK_CPU, 0)
 
 
@@ -190,4 +207,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         raise TypeError(
             f"mjnp.from_dlpack: expected an object with __dlpack__, got {type(x).__name__}"
         )
-    return _mjnp().asarray(np.from_dlpack(x))
+    return _mjnp().asarray(np.from_dlpack(x), device=device)

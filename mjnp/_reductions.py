@@ -4,6 +4,7 @@ NumPy's reductions do."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -309,10 +310,62 @@ def _extremum(
         init = _scalar_like(fname, initial, x.dtype, "initial")
     if mask is not None:
         x = lax.select_n(mask, lax.broadcast_to(init, x.shape), x)
+    if x.dtype.kind == "c":
+        result = _complex_extremum(op is _MAX, x, axes, init)
+        return write_out(fname, out, _finish(result, axes, keepdims))
     result = _reduce(op.reduce_bool if x.dtype == _BOOL else op.reduce, x, axes)
     if init is not None:
         result = op.combine(result, init)
     return write_out(fname, out, _finish(result, axes, keepdims))
+
+
+# NumPy orders complex numbers lexicographically (real part, then imaginary part), and a value
+# with a NaN in either part wins, the first one along the axis. XLA's max/min reductions refuse
+# complex, so these build the order from real reductions; the real path above stays as it was.
+
+
+def _complex_arg_extremum(is_max: bool, x: Array, axis: int) -> Array:
+    """First index along `axis` of the lexicographic max (min) of complex `x`, NaNs first."""
+    re, im = lax.real(x), lax.imag(x)
+    reduce = lax.reduce_max if is_max else lax.reduce_min
+    shape = x.shape
+    kept = tuple(d for d in range(x.ndim) if d != axis)
+
+    def spread(r: Array) -> Array:
+        return lax.broadcast_in_dim(r, shape, kept)
+
+    nan = lax.bitwise_or(lax.ne(re, re), lax.ne(im, im))
+    any_nan = spread(lax.reduce_or(nan, (axis,)))
+    best_re = spread(reduce(re, (axis,)))
+    on_best_re = lax.eq(re, best_re)
+    beyond = lax.full((), -np.inf if is_max else np.inf, im.dtype)
+    best_im = spread(reduce(lax.select_n(on_best_re, lax.broadcast_to(beyond, shape), im), (axis,)))
+    best = lax.bitwise_and(on_best_re, lax.eq(im, best_im))
+    hit = lax.select_n(any_nan, best, nan)
+    return lax.argmax(lax.convert_element_type(hit, np.dtype("int8")), axis, _INT64)
+
+
+def _complex_extremum(is_max: bool, x: Array, axes: tuple[int, ...], init: Array | None) -> Array:
+    """Lexicographic max (min) of complex `x` over `axes`, folding in `init` if given."""
+    kept = tuple(d for d in range(x.ndim) if d not in axes)
+    moved = lax.transpose(x, (*kept, *axes)) if x.ndim else x
+    flat = lax.reshape(moved, (*(x.shape[d] for d in kept), math.prod(x.shape[d] for d in axes)))
+    if init is not None:  # `init` takes part as one more element ahead of each slice
+        head = lax.broadcast_to(init, (*flat.shape[:-1], 1))
+        flat = lax.concatenate([head, flat], flat.ndim - 1)
+    last = flat.ndim - 1
+    index = _complex_arg_extremum(is_max, flat, last)
+    picked = lax.eq(
+        lax.broadcasted_iota(_INT64, flat.shape, last),
+        lax.broadcast_in_dim(index, flat.shape, tuple(range(last))),
+    )
+    # Select the picked element's parts with max over a -inf background: exact, -0.0 included.
+    floor = lax.full(flat.shape, -np.inf, np.dtype(f"f{flat.dtype.itemsize // 2}"))
+    parts = [
+        lax.reduce_max(lax.select_n(picked, floor, p), (last,))
+        for p in (lax.real(flat), lax.imag(flat))
+    ]
+    return lax.complex(*parts)
 
 
 @fuse_eagerly
@@ -364,7 +417,10 @@ def _arg_extremum(
             f"mjnp.{fname}: attempt to get {fname} of an empty sequence (array of shape "
             f"{x.shape}, axis={axis!r})"
         )
-    result = lax_arg(x, ax, _INT64)
+    if x.dtype.kind == "c":
+        result = _complex_arg_extremum(fname == "argmax", x, ax)
+    else:
+        result = lax_arg(x, ax, _INT64)
     if keepdims and ndim_in:  # a 0-d input keeps its 0-d shape, as in NumPy
         result = lax.expand_dims(result, tuple(range(ndim_in)) if axis is None else (ax,))
     # NumPy computes into an int64 temporary and copies it back to `out`.

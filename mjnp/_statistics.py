@@ -547,8 +547,9 @@ _CONTINUOUS = {
     "normal_unbiased": (3 / 8, 3 / 8),
     "interpolated_inverted_cdf": (0.0, 1.0),
 }
-_DISCRETE = ("lower", "higher", "nearest")
-_UNSUPPORTED = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation")
+# Methods that pick one sorted value (no interpolation): the result keeps `a`'s dtype.
+_DISCRETE = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
+_METHODS = (*_CONTINUOUS, *_DISCRETE, "midpoint", "averaged_inverted_cdf")
 
 
 def _move_to_last(fname: str, x: Array, axis: Axis) -> tuple[Array, tuple[int, ...]]:
@@ -577,16 +578,26 @@ def _take_last(s: Array, index: Array, q_ndim: int) -> Array:
         lax.broadcasted_iota(index.dtype, full, len(full) - 1),
         lax.broadcast_in_dim(index, full, index_dims),
     )
+    if s.dtype == _BOOL:  # XLA does not sum booleans: pick from 0/1 bytes
+        return lax.convert_element_type(
+            _take_last(lax.convert_element_type(s, np.dtype("uint8")), index, q_ndim), _BOOL
+        )
     values = lax.broadcast_in_dim(s, full, tuple(range(q_ndim, len(full))))
     zeros = lax.full(full, 0, s.dtype)
     return lax.reduce_sum(lax.select_n(picked, zeros, values), (len(full) - 1,))
 
 
-def _lerp(a: Array, b: Array, t: Array) -> Array:
-    """NumPy's `_lerp`: exact at both ends and monotone in t."""
-    diff_b_a = ew.subtract(b, a)
-    low = ew.add(a, ew.multiply(diff_b_a, t))
-    high = ew.subtract(b, ew.multiply(diff_b_a, ew.subtract(1, t)))
+def _lerp(a: Array, b: Array, t: Array, out_dtype: np.dtype) -> Array:
+    """NumPy's `_lerp`: exact at both ends and monotone in t. As in NumPy, the neighbours are
+    subtracted in their own dtype, and `t` and `1 - t` are formed in `t`'s dtype (a weak
+    Python-float `t` is a float64 there) before meeting the `out_dtype` values."""
+    diff_b_a = lax.convert_element_type(ew.subtract(b, a), out_dtype)
+    a = lax.convert_element_type(a, out_dtype)
+    b = lax.convert_element_type(b, out_dtype)
+    t_low = lax.convert_element_type(t, out_dtype)
+    t_high = lax.convert_element_type(ew.subtract(lax.full((), 1, t.dtype), t), out_dtype)
+    low = ew.add(a, ew.multiply(diff_b_a, t_low))
+    high = ew.subtract(b, ew.multiply(diff_b_a, t_high))
     return ew.where(ew.greater_equal(t, 0.5), high, low)
 
 
@@ -610,18 +621,21 @@ def _quantile(
     x = asarray_strong(fname, a)
     if x.dtype.kind == "c":
         raise TypeError(f"mjnp.{fname}: a must be an array of real numbers")
-    if method in _UNSUPPORTED or weights is not None:
-        raise NotImplementedError(
-            f"mjnp.{fname}: method {method!r} and weights= are not supported; the supported "
-            f"methods are {(*_CONTINUOUS, *_DISCRETE, 'midpoint')}"
+    if method not in _METHODS:
+        raise ValueError(f"mjnp.{fname}: {method!r} is not a valid method. Use one of: {_METHODS}")
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(
+            f"mjnp.{fname}: Only method 'inverted_cdf' supports weights. Got: {method}."
         )
-    if method not in _CONTINUOUS and method not in _DISCRETE and method != "midpoint":
-        raise ValueError(f"mjnp.{fname}: {method!r} is not a valid method")
     weak_q = type(q) in (int, float)
     qa = asarray_strong(fname, q)
     if qa.dtype.kind not in "fiub":
         raise TypeError(f"mjnp.{fname}: q must be real, got dtype {qa.dtype.name}")
     if qa.dtype.kind != "f":
+        if method == "linear" and scale == 1:
+            # Integer q (0 or 1) makes NumPy's virtual index whole, so it takes the value as
+            # it is, keeping a's dtype: 'lower' computes exactly that.
+            method = "lower"
         qa = lax.convert_element_type(qa, _FLOAT64)
     if scale != 1:
         qa = ew.true_divide(qa, lax.full((), scale, qa.dtype))
@@ -639,6 +653,13 @@ def _quantile(
     shape = x.shape
     s, axes = _move_to_last(fname, x, axis)
     n = s.shape[-1]
+    if weights is not None:
+        w = _quantile_weights(fname, weights, x, axis)
+        w = _move_to_last(fname, w, axis)[0]
+        result = _weighted_inverted_cdf(fname, s, w, qa, ignore_nan)
+        if keepdims:
+            result = _keep_dims(result, qa.ndim, shape, axes)
+        return write_out(fname, out, result, "unsafe" if ignore_nan else "same_kind")
     if n == 0 and not ignore_nan:
         raise IndexError(f"mjnp.{fname}: cannot take a quantile over an empty axis (shape {shape})")
     has_nan = None
@@ -654,7 +675,17 @@ def _quantile(
     # Shape Q + batch: each quantile against each slice's count.
     qb = lax.broadcast_in_dim(qa, (*qa.shape, *s.shape[:-1]), tuple(range(qa.ndim)))
     last = ew.subtract(count, 1)
-    if method in _DISCRETE or method == "midpoint":
+    if method in ("inverted_cdf", "closest_observation"):
+        # NumPy's `_discrete_interpolation_to_boundaries`: the next order statistic, or this
+        # one where the virtual index is whole (for closest_observation: and odd).
+        shift = 1.5 if method == "closest_observation" else 1
+        virtual = ew.subtract(ew.multiply(count, qb), shift)
+        previous = ew.floor(virtual)
+        stay = ew.equal(virtual, previous)
+        if method == "closest_observation":
+            stay = ew.logical_and(stay, ew.equal(ew.remainder(previous, 2), 1))
+        virtual = ew.where(stay, previous, ew.add(previous, 1))
+    elif method in _DISCRETE or method == "midpoint":
         virtual = ew.multiply(qb, last)
         if method == "lower":
             virtual = ew.floor(virtual)
@@ -662,6 +693,8 @@ def _quantile(
             virtual = ew.ceil(virtual)
         elif method == "nearest":
             virtual = ew.rint(virtual)
+    elif method == "averaged_inverted_cdf":
+        virtual = ew.subtract(ew.multiply(count, qb), 1)
     else:
         alpha, beta = _CONTINUOUS[method]
         if method == "linear":
@@ -685,6 +718,10 @@ def _quantile(
             gamma = ew.where(ew.equal(ew.ceil(virtual), floor), 0.0, 0.5)
             gamma = lax.convert_element_type(gamma, qa.dtype)
             upper = ew.clip(ew.ceil(virtual), 0, ew.maximum(last, 0))
+        elif method == "averaged_inverted_cdf":
+            # NumPy's fix_gamma: the average of two neighbours on a whole index, else the next.
+            gamma = ew.where(ew.equal(gamma, 0), 0.5, 1.0)
+            gamma = lax.convert_element_type(gamma, qa.dtype)
         # Indices past the end clamp to the last value, before the start to the first.
         beyond = ew.greater_equal(virtual, last)
         lower = ew.where(beyond, ew.maximum(last, 0), lower)
@@ -700,15 +737,69 @@ def _quantile(
             out_dtype = x.dtype if x.dtype.kind == "f" else _FLOAT64
         else:
             out_dtype = np.result_type(x.dtype, qa.dtype)
-        lo_val = lax.convert_element_type(lo_val, out_dtype)
-        hi_val = lax.convert_element_type(hi_val, out_dtype)
-        result = _lerp(lo_val, hi_val, lax.convert_element_type(gamma, out_dtype))
+        result = _lerp(lo_val, hi_val, gamma, out_dtype)
     if has_nan is not None:
         result = ew.where(has_nan, lax.full((), np.nan, result.dtype), result)
     if keepdims:
         result = _keep_dims(result, qa.ndim, shape, axes)
     # NumPy's lerp writes `out` (a ufunc's casting), but its nan* versions copy unsafely.
     return write_out(fname, out, result, "unsafe" if ignore_nan else "same_kind")
+
+
+def _quantile_weights(fname: str, weights: ArrayLike, x: Array, axis: Axis) -> Array:
+    """`weights` checked as NumPy's `_weights_are_valid` and broadcast to `x`'s shape."""
+    w = asarray_strong(fname, weights)
+    if w.shape != x.shape:
+        if axis is None:
+            raise TypeError(
+                f"mjnp.{fname}: Axis must be specified when shapes of a and weights differ "
+                f"(a {x.shape}, weights {w.shape})."
+            )
+        axes = normalize_axes(fname, axis, x.ndim)
+        if w.shape != tuple(x.shape[ax] for ax in axes):
+            raise ValueError(
+                f"mjnp.{fname}: Shape of weights must be consistent with shape of a along "
+                f"specified axis (a {x.shape}, axis={axis!r}, weights {w.shape})."
+            )
+        order = tuple(int(i) for i in np.argsort(axes))
+        w = lax.broadcast_in_dim(lax.transpose(w, order), x.shape, tuple(sorted(axes)))
+    if _is_concrete(w) and bool(np.any(np.asarray(w) < 0)):
+        raise ValueError(f"mjnp.{fname}: Weights must be non-negative.")
+    return w
+
+
+def _weighted_inverted_cdf(fname: str, s: Array, w: Array, qa: Array, ignore_nan: bool) -> Array:
+    """NumPy's weighted 'inverted_cdf' over the last axis of `s`: the first sorted value whose
+    normalized cumulative weight reaches q (shape q.shape + s.shape[:-1])."""
+    n = s.shape[-1]
+    last = s.ndim - 1
+    if n == 0:
+        raise IndexError(f"mjnp.{fname}: cannot take a quantile over an empty axis")
+    nan = ew.isnan(s) if s.dtype.kind == "f" else None
+    if ignore_nan and nan is not None:
+        w = ew.where(nan, lax.full((), 0, w.dtype), w)  # NaNs sort last with no weight
+    s, w = lax.sort([s, w], last, num_keys=1)
+    cdf = lax.cumsum(lax.convert_element_type(w, _FLOAT64), last)
+    total = lax.slice_in_dim(cdf, n - 1, n, last)
+    cdf = ew.true_divide(cdf, total)
+    if _is_concrete(cdf) and bool(np.isnan(np.asarray(cdf)[..., -1]).any()):
+        raise ValueError(f"mjnp.{fname}: Weights included NaN, inf or were all zero.")
+    cdf = lax.convert_element_type(cdf, qa.dtype)
+    # Leading zero weights: q=0 must pick the first value with weight, as NumPy's -1 trick.
+    cdf = ew.where(ew.equal(cdf, 0), lax.full((), -1, cdf.dtype), cdf)
+    full = (*qa.shape, *s.shape)
+    q_full = lax.broadcast_in_dim(qa, full, tuple(range(qa.ndim)))
+    cdf_full = lax.broadcast_in_dim(cdf, full, tuple(range(qa.ndim, len(full))))
+    index = red.sum(ew.less(cdf_full, q_full), -1, _INT64)  # searchsorted(cdf, q, "left")
+    index = ew.minimum(index, n - 1)
+    result = _take_last(s, index, qa.ndim)
+    if nan is not None:
+        if ignore_nan:
+            all_nan = red.all(nan, -1)
+            result = ew.where(all_nan, lax.full((), np.nan, result.dtype), result)
+        else:
+            result = ew.where(red.any(nan, -1), lax.full((), np.nan, result.dtype), result)
+    return result
 
 
 def quantile(
@@ -720,14 +811,15 @@ def quantile(
     method: str = "linear",
     keepdims: bool = False,
     *,
-    weights: None = None,
+    weights: ArrayLike | None = None,
     interpolation: None = None,
 ) -> Array:
     """The `q`-th quantiles over `axis`, as `numpy.quantile` (shape q.shape + reduced shape).
 
     Methods: the continuous ones (linear, weibull, hazen, median_unbiased, normal_unbiased,
-    interpolated_inverted_cdf), lower, higher, nearest and midpoint. NB: the inverted-cdf
-    methods and `weights` are not supported (NotImplementedError).
+    interpolated_inverted_cdf), the discrete ones (inverted_cdf, averaged_inverted_cdf,
+    closest_observation, lower, higher, nearest) and midpoint; `weights` with 'inverted_cdf'
+    only, as in NumPy.
     """
     return _quantile(
         "quantile", a, q, axis, out, method, keepdims, weights, interpolation, False, 1
@@ -743,7 +835,7 @@ def percentile(
     method: str = "linear",
     keepdims: bool = False,
     *,
-    weights: None = None,
+    weights: ArrayLike | None = None,
     interpolation: None = None,
 ) -> Array:
     """`quantile` with `q` in percent, as `numpy.percentile`."""
@@ -761,7 +853,7 @@ def nanquantile(
     method: str = "linear",
     keepdims: bool = False,
     *,
-    weights: None = None,
+    weights: ArrayLike | None = None,
     interpolation: None = None,
 ) -> Array:
     """`quantile` of the non-NaN elements, as `numpy.nanquantile` (all-NaN slices give NaN)."""
@@ -779,7 +871,7 @@ def nanpercentile(
     method: str = "linear",
     keepdims: bool = False,
     *,
-    weights: None = None,
+    weights: ArrayLike | None = None,
     interpolation: None = None,
 ) -> Array:
     """`percentile` of the non-NaN elements, as `numpy.nanpercentile`."""
@@ -867,14 +959,14 @@ def average(
     if w.shape != x.shape:
         if axis is None:
             raise TypeError(
-                "mjnp.average: axis must be specified when shapes of a and weights differ, got "
-                f"{x.shape} and {w.shape}"
+                "mjnp.average: Axis must be specified when shapes of a and weights differ "
+                f"(a {x.shape}, weights {w.shape})"
             )
         given = normalize_axes("mjnp.average", axis, x.ndim)
         if w.shape != tuple(x.shape[ax] for ax in given):
             raise ValueError(
-                f"mjnp.average: shape of weights {w.shape} must be consistent with the shape of "
-                f"a {x.shape} along axis {axis!r}"
+                "mjnp.average: Shape of weights must be consistent with shape of a along "
+                f"specified axis (a {x.shape}, axis={axis!r}, weights {w.shape})"
             )
         w = lax.transpose(w, tuple(int(i) for i in np.argsort(given)))
         w = lax.broadcast_in_dim(w, x.shape, tuple(sorted(given)))

@@ -357,11 +357,16 @@ def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[
 
 class vectorize:  # noqa: N801  (NumPy's name)
     """A function of scalars (or of core dimensions given by `signature`) mapped over the
-    broadcast loop dimensions of its arguments, as `numpy.vectorize`, through `mjcore.vmap`.
+    broadcast loop dimensions of its arguments, as `numpy.vectorize`.
 
-    `pyfunc` is traced, not called per element, so it must be written with mjnp operations.
-    NB: `otypes` and `cache` are accepted and ignored (output dtypes are whatever `pyfunc`
-    returns); `excluded` arguments are passed through unchanged.
+    Called eagerly (no argument is being traced), it is `numpy.vectorize` on host copies of
+    the arguments: `pyfunc` runs once per element with NumPy scalars (once per core slice
+    with NumPy arrays, given `signature`), so Python control flow on an element works, and
+    `otypes`, `excluded`, `cache` and `signature` behave as NumPy's; the results come back as
+    mjnp arrays. NB: under a transformation (`jit`, `grad`, `vmap`, ...) `pyfunc` is instead
+    traced once on the whole batch and mapped with `mjcore.vmap`, so there it must be written
+    with mjnp operations (no Python branching on values); `otypes` and `cache` are ignored
+    there and `excluded` arguments are passed through unchanged.
     """
 
     def __init__(
@@ -379,10 +384,19 @@ class vectorize:  # noqa: N801  (NumPy's name)
         self.signature = signature
         self._core = _parse_signature(signature) if signature is not None else None
         self.__doc__ = doc if doc is not None else getattr(pyfunc, "__doc__", None)
+        # NumPy's own vectorize validates otypes/signature now and runs the eager calls.
+        self._host = np.vectorize(
+            pyfunc, otypes=otypes, doc=doc, excluded=excluded, cache=cache, signature=signature
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         positions = [i for i in range(len(args)) if i not in self.excluded]
         names = [k for k in kwargs if k not in self.excluded]
+        traced = any(isinstance(args[i], Tracer) for i in positions) or any(
+            isinstance(kwargs[k], Tracer) for k in names
+        )
+        if not traced:
+            return self._call_eagerly(positions, names, args, kwargs)
         mapped = [asarray_arg("vectorize", args[i]) for i in positions]
         mapped += [asarray_arg("vectorize", kwargs[k]) for k in names]
         if self._core is None:
@@ -421,3 +435,22 @@ class vectorize:  # noqa: N801  (NumPy's name)
         for _ in loop:
             fun = vmap(fun)
         return fun(*mapped)
+
+    def _call_eagerly(
+        self, positions: list[int], names: list[str], args: tuple, kwargs: dict[str, Any]
+    ) -> Any:
+        host_args = list(args)
+        host_kwargs = dict(kwargs)
+        for i in positions:
+            host_args[i] = _to_host(args[i])
+        for k in names:
+            host_kwargs[k] = _to_host(kwargs[k])
+        result = self._host(*host_args, **host_kwargs)
+        if isinstance(result, tuple):
+            return tuple(asarray_arg("vectorize", r) for r in result)
+        return asarray_arg("vectorize", result)
+
+
+def _to_host(x: Any) -> Any:
+    """An mjnp array as a NumPy array (what `numpy.vectorize` iterates); anything else as is."""
+    return np.asarray(x) if isinstance(x, _Array) else x

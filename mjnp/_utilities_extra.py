@@ -73,7 +73,7 @@ def show_runtime() -> None:
                 "uname": platform.uname(),
             },
             {
-                "backend": "XLA through jaxlib's PJRT CPU client",
+                "backend": f"XLA through jaxlib's PJRT {mjcore.default_backend().upper()} client",
                 "devices": [str(d) for d in mjcore.devices()],
             },
         ],

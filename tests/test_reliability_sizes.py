@@ -64,8 +64,10 @@ CASES = {
         "Unable to allocate 72.8 TiB",
     ),
     # Past mjnp's checks: XLA's own out-of-memory at run time is a MemoryError too.
+    # An eager `lax.full` is a broadcast view of one host value (as `numpy.broadcast_to`):
+    # nothing is allocated until a computation needs the whole array.
     "lax.full(10**13)": (
-        "mjcore.lax.full((10**13,), 0.0, np.float64)",
+        "mjcore.lax.full((10**13,), 0.0, np.float64) + 1.0",
         "MemoryError",
         "Unable to allocate",
     ),

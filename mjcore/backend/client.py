@@ -1,42 +1,116 @@
-"""The PJRT CPU client from jaxlib: device buffers, host transfer, compile and execute."""
+"""PJRT clients from jaxlib: device buffers, host transfer, compile and execute.
+
+Platforms and their clients are chosen in `platforms`; every private jaxlib call goes through
+`compat`. One default device (the default platform's first, or `mjcore.default_device`'s)
+receives new buffers and runs programs unless a caller names another.
+"""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
-import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-# Keep XLA's C++ start-up logging off the user's terminal unless they asked for it.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-
-from jaxlib import _jax as _xla  # noqa: E402  (must follow the logging setting above)
-from jaxlib import xla_client as _xc  # noqa: E402
+from mjcore.backend import compat
+from mjcore.backend.platforms import Backend, Registry
+from mjcore.config import config
 
 Buffer = Any  # jaxlib's single-device array type
 Executable = Any
+Device = Any
 
 _lock = threading.Lock()
-_client: Any = None
+_registry = Registry(lambda: config.read("jax_platforms"))
+# The default device, once the backends are started (None until then).
 _device: Any = None
-_device_list: Any = None
+# `mjcore.default_device(d)`: a per-thread override of the default device.
+_override = threading.local()
+# Set once a buffer is committed to a device while several exist: from then on programs check
+# which device their arguments live on (`_PlacingExecutable`); before, every buffer is on the
+# default device, and the hot paths skip the check.
+several_devices_in_use = False
+
+
+def _start_placing() -> None:
+    """From now on programs place their inputs (`_PlacingExecutable`): empty every cache of
+    programs, whose fast paths call executables directly, so that they are rebuilt."""
+    global several_devices_in_use
+    several_devices_in_use = True
+    clear_caches()
+
+
+# Whether only the CPU platform started: host copies then skip asking a buffer's platform.
+_cpu_only = False
+# Whether more than one device exists (over all started platforms): with one, committing an
+# array changes nothing, and programs need not place their arguments.
+_one_device = True
+# How many `default_device` blocks are open, over all threads: while none is, the default
+# device is `_device` and `device_put` skips the per-thread lookup.
+_open_overrides = 0
+
+
+def backends() -> dict[str, Backend]:
+    """The started backends by platform, default first (started on first use)."""
+    global _device, _cpu_only, _one_device
+    out = _registry.backends()
+    if _device is None:
+        _cpu_only = list(out) == ["cpu"]
+        _one_device = sum(len(b.devices) for b in out.values()) == 1
+        _device = next(iter(out.values())).devices[0]
+    return out
+
+
+def get_backend(platform: str | None = None) -> Backend:
+    """The backend of `platform` ('cpu', 'cuda' or 'gpu'; None: the default one).
+
+    Raises:
+      RuntimeError: for a platform that was not started, naming the started ones.
+    """
+    from mjcore.backend.platforms import ALIASES
+
+    started = backends()
+    if platform is None:
+        return next(iter(started.values()))
+    name = ALIASES.get(str(platform).lower(), str(platform))
+    if name not in started:
+        raise RuntimeError(
+            f"mjcore: unknown backend {platform!r}; the started backends are "
+            f"{list(started)} (choose platforms with MJCORE_PLATFORMS=cuda,cpu)"
+        )
+    return started[name]
+
+
+def backend_of(dev: Device) -> Backend:
+    """The backend that owns device `dev`."""
+    for b in backends().values():
+        if dev in b.device_lists:
+            return b
+    raise ValueError(f"mjcore: {dev!r} is not a device of any started backend")
 
 
 def client() -> Any:
-    """The process-wide PJRT CPU client, created on first use."""
-    global _client, _device, _device_list
-    if _client is None:
-        with _lock:
-            if _client is None:
-                c = _xc.make_cpu_client()
-                _device = c.local_devices()[0]
-                _device_list = _xc.DeviceList((_device,))
-                _client = c
-    return _client
+    """The default platform's PJRT client, created on first use."""
+    return get_backend().client
+
+
+def set_cpu_device_count(n: int) -> None:
+    """Give the CPU client `n` devices (as XLA's `--xla_force_host_platform_device_count`);
+    only before the first operation.
+
+    Raises:
+      RuntimeError: when the backends have already started.
+    """
+    if _registry.started():
+        raise RuntimeError(
+            "mjcore.set_cpu_device_count: the backends have already started; call it before "
+            "the first operation"
+        )
+    _registry.cpu_devices = int(n)
 
 
 # Caches of executables, jaxprs and buffers elsewhere in mjcore, emptied at interpreter exit
@@ -61,29 +135,56 @@ def clear_caches() -> None:
 
 @atexit.register
 def _release_client() -> None:
-    # As JAX does at exit: drop the executables, buffers and client while the interpreter is
+    # As JAX does at exit: drop the executables, buffers and clients while the interpreter is
     # whole, so the client's destructor joins XLA's thread pools. Left to process exit, they
     # can be torn down by static destructors with a thread still running, which aborts
     # ("terminate called without an active exception"), seen at about 1 exit in 25.
-    global _client, _device, _device_list, _put_target
+    global _device
     clear_caches()
     gc.collect()
-    _client = _device = _device_list = _put_target = None
+    _device = None  # (a later use starts the backends again)
+    _put_targets.clear()
+    _sharding_cache.clear()
+    _registry.reset()
     gc.collect()
 
 
-def device() -> Any:
-    """The CPU device all buffers live on."""
+def device() -> Device:
+    """The default device: new buffers go there and programs run there."""
+    dev = getattr(_override, "device", None)
+    if dev is not None:
+        return dev
     if _device is None:
-        client()
+        backends()
     return _device
 
 
-def devices() -> list[Any]:
-    return list(client().local_devices())
+def devices(platform: str | None = None) -> list[Device]:
+    """The devices of `platform` (None: of the default platform)."""
+    return list(get_backend(platform).devices)
 
 
-class _Sharding(_xla.SingleDeviceSharding):
+@contextlib.contextmanager
+def default_device(dev: Device | None) -> Iterator[None]:
+    """Within the block, new arrays and programs go to `dev` (None: the usual default)."""
+    if dev is not None:
+        backend_of(dev)  # a device of ours, or ValueError
+        if dev is not _device and not several_devices_in_use and not _one_device:
+            _start_placing()
+    global _open_overrides
+    saved = getattr(_override, "device", None)
+    _override.device = dev
+    with _lock:
+        _open_overrides += 1
+    try:
+        yield
+    finally:
+        _override.device = saved
+        with _lock:
+            _open_overrides -= 1
+
+
+class _Sharding(compat.SingleDeviceSharding):
     """The one-device sharding, with the methods jaxlib's `batched_device_put` calls on it
     (JAX adds them to this class in Python when `jax` is imported; we never import it)."""
 
@@ -94,32 +195,69 @@ class _Sharding(_xla.SingleDeviceSharding):
         return self._memory_kind  # type: ignore[no-any-return]
 
     def _to_xla_hlo_sharding(self, num_dimensions: int) -> Any:
-        return _xc.HloSharding.replicate()
+        return compat.HloSharding.replicate()
 
 
-# (sharding, [device]) for `batched_device_put`, made on first use; one tuple, so threads
-# racing to make it never see half of it.
-_put_target: tuple[_Sharding, list[Any]] | None = None
-# The runtime copies the host data before `batched_device_put` returns, so later mutation of
-# the NumPy array cannot reach the buffer.
-_COPY_DURING_CALL = _xla.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+# Per device: the (sharding, device) pair `batched_device_put` takes, and the sharding result
+# handlers take; made on first use.
+_put_targets: dict[Any, tuple[_Sharding, Any]] = {}
+_sharding_cache: dict[Any, Any] = {}
 
 
-def device_put(x: np.ndarray) -> Buffer:
-    """Copy a NumPy array to a new device buffer.
+def sharding(dev: Device) -> Any:
+    """The single-device sharding of `dev` (cached)."""
+    s = _sharding_cache.get(dev)
+    if s is None:
+        s = _sharding_cache[dev] = compat.SingleDeviceSharding(dev)
+    return s
+
+
+def device_put(x: np.ndarray, dev: Device | None = None) -> Buffer:
+    """Copy a NumPy array to a new buffer on `dev` (None: the default device, uncommitted;
+    a device named here: committed to it, so operations with it run there).
 
     jaxlib's `batched_device_put`, not its DLPack import: that one builds the buffer's aval
     from JAX's Python core, so the first transfer imported the whole JAX package (~0.3 s and
     ~36 MiB); mjcore never imports it.
     """
-    global _put_target
-    target = _put_target
+    global several_devices_in_use
+    committed = dev is not None
+    if dev is None:
+        dev = _device if _open_overrides == 0 and _device is not None else device()
+    target = _put_targets.get(dev)
     if target is None:
-        target = _put_target = (_Sharding(device()), [device()])
-    sharding, devices_ = target
-    return _xla.batched_device_put(
-        _HostAval(x.shape, x.dtype), sharding, [x], devices_, True, False, _COPY_DURING_CALL, True
-    )
+        backend_of(dev)  # a device of ours, or ValueError
+        target = _put_targets[dev] = (_Sharding(dev), dev)
+    if committed and not several_devices_in_use and not _one_device:
+        _start_placing()
+    aval = _HostAval(x.shape, x.dtype)
+    try:
+        return compat.batched_device_put(aval, target[0], x, target[1], committed)
+    except compat.JaxRuntimeError as err:
+        if "RESOURCE_EXHAUSTED" in str(err):  # a lazy host value too big to materialise
+            raise MemoryError(
+                f"Unable to allocate {x.nbytes} bytes for an array with shape {x.shape} and "
+                f"data type {x.dtype} on {dev}"
+            ) from err
+        raise
+
+
+def is_committed(buf: Buffer) -> bool:
+    """Whether `buf` was placed on its device explicitly (and operations with it run there)."""
+    return bool(buf._committed)
+
+
+def buffer_device(buf: Buffer) -> Device:
+    """The device holding `buf`."""
+    return buf._sharding._device
+
+
+def copy_to_device(buf: Buffer, aval: Any, dev: Device) -> Buffer:
+    """`buf` committed to device `dev`: a copy (through the host), unless it is already
+    committed there."""
+    if buffer_device(buf) == dev and is_committed(buf):
+        return buf
+    return device_put(np.asarray(to_numpy(buf), aval.dtype), dev)
 
 
 class _HostAval(NamedTuple):
@@ -129,6 +267,19 @@ class _HostAval(NamedTuple):
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool = False
+
+
+# DLPack's device types (dlpack.h's DLDeviceType) of the platforms a buffer can be on.
+DLPACK_DEVICE_TYPES = {"cpu": 1, "cuda": 2, "gpu": 2}
+
+
+def dlpack_device(buf: Buffer) -> tuple[int, int]:
+    """(DLPack device type, device index) of the memory holding `buf`: (1, 0) for the CPU,
+    (2, the GPU's ordinal) for a CUDA device."""
+    dev = buffer_device(buf)
+    if dev.platform == "cpu":
+        return (1, 0)
+    return (DLPACK_DEVICE_TYPES[dev.platform], dev.local_hardware_id)
 
 
 class _DLPackExport:
@@ -146,13 +297,69 @@ class _DLPackExport:
         return (1, 0)  # kDLCPU
 
 
-def to_numpy(buf: Buffer) -> np.ndarray:
-    """A read-only NumPy view of a device buffer's contents (CPU memory: no copy).
+def to_dlpack(buf: Buffer, stream: int | None = None) -> Any:
+    """A DLPack capsule of `buf`'s memory on its own device (no copy)."""
+    return compat.buffer_to_dlpack(buf, stream)
 
-    Through DLPack: jaxlib's own host conversion imports `jax` (see `device_put`). The view
-    holds a reference on the buffer, which outlives any Array that had it.
+
+def to_numpy(buf: Buffer) -> np.ndarray:
+    """A read-only NumPy array of a device buffer's contents (CPU memory: a view, no copy;
+    other devices: a host copy).
+
+    Through DLPack on the CPU, and through a host callback elsewhere: jaxlib's own host
+    conversion imports `jax` (see `device_put`). A view holds a reference on the buffer, which
+    outlives any Array that had it.
     """
-    out = np.from_dlpack(_DLPackExport(_xla.buffer_to_dlpack_managed_tensor(buf)))
+    if not _cpu_only and buf._sharding._device.platform != "cpu":
+        return _copy_to_host(buf)
+    out = np.from_dlpack(_DLPackExport(compat.buffer_to_dlpack(buf)))
+    out.flags.writeable = False
+    return out
+
+
+# (device, shape, dtype) -> the program that hands a buffer on that device to Python.
+_host_copy_programs: dict[Any, Any] = {}
+_HOST_COPY_PROGRAMS_MAX = 256
+
+
+def _copy_to_host(buf: Buffer) -> np.ndarray:
+    """Copy a non-CPU buffer to a new NumPy array.
+
+    A program whose one op is a host callback receiving the buffer: the device's runtime
+    copies the operand to host memory for the callback, which keeps a copy (jaxlib's direct
+    device-to-host copy needs `jax`'s Python types).
+    """
+    from mjcore.backend.hlo import tensor_type
+
+    aval = buf.aval
+    dev = buffer_device(buf)
+    key = (dev, tuple(aval.shape), np.dtype(aval.dtype))
+    entry = _host_copy_programs.get(key)
+    if entry is None:
+        if len(_host_copy_programs) >= _HOST_COPY_PROGRAMS_MAX:
+            _host_copy_programs.clear()
+        box: list[np.ndarray] = []
+
+        def receive(x: np.ndarray) -> tuple[()]:
+            box.append(np.array(x, copy=True))
+            return ()
+
+        t = tensor_type(_HostAval(tuple(aval.shape), np.dtype(aval.dtype)))
+        kind = "cpu" if dev.platform == "cpu" else "gpu"
+        text = (
+            "module @mjcore_host_copy {\n"
+            f"  func.func public @main(%arg0: {t}) {{\n"
+            '    "stablehlo.custom_call"(%arg0) {call_target_name = '
+            f'"xla_ffi_python_{kind}_callback", api_version = 4 : i32, has_side_effect = true, '
+            "backend_config = {index = 0 : ui64}} : "
+            f"({t}) -> ()\n"
+            "    return\n  }\n}\n"
+        )
+        entry = _host_copy_programs[key] = (Program(text, [], [receive], dev, False), box)
+    program, box = entry
+    program.run([buf])
+    out = box.pop()
+    box.clear()
     out.flags.writeable = False
     return out
 
@@ -197,14 +404,20 @@ def _over_budget() -> bool:
     return n % _MAP_CHECK_EVERY == 0 and _map_count() > _MAPS_BEFORE_CLEAR
 
 
-def compile_text(module_text: str, host_callbacks: Sequence[Callable[..., Any]] = ()) -> Executable:
-    """Compile a StableHLO module (text form) for the CPU device.
+def compile_text(
+    module_text: str,
+    host_callbacks: Sequence[Callable[..., Any]] = (),
+    dev: Device | None = None,
+) -> Executable:
+    """Compile a StableHLO module (text form) for device `dev` (None: the default device).
 
-    `host_callbacks` are the Python functions the module's `xla_ffi_python_cpu_callback`
+    `host_callbacks` are the Python functions the module's `xla_ffi_python_*_callback`
     custom calls name by index (see `mjcore.backend.custom_call.python_callback`).
     """
     global _compiles_since_clear
-    c = client()
+    if dev is None:
+        dev = device()
+    b = backend_of(dev)
     _compiles_since_clear += 1
     # Non-blocking: of threads reaching the limit together one clears, the others go on (the
     # clearer waits for per-function locks that a compiling thread only holds until it ends).
@@ -217,14 +430,11 @@ def compile_text(module_text: str, host_callbacks: Sequence[Callable[..., Any]] 
     try:
         if host_callbacks:
             # jaxlib takes host callbacks only with a parsed MLIR module, not with text.
-            return c.compile_and_load(
-                _parse_module(module_text),
-                _device_list,
-                _xc.CompileOptions(),
-                host_callbacks=list(host_callbacks),
+            return compat.compile_and_load(
+                b.client, _parse_module(module_text), b.device_lists[dev], list(host_callbacks)
             )
-        return c.compile_and_load(module_text, _device_list, _xc.CompileOptions())
-    except _xla.JaxRuntimeError as err:
+        return compat.compile_and_load(b.client, module_text, b.device_lists[dev])
+    except compat.JaxRuntimeError as err:
         raise RuntimeError(
             "mjcore internal error: XLA rejected a lowered module. Please report it with this "
             f"module:\n{module_text}"
@@ -238,22 +448,10 @@ def _parse_module(module_text: str) -> Any:
     """The MLIR module object of a StableHLO text, in a context with the dialects registered
     (made on first use: only modules with host callbacks need the MLIR bindings)."""
     global _mlir_context
-    from jaxlib.mlir import ir
-
     with _lock:
         if _mlir_context is None:
-            from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-            from jaxlib.mlir.dialects import stablehlo
-
-            registry = ir.DialectRegistry()
-            _jax_mlir_ext.register_dialects(registry)
-            ctx = ir.Context()
-            ctx.append_dialect_registry(registry)
-            ctx.load_all_available_dialects()
-            stablehlo.register_dialect(ctx)
-            _mlir_context = ctx
-        with _mlir_context:
-            return ir.Module.parse(module_text)
+            _mlir_context = compat.mlir_context()
+        return compat.parse_mlir(_mlir_context, module_text)
 
 
 # An exception raised by a host callback while XLA ran it, kept per thread so that `Program.run`
@@ -283,23 +481,27 @@ class Program:
     which costs more than the execution itself for small ops.
     """
 
-    __slots__ = ("executable", "handlers", "text", "host_callbacks")
+    __slots__ = ("executable", "handlers", "text", "host_callbacks", "device")
 
     def __init__(
         self,
         module_text: str,
         out_avals: list[Any],
         host_callbacks: Sequence[Callable[..., Any]] = (),
+        dev: Device | None = None,
+        committed: bool = False,
     ):
         self.text = module_text
         self.host_callbacks = tuple(host_callbacks)
-        self.executable = compile_text(module_text, self.host_callbacks)
+        self.device = device() if dev is None else dev
+        executable = compile_text(module_text, self.host_callbacks, self.device)
+        out_sharding = sharding(self.device)
+        self.handlers = [compat.result_handler(a, out_sharding, committed) for a in out_avals]
+        if several_devices_in_use:
+            executable = _PlacingExecutable(self, executable, out_avals, committed)
+        self.executable = executable
         for hook in compile_hooks:
             hook(module_text)
-        sharding = _xla.SingleDeviceSharding(device())
-        self.handlers = [
-            _xla.array_result_handler(a, sharding, True, _skip_checks=True) for a in out_avals
-        ]
 
     def run(self, buffers: list[Buffer]) -> list[Buffer]:
         """Execute on device buffers; outputs stay on the device.
@@ -311,7 +513,7 @@ class Program:
             if self.host_callbacks:
                 return self._run_with_callbacks(buffers)
             return self.executable.execute_sharded(buffers).consume_with_handlers(self.handlers)
-        except _xla.JaxRuntimeError as err:
+        except compat.JaxRuntimeError as err:
             # Checked only on failure, so that the successful path pays nothing.
             for buf in buffers:
                 if buf.is_deleted():
@@ -334,6 +536,89 @@ class Program:
         return outs  # type: ignore[no-any-return]
 
 
+class _PlacingExecutable:
+    """A program's executable once arrays live on several devices: each call runs on the
+    device its committed inputs are on (moving uncommitted ones there), compiling the
+    program for that device on first use; committed inputs on two devices are an error.
+    Quacks like jaxlib's executable for the callers' direct `execute_sharded` paths."""
+
+    def __init__(self, program: Program, executable: Any, out_avals: list[Any], committed: bool):
+        self.program = program
+        self.out_avals = out_avals
+        self.per_placement = {(program.device, committed): (executable, program.handlers)}
+
+    def _for(self, dev: Device, committed: bool) -> tuple[Any, list[Any]]:
+        entry = self.per_placement.get((dev, committed))
+        if entry is None:
+            p = self.program
+            _check_portable(p, dev)
+            exe = compile_text(p.text, p.host_callbacks, dev)
+            out_sharding = sharding(dev)
+            handlers = [compat.result_handler(a, out_sharding, committed) for a in self.out_avals]
+            entry = self.per_placement[(dev, committed)] = (exe, handlers)
+        return entry
+
+    def execute_sharded(self, buffers: list[Buffer], with_tokens: bool = False) -> Any:
+        dev = None
+        first = 0
+        for i, buf in enumerate(buffers):
+            if is_committed(buf):
+                d = buffer_device(buf)
+                if dev is None:
+                    dev, first = d, i
+                elif d != dev:
+                    a, b = buffers[first].aval, buf.aval
+                    raise ValueError(
+                        "mjcore: a computation received arrays committed to different "
+                        f"devices: argument {first} ({a.dtype}{list(a.shape)}) is on {dev} and "
+                        f"argument {i} ({b.dtype}{list(b.shape)}) is on {d}. Move one with "
+                        "mjcore.device_put(x, device) or x.to_device(device)."
+                    )
+        if dev is None:  # only uncommitted inputs: the program runs on the default device
+            dev = device()
+            exe, handlers = self._for(dev, False)
+        else:
+            exe, handlers = self._for(dev, True)
+        placed = [
+            b if buffer_device(b) == dev else device_put(np.asarray(to_numpy(b)), dev)
+            for b in buffers
+        ]
+        return _PlacedResults(exe.execute_sharded(placed, with_tokens=with_tokens), handlers)
+
+
+# Custom-call targets that exist on one platform only (the kernels a module was lowered to).
+_PLATFORM_KERNELS = ("lapack_", "cusolver_", "xla_ffi_python_")
+
+
+def _check_portable(program: Program, dev: Device) -> None:
+    """Raise when `program`, lowered for its device's platform, names kernels that `dev`'s
+    platform lacks (a StableHLO module without custom calls runs anywhere)."""
+    have = backend_of(program.device).platform
+    want = backend_of(dev).platform
+    if have != want and any(k in program.text for k in _PLATFORM_KERNELS):
+        raise NotImplementedError(
+            f"mjcore: this computation was lowered for the {have!r} platform and calls its "
+            f"kernels (LAPACK/cuSOLVER or a host callback), so it cannot run on {dev} "
+            f"({want!r}); put its arrays on one platform (x.to_device(...))"
+        )
+
+
+class _PlacedResults:
+    """Execution results wrapped with the handlers of the device they ran on."""
+
+    __slots__ = ("results", "handlers")
+
+    def __init__(self, results: Any, handlers: list[Any]):
+        self.results = results
+        self.handlers = handlers
+
+    def consume_with_handlers(self, _handlers: Any) -> list[Buffer]:
+        return self.results.consume_with_handlers(self.handlers)  # type: ignore[no-any-return]
+
+    def consume_token(self) -> Any:
+        return self.results.consume_token()
+
+
 def deleted_error(buf: Buffer) -> RuntimeError:
     """The error for using a buffer that donation (`jit(..., donate_argnums=...)`) consumed."""
     aval = buf.aval  # jaxlib's C++ array type has no `shape`/`dtype` unless `jax` is imported
@@ -345,4 +630,4 @@ def deleted_error(buf: Buffer) -> RuntimeError:
     )
 
 
-RuntimeError_ = _xla.JaxRuntimeError
+RuntimeError_ = compat.JaxRuntimeError

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore.backend import compat
 from mjcore.backend.hlo import FunctionBuilder, Value
 from mjcore.core import ShapedArray
 
@@ -31,14 +32,64 @@ def _register_lapack() -> None:
     with _lock:
         if _registered:
             return
-        from jaxlib import xla_client
-        from jaxlib.cpu import _lapack
-
-        _lapack.initialize()
-        for name, capsule in _lapack.registrations().items():
-            if name.endswith("_ffi"):
-                xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+        for name, capsule in compat.lapack_registrations().items():
+            compat.register_custom_call_target(name, capsule, "cpu")
         _registered = True
+
+
+def lowering_platform() -> str:
+    """'cuda' when programs are lowered for a CUDA device (the default device now), else
+    'cpu': the platform whose kernels the custom calls below name."""
+    from mjcore.backend import client  # function-local: client imports this module's layer
+
+    return "cuda" if client.device().platform == "gpu" else "cpu"
+
+
+# The cuSOLVER kernels the CUDA plugin registers (jaxlib's `_solver` module), by the LAPACK
+# routine they replace. They take the same operands, results and column-major layouts as the
+# LAPACK kernels (as JAX lowers them); only names and attributes differ.
+_CUSOLVER = {
+    "getrf": "cusolver_getrf_ffi",
+    "potrf": "cusolver_potrf_ffi",
+    "syevd": "cusolver_syevd_ffi",
+    "heevd": "cusolver_syevd_ffi",
+    "geqrf": "cusolver_geqrf_ffi",
+    "orgqr": "cusolver_orgqr_ffi",
+    "ungqr": "cusolver_orgqr_ffi",
+}
+
+
+def solver_call(
+    builder: FunctionBuilder,
+    base: str,
+    operands: Sequence[Value],
+    result_avals: Sequence[ShapedArray],
+    attrs: dict[str, str] | None = None,
+    *,
+    batch_ndim: int,
+) -> list[Value]:
+    """One LAPACK routine (`base`, e.g. 'getrf'): LAPACK's kernel on the CPU, cuSOLVER's on
+    CUDA. `attrs` are LAPACK's (`uplo`, `mode`); the cuSOLVER ones are derived from them.
+
+    Raises:
+      NotImplementedError: for a routine without a cuSOLVER kernel here, on CUDA.
+    """
+    attrs = dict(attrs or {})
+    if lowering_platform() != "cuda":
+        target = lapack_target(base, operands[0].aval.dtype)
+        return lapack_call(builder, target, operands, result_avals, attrs, batch_ndim=batch_ndim)
+    if base not in _CUSOLVER:
+        raise NotImplementedError(
+            f"mjcore: LAPACK {base} has no GPU kernel in mjcore yet; run it on the CPU "
+            "(x.to_device(mjcore.devices('cpu')[0]))"
+        )
+    gpu_attrs = {}
+    if "uplo" in attrs:
+        gpu_attrs["lower"] = "true" if attrs["uplo"] == char_attr("L") else "false"
+    if base in ("syevd", "heevd"):
+        gpu_attrs["algorithm"] = "0 : ui8"  # cuSOLVER's default (QR) algorithm, as JAX's
+    config = ", ".join(f"{k} = {v}" for k, v in sorted(gpu_attrs.items()))
+    return _ffi_call(builder, _CUSOLVER[base], operands, result_avals, config, batch_ndim, "")
 
 
 def lapack_target(base: str, dtype: np.dtype) -> str:
@@ -115,15 +166,17 @@ def python_callback(
     *,
     has_side_effect: bool,
 ) -> list[Value]:
-    """Emit a call back into Python on the host, as JAX does on CPU.
+    """Emit a call back into Python on the host, as JAX does.
 
-    jaxlib's `xla_ffi_python_cpu_callback` handler calls `callback` (registered with the
-    module, see `ModuleBuilder.add_host_callback`, and named by its `index`) with one NumPy
-    array per operand; it must return a tuple of NumPy arrays of exactly `result_avals`. A
-    side-effecting call is never removed or merged by XLA, even without results.
+    jaxlib's `xla_ffi_python_cpu_callback` handler (`xla_ffi_python_gpu_callback`, the CUDA
+    plugin's, on a GPU: it copies the operands to the host and the results back) calls
+    `callback` (registered with the module, see `ModuleBuilder.add_host_callback`, and named
+    by its `index`) with one NumPy array per operand; it must return a tuple of NumPy arrays
+    of exactly `result_avals`. A side-effecting call is never removed or merged by XLA, even
+    without results.
     """
     index = builder.module.add_host_callback(callback)
     effect = "has_side_effect = true, " if has_side_effect else ""
     config = f"index = {index} : ui64"
-    target = "xla_ffi_python_cpu_callback"
+    target = f"xla_ffi_python_{'gpu' if lowering_platform() == 'cuda' else 'cpu'}_callback"
     return _ffi_call(builder, target, operands, result_avals, config, None, effect)

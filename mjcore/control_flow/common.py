@@ -18,7 +18,13 @@ from mjcore.core import ShapedArray, get_aval
 from mjcore.dispatch import to_buffer
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
 from mjcore.partial_eval import trace_to_jaxpr
-from mjcore.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_unflatten
+from mjcore.tree_util import (
+    PyTreeDef,
+    keystr,
+    tree_flatten,
+    tree_leaves_with_path,
+    tree_unflatten,
+)
 
 # --- tracing user functions -----------------------------------------------------------------
 
@@ -115,39 +121,11 @@ def add_unused_invars(jaxpr: Jaxpr, avals: Sequence[ShapedArray], at: int) -> Ja
 # --- messages about pytrees and types ---------------------------------------------------------
 
 
-class _Key:
-    """Wraps a dict key so that flattening a dict of keys yields the keys in flatten order."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: Any):
-        self.key = key
-
-
 def leaf_paths(tree: Any) -> list[str]:
-    """JAX-style key paths (`[0]`, `['w']`, `.field`) of the leaves of `tree`, in order."""
-    out: list[str] = []
-
-    def walk(x: Any, prefix: str) -> None:
-        leaves, treedef = tree_flatten(x)
-        if treedef.num_nodes == 1 and treedef.num_leaves == 1:
-            out.append(prefix)
-            return
-        if not leaves:
-            return
-        children = tree_leaves(x, is_leaf=lambda y: y is not x)
-        if isinstance(x, dict):
-            keys = [k.key for k in tree_leaves({k: _Key(k) for k in x})]
-            names = [f"[{k!r}]" for k in keys]
-        elif isinstance(x, tuple) and hasattr(x, "_fields"):
-            names = [f".{f}" for f in x._fields]
-        else:
-            names = [f"[{i}]" for i in range(len(children))]
-        for child, name in zip(children, names, strict=True):
-            walk(child, prefix + name)
-
-    walk(tree, "")
-    return out
+    """JAX-style key paths (`[0]`, `['w']`, `.field`, `[<flat index 0>]`) of the leaves of
+    `tree`, in order: the registry's own key paths, so a node whose children are not its
+    fields (an `OptimizerState`-like node with aux data) gets the right number of paths."""
+    return [keystr(path) for path, _ in tree_leaves_with_path(tree)]
 
 
 def check_tree_and_types(

@@ -364,3 +364,22 @@ __all__ += [
 from mjcore.lax.host import host_coverage  # noqa: E402  (appended: host rules' coverage)
 
 __all__ += ["host_coverage"]
+
+# JAX API pieces real programs import (issue 23).
+from mjcore.lax.convolution import (  # noqa: E402
+    conv_general_shape_tuple,
+    conv_transpose_shape_tuple,
+    padtype_to_pads,
+)
+from mjcore.lax.dot import dot  # noqa: E402
+from mjcore.lax.precision import Precision  # noqa: E402
+from mjcore.lax.windowed import reduce_window_shape_tuple  # noqa: E402
+
+__all__ += [
+    "Precision",
+    "conv_general_shape_tuple",
+    "conv_transpose_shape_tuple",
+    "dot",
+    "padtype_to_pads",
+    "reduce_window_shape_tuple",
+]

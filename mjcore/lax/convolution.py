@@ -19,6 +19,7 @@ from mjcore.lax.arithmetic import add
 from mjcore.lax.base import convert_element_type, full, reshape, transpose
 from mjcore.lax.dot import can_accumulate
 from mjcore.lax.families import check_same_dtypes, convert
+from mjcore.lax.precision import canonicalize_precision
 from mjcore.lax.structural import rev
 
 ArrayLike = Any
@@ -184,7 +185,8 @@ def conv_general_dilated(
       dimension_numbers: see `conv_dimension_numbers`; spatial axes pair up by rhs order.
       feature_group_count: split lhs features and rhs output features into this many groups.
       batch_group_count: split the lhs batch and rhs output features into this many groups.
-      precision: accepted for JAX compatibility (CPU convolutions run at full precision).
+      precision: a `Precision`, its string or a pair, validated as JAX does (CPU
+        convolutions run at full precision whatever it says).
       preferred_element_type: the accumulation and result dtype.
     """
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
@@ -232,7 +234,7 @@ def conv_general_dilated(
             f"conv_general_dilated: padding needs one (low, high) pair per spatial dimension "
             f"({n}), got {pads}"
         )
-    del precision  # NB: accepted for JAX compatibility; XLA:CPU computes at full precision.
+    canonicalize_precision(precision)  # NB: validated as JAX does; XLA:CPU ignores it.
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(
             preferred_element_type, "conv_general_dilated"
@@ -722,11 +724,91 @@ def conv_transpose(
     )
 
 
+# --- shape helpers (JAX's lax.padtype_to_pads, conv_general_shape_tuple, ...) ----------------
+
+
+def padtype_to_pads(
+    in_shape: Sequence[int],
+    window_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: str,
+) -> list[tuple[int, int]]:
+    """The (low, high) pads that 'VALID', 'SAME' or 'SAME_LOWER' padding means for windows
+    of `window_shape` sliding by `window_strides` over `in_shape`, as JAX's.
+
+    NB: an unknown padding name raises ValueError (JAX raises RuntimeError)."""
+    return _padtype_to_pads(in_shape, window_shape, window_strides, padding)
+
+
+def _spec_shapes(
+    lhs_shape: Sequence[int], rhs_shape: Sequence[int], dimension_numbers: Any
+) -> tuple[ConvDimensionNumbers, list[int], list[int]]:
+    """The canonical dimension numbers, and both shapes in (batch/out, feature/in, spatial...)
+    order."""
+    dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    return (
+        dnums,
+        [int(lhs_shape[d]) for d in dnums.lhs_spec],
+        [int(rhs_shape[d]) for d in dnums.rhs_spec],
+    )
+
+
+def _unpermute(out_trans: Sequence[int], out_spec: Dims) -> tuple[int, ...]:
+    out = [0] * len(out_spec)
+    for size, axis in zip(out_trans, out_spec, strict=True):
+        out[axis] = int(size)
+    return tuple(out)
+
+
+def conv_general_shape_tuple(
+    lhs_shape: Sequence[int],
+    rhs_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    dimension_numbers: Any,
+) -> tuple[int, ...]:
+    """The output shape of `conv_general_dilated` (no dilation, one group), as JAX's."""
+    dnums, lhs, rhs = _spec_shapes(lhs_shape, rhs_shape, dimension_numbers)
+    if isinstance(padding, str):
+        padding = _padtype_to_pads(lhs[2:], rhs[2:], window_strides, padding)
+    space = [
+        max(0, (size + lo + hi - window) // stride + 1)
+        for size, window, stride, (lo, hi) in zip(
+            lhs[2:], rhs[2:], window_strides, padding, strict=True
+        )
+    ]
+    return _unpermute((lhs[0], rhs[0], *space), dnums.out_spec)
+
+
+def conv_transpose_shape_tuple(
+    lhs_shape: Sequence[int],
+    rhs_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    dimension_numbers: Any,
+) -> tuple[int, ...]:
+    """The output shape of `conv_transpose` (no dilation), as JAX's."""
+    dnums, lhs, rhs = _spec_shapes(lhs_shape, rhs_shape, dimension_numbers)
+    if isinstance(padding, str):
+        padding = [
+            _conv_transpose_padding(k, s, padding)
+            for k, s in zip(rhs[2:], window_strides, strict=True)
+        ]
+    space = [
+        (size - 1) * stride - window + 2 + int(sum(pad))
+        for size, window, stride, pad in zip(lhs[2:], rhs[2:], window_strides, padding, strict=True)
+    ]
+    return _unpermute((lhs[0], rhs[0], *space), dnums.out_spec)
+
+
 __all__ = [
     "ConvDimensionNumbers",
     "conv",
     "conv_dimension_numbers",
     "conv_general_dilated",
+    "conv_general_shape_tuple",
     "conv_transpose",
+    "conv_transpose_shape_tuple",
     "conv_with_general_padding",
+    "padtype_to_pads",
 ]

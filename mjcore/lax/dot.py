@@ -17,6 +17,7 @@ from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax.arithmetic import add
 from mjcore.lax.base import convert_element_type, transpose
 from mjcore.lax.families import check_same_dtypes, convert, scalar_constant
+from mjcore.lax.precision import canonicalize_precision
 
 ArrayLike = Any
 Dims = tuple[int, ...]
@@ -29,6 +30,7 @@ def dot_general(
     lhs: ArrayLike,
     rhs: ArrayLike,
     dimension_numbers: Any,
+    precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Any:
     """Contract `lhs` and `rhs` over paired contracting dimensions, batched over paired batch
@@ -38,7 +40,10 @@ def dot_general(
     The result holds the batch dimensions, then the remaining dimensions of `lhs`, then those
     of `rhs`, each in order. `preferred_element_type` sets the result (and accumulation)
     dtype; by default it is the operands' dtype. Bool operands give `any(lhs & rhs)`.
+    `precision` (a `Precision`, its string or a pair) is validated as JAX does; the CPU
+    backend computes at full precision whatever it says.
     """
+    canonicalize_precision(precision)
     (lc, rc), (lb, rb) = dimension_numbers
     numbers = ((_dims(lc), _dims(rc)), (_dims(lb), _dims(rb)))
     if preferred_element_type is not None:
@@ -241,10 +246,32 @@ def _dot_general_batching(vals, dims, *, dimension_numbers, preferred_element_ty
     return dot_general_p.bind1(lhs, rhs, dimension_numbers=numbers, **params), out_bdim
 
 
+def dot(
+    lhs: ArrayLike,
+    rhs: ArrayLike,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """Vector-vector, matrix-vector or matrix-matrix product (JAX's `lax.dot`): the last axis
+    of `lhs` contracts with the first of `rhs`; both must have rank 1 or 2. Use
+    `dot_general` for anything else."""
+    lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
+    if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2) or (
+        lhs_shape[-1] != rhs_shape[0]
+    ):
+        raise ValueError(
+            "lax.dot: dimension_numbers must be specified when not performing simple "
+            "un-batched matrix-matrix, matrix-vector, or vector-vector products (use "
+            f"lax.dot_general); got lhs_shape={lhs_shape} rhs_shape={rhs_shape}"
+        )
+    numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, numbers, precision, preferred_element_type)
+
+
 def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: Any = None) -> Any:
     """Matrix product over the last two dimensions, batched over all the leading ones (which
-    must agree). `precision` is accepted for JAX compatibility; the CPU backend ignores it."""
-    del precision
+    must agree). `precision` is validated as JAX does; the CPU backend ignores it."""
+    canonicalize_precision(precision)
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     ndim = len(lhs_shape)
     if ndim != len(rhs_shape) or ndim < 2:
@@ -260,4 +287,4 @@ def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: Any = None) -> Any:
     return dot_general(lhs, rhs, (((ndim - 1,), (ndim - 2,)), (batch, batch)))
 
 
-__all__ = ["batch_matmul", "dot_general"]
+__all__ = ["batch_matmul", "dot", "dot_general"]

@@ -11,7 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.backend.custom_call import char_attr, lapack_call, lapack_target
+from mjcore.backend.custom_call import (
+    char_attr,
+    lapack_call,
+    lapack_target,
+    lowering_platform,
+    solver_call,
+)
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
@@ -134,11 +140,8 @@ def _lapack_lowering(
     fixup: Any,
 ) -> list[Any]:
     """Emit one LAPACK call, then `fixup(*results)` (lax ops) to give the primitive's outputs."""
-    dtype = operands[0].aval.dtype
     batch_ndim = operands[0].aval.ndim - 2
-    outs = lapack_call(
-        ctx.builder, lapack_target(base, dtype), operands, results, attrs, batch_ndim=batch_ndim
-    )
+    outs = solver_call(ctx.builder, base, operands, results, attrs, batch_ndim=batch_ndim)
     sub_ctx = LoweringContext(ctx.builder, [v.aval for v in outs], ctx.avals_out)
     return list(lower_fun(fixup, multiple_results=True)(sub_ctx, *outs))
 
@@ -301,6 +304,10 @@ def _triangular_solve_lowering(
 ) -> Any:
     if a.aval.size == 0 or b.aval.size == 0:
         return ctx.builder.constant(0, ctx.aval_out)
+    if lowering_platform() != "cpu":
+        return _triangular_solve_native(
+            ctx, a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal
+        )
     attrs = {
         "side": char_attr("L" if left_side else "R"),
         "uplo": char_attr("L" if lower else "U"),
@@ -310,6 +317,30 @@ def _triangular_solve_lowering(
     target = lapack_target("trsm", a.aval.dtype)
     (out,) = lapack_call(ctx.builder, target, [a, b], [b.aval], attrs, batch_ndim=a.aval.ndim - 2)
     return out
+
+
+def _triangular_solve_native(
+    ctx: LoweringContext,
+    a: Any,
+    b: Any,
+    left_side: bool,
+    lower: bool,
+    transpose_a: bool,
+    conjugate_a: bool,
+    unit_diagonal: bool,
+) -> Any:
+    """StableHLO's own `triangular_solve` (cuBLAS trsm on a GPU), as JAX lowers it off the
+    CPU; it conjugates only together with transposing, so a plain conjugate goes first."""
+    if conjugate_a and not transpose_a and a.aval.dtype.kind == "c":
+        a = lower_fun(conj)(LoweringContext(ctx.builder, [a.aval], [a.aval]), a)
+    mode = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
+    flag = {True: "true", False: "false"}
+    attrs = (
+        f"left_side = {flag[bool(left_side)]}, lower = {flag[bool(lower)]}, "
+        f"transpose_a = #stablehlo<transpose {mode}>, "
+        f"unit_diagonal = {flag[bool(unit_diagonal)]}"
+    )
+    return ctx.builder.op("stablehlo.triangular_solve", [a, b], b.aval, attrs)
 
 
 @triangular_solve_p.def_jvp
@@ -514,9 +545,8 @@ def _qr_lowering(ctx: LoweringContext, x: Any, *, full_matrices: bool) -> list[A
             x,
         )
     taus = ShapedArray((*batch, k), aval.dtype)
-    geqrf = lapack_target("geqrf", aval.dtype)
-    orgqr = lapack_target("ungqr" if aval.dtype.kind == "c" else "orgqr", aval.dtype)
-    a, tau = lapack_call(ctx.builder, geqrf, [x], [aval, taus], {}, batch_ndim=len(batch))
+    orgqr = "ungqr" if aval.dtype.kind == "c" else "orgqr"
+    a, tau = solver_call(ctx.builder, "geqrf", [x], [aval, taus], {}, batch_ndim=len(batch))
     sub_ctx = LoweringContext(ctx.builder, [aval], [r_aval])
     r = lower_fun(lambda a: _triu(slice_in_dim(a, 0, r_aval.shape[-2], aval.ndim - 2)))(sub_ctx, a)
     q_cols = q_aval.shape[-1]
@@ -531,7 +561,7 @@ def _qr_lowering(ctx: LoweringContext, x: Any, *, full_matrices: bool) -> list[A
             return pad(a, full((), 0, aval.dtype), [(0, 0, 0)] * (nd - 1) + [(0, q_cols - n, 0)])
 
         a = lower_fun(resize)(sub_ctx, a)
-    (q,) = lapack_call(ctx.builder, orgqr, [a, tau], [q_aval], {}, batch_ndim=len(batch))
+    (q,) = solver_call(ctx.builder, orgqr, [a, tau], [q_aval], {}, batch_ndim=len(batch))
     return [q, r]
 
 

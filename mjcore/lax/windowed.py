@@ -412,4 +412,24 @@ def reduce_window(
     return computation(out, init_value)
 
 
-__all__ = ["reduce_window"]
+def reduce_window_shape_tuple(
+    operand_shape: Sequence[int],
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    base_dilation: Sequence[int] | None = None,
+    window_dilation: Sequence[int] | None = None,
+) -> tuple[int, ...]:
+    """The output shape of `reduce_window` with explicit (low, high) `padding`, as JAX's."""
+    n = len(operand_shape)
+    base = (1,) * n if base_dilation is None else base_dilation
+    wdil = (1,) * n if window_dilation is None else window_dilation
+    return tuple(
+        (_dilate(int(size), b) + lo + hi - _dilate(int(w), d)) // s + 1
+        for size, w, s, (lo, hi), b, d in zip(
+            operand_shape, window_dimensions, window_strides, padding, base, wdil, strict=True
+        )
+    )
+
+
+__all__ = ["reduce_window", "reduce_window_shape_tuple"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
-from mjnp._devices import check_device
+from mjnp._devices import check_device, to_device
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
 from mjnp._out import write_out
@@ -328,7 +328,8 @@ def _freq(
         raise ValueError(f"mjnp.fft.{fname}: n must be positive, got {n}")
     # An int64 array times 1 / (n * d), so the dtype follows NumPy's promotion of `d`.
     out = asarray(ints) * (1.0 / (n * asarray_strong(f"fft.{fname}", d)))
-    return out if out_dtype is None else lax.convert_element_type(out, out_dtype)
+    out = out if out_dtype is None else lax.convert_element_type(out, out_dtype)
+    return out if device is None else to_device(out, device)
 
 
 def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None = None) -> Array:

@@ -72,7 +72,7 @@ def _dot_case(name, dimension_numbers, shapes, dtypes, preferred=None, **kwargs)
 
     return PrimCase(
         name,
-        lambda x, y: lax.dot_general(x, y, dimension_numbers, preferred),
+        lambda x, y: lax.dot_general(x, y, dimension_numbers, preferred_element_type=preferred),
         oracle,
         shapes,
         dtypes,

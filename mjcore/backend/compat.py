@@ -1,0 +1,272 @@
+"""The one place that calls jaxlib's private API, so a jaxlib release that changes it touches
+this file only.
+
+mjnp supports `jaxlib>=0.10.2,<0.13`. Every name below exists in that whole range unless a
+function here says otherwise and absorbs the difference; `tests/test_compat.py` checks each
+against the installed jaxlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+from typing import Any
+
+# Keep XLA's C++ start-up logging off the user's terminal unless they asked for it.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from jaxlib import _jax as xla  # noqa: E402  (must follow the logging setting above)
+from jaxlib import version as _jaxlib_version  # noqa: E402
+from jaxlib import xla_client as xc  # noqa: E402
+
+SUPPORTED = ">=0.10.2,<0.13"
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """(0, 12, 0, 1) for '0.12.0.1' (the dotted numeric prefix of a PEP 440 version)."""
+    m = re.match(r"[0-9]+(?:\.[0-9]+)*", text)
+    if m is None:
+        raise ValueError(f"mjcore: cannot parse the version string {text!r}")
+    return tuple(int(p) for p in m.group(0).split("."))
+
+
+JAXLIB_VERSION: str = _jaxlib_version.__version__
+JAXLIB: tuple[int, ...] = parse_version(JAXLIB_VERSION)
+
+if not (0, 10, 2) <= JAXLIB < (0, 13):
+    raise ImportError(
+        f"mjcore needs jaxlib{SUPPORTED}, but jaxlib {JAXLIB_VERSION} is installed; "
+        f"install a supported one with `pip install 'jaxlib{SUPPORTED}'`"
+    )
+
+JaxRuntimeError = xla.JaxRuntimeError
+SingleDeviceSharding = xla.SingleDeviceSharding
+DeviceList = xc.DeviceList
+CompileOptions = xc.CompileOptions
+HloSharding = xc.HloSharding
+# The runtime copies the host data before `batched_device_put` returns, so later mutation of
+# the NumPy array cannot reach the buffer.
+COPY_DURING_CALL = xla.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+
+# jaxlib 0.10 has `_skip_checks` (which spares a Python-level check per output); 0.11 dropped
+# the keyword along with the check.
+_RESULT_HANDLER_SKIPS_CHECKS = "_skip_checks" in (xla.array_result_handler.__doc__ or "")
+
+
+def result_handler(aval: Any, sharding: Any, committed: bool) -> Any:
+    """jaxlib's handler that wraps an executable's output as a device array."""
+    if _RESULT_HANDLER_SKIPS_CHECKS:
+        return xla.array_result_handler(aval, sharding, committed, _skip_checks=True)
+    return xla.array_result_handler(aval, sharding, committed)
+
+
+def batched_device_put(aval: Any, sharding: Any, x: Any, device: Any, committed: bool) -> Any:
+    """A new single-device buffer holding a copy of the host array `x`; `committed`: placed
+    on `device` by an explicit request (JAX's notion; `buf._committed` reads it back)."""
+    return xla.batched_device_put(
+        aval, sharding, [x], [device], committed, False, COPY_DURING_CALL, True
+    )
+
+
+def buffer_to_dlpack(buf: Any, stream: int | None = None) -> Any:
+    """A DLPack capsule sharing the buffer's memory (a legacy, unversioned one)."""
+    return xla.buffer_to_dlpack_managed_tensor(buf, stream)
+
+
+def make_cpu_client(num_devices: int | None = None) -> Any:
+    """The PJRT CPU client, with `num_devices` CPU devices (default 1)."""
+    if num_devices is None:
+        return xc.make_cpu_client()
+    return xc.make_cpu_client(num_devices=num_devices)
+
+
+_options: dict[int, Any] = {}
+
+
+def compile_options(device_id: int) -> Any:
+    """Options for a one-device program on the device with id `device_id` (XLA assigns
+    device 0 unless told otherwise)."""
+    opts = _options.get(device_id)
+    if opts is None:
+        import numpy as np
+
+        opts = CompileOptions()
+        assignment = xc.DeviceAssignment.create(np.array([[device_id]], dtype=np.int64))
+        opts.executable_build_options.device_assignment = assignment
+        _options[device_id] = opts
+    return opts
+
+
+def compile_and_load(
+    client: Any, module: Any, devices: Any, host_callbacks: list[Any] | None = None
+) -> Any:
+    """Compile a StableHLO module (text, or a parsed MLIR module when there are host
+    callbacks) for `devices` (a one-device `DeviceList`)."""
+    (device,) = devices
+    opts = compile_options(device.id)
+    if host_callbacks:
+        return client.compile_and_load(module, devices, opts, host_callbacks=host_callbacks)
+    return client.compile_and_load(module, devices, opts)
+
+
+def mlir_context() -> Any:
+    """A new MLIR context with jaxlib's dialects (StableHLO, CHLO, ...) registered."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    from jaxlib.mlir.dialects import stablehlo
+
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx = ir.Context()
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    return ctx
+
+
+def parse_mlir(ctx: Any, text: str) -> Any:
+    """The MLIR module object of `text`, in `ctx`."""
+    from jaxlib.mlir import ir
+
+    with ctx:
+        return ir.Module.parse(text)
+
+
+def lapack_registrations() -> dict[str, Any]:
+    """The LAPACK typed-FFI handlers jaxlib's CPU kernels provide, by target name."""
+    from jaxlib.cpu import _lapack
+
+    _lapack.initialize()
+    return {n: c for n, c in _lapack.registrations().items() if n.endswith("_ffi")}
+
+
+def register_custom_call_target(name: str, capsule: Any, platform: str) -> None:
+    """Register a typed-FFI handler with XLA for `platform` ('cpu', 'CUDA')."""
+    xc.register_custom_call_target(name, capsule, platform=platform, api_version=1)
+
+
+# --- PJRT plugins (GPU) ---------------------------------------------------------------------
+
+# The PJRT C API capsule of each plugin this module loaded (the plugin extension's
+# registration functions take it).
+_c_apis: dict[str, Any] = {}
+
+# The CUDA plugin packages of jaxlib's own release line, newest CUDA first (as jaxlib's
+# `plugin_support` lists them). Each ships `jax_plugins.xla_cudaNN` (the PJRT plugin library)
+# and `jax_cudaNN_plugin` (the solver kernels and the plugin's Python extension).
+CUDA_PLUGINS = (("jax_plugins.xla_cuda13", "jax_cuda13_plugin"),)
+CUDA_PLUGINS += (("jax_plugins.xla_cuda12", "jax_cuda12_plugin"),)
+
+
+def plugin_version(kernels_package: str) -> str | None:
+    """The version of an installed plugin's kernel package, or None when it is not installed
+    (read from its `version` module: no import of the package itself)."""
+    try:
+        mod = importlib.import_module(f"{kernels_package}.version")
+    except ImportError:
+        return None
+    return str(getattr(mod, "__version__", "")) or None
+
+
+def plugin_library(plugin_package: str) -> str | None:
+    """The path of the PJRT plugin library (`xla_cuda_plugin.so`) of an installed plugin
+    package, found without importing it (its `__init__` imports `jax`)."""
+    try:
+        spec = importlib.util.find_spec(plugin_package)
+    except ImportError:  # no `jax_plugins` namespace package at all
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = os.path.join(folder, "xla_cuda_plugin.so")
+        if os.path.exists(path):
+            return path
+    return None
+
+
+# NVIDIA's libraries as the CUDA wheels ship them (nvidia.<module>/lib/<library>): loaded
+# before the plugin, as JAX does, so that the plugin finds these copies.
+_NVIDIA_LIBRARIES = (
+    ("cu13", ("libcudart.so.13", "libnvrtc.so.13", "libcublas.so.13", "libcublasLt.so.13")),
+    ("cu13", ("libcusolver.so.12", "libcufft.so.12", "libcusparse.so.12", "libcupti.so.13")),
+    ("cuda_runtime", ("libcudart.so.12",)),
+    ("cuda_nvrtc", ("libnvrtc.so.12",)),
+    ("cublas", ("libcublas.so.12", "libcublasLt.so.12")),
+    ("cusolver", ("libcusolver.so.11",)),
+    ("cufft", ("libcufft.so.11",)),
+    ("cusparse", ("libcusparse.so.12",)),
+    ("cuda_cupti", ("libcupti.so.12",)),
+    ("nccl", ("libnccl.so.2",)),
+    ("cudnn", ("libcudnn.so.9",)),
+)
+
+
+def preload_nvidia_libraries() -> None:
+    """Load the NVIDIA libraries of installed `nvidia-*` wheels (those absent are skipped:
+    the system's, on the library path, serve instead)."""
+    import ctypes
+
+    for module, libraries in _NVIDIA_LIBRARIES:
+        try:
+            mod = importlib.import_module(f"nvidia.{module}")
+        except ImportError:
+            continue
+        for folder in getattr(mod, "__path__", []):
+            for lib in libraries:
+                path = os.path.join(folder, "lib", lib)
+                if os.path.exists(path):
+                    try:
+                        ctypes.CDLL(path)
+                    except OSError:
+                        pass  # the plugin reports what it then lacks
+
+
+def make_plugin_client(platform: str, library: str) -> Any:
+    """Load a PJRT plugin library and make its client (as JAX's `xla_bridge` does)."""
+    if not xc.pjrt_plugin_loaded(platform):
+        preload_nvidia_libraries()
+        _c_apis[platform] = xc.load_pjrt_plugin_dynamically(platform, library)
+    if not xc.pjrt_plugin_initialized(platform):
+        xc.initialize_pjrt_plugin(platform)
+    options = xc.generate_pjrt_gpu_plugin_options()
+    return xc.make_c_api_client(platform, options, None)
+
+
+def register_cuda_kernels(platform: str, kernels_package: str) -> None:
+    """Make the CUDA plugin's FFI handlers (the Python GPU callback, ...) and the cuSOLVER /
+    cuBLAS kernels of its `_solver` module known to XLA's CUDA registry, as JAX's
+    `jax_plugins.cuda.initialize` and `jax._src.lib` do (without importing `jax`)."""
+    import functools
+
+    c_api = _c_apis.get(platform)
+    if c_api is None:  # loaded by someone else (`jax`), who registered the kernels too
+        return
+    ext = importlib.import_module(f"{kernels_package}.cuda_plugin_extension")
+    xc.register_custom_type_handler("CUDA", functools.partial(ext.register_custom_type, c_api))
+    xc.register_custom_call_handler(
+        "CUDA", functools.partial(ext.register_custom_call_target, c_api)
+    )
+    # (older plugin extensions lack these two tables)
+    for name, value in getattr(ext, "ffi_types", dict)().items():
+        xc.register_custom_type(name, value, platform="CUDA")
+    for name, value in getattr(ext, "ffi_handlers", dict)().items():
+        register_custom_call_target(name, value, "CUDA")
+    for submodule in ("_solver", "_linalg"):
+        try:
+            mod = importlib.import_module(f"{kernels_package}.{submodule}")
+        except ImportError:
+            continue
+        for name, value in mod.registrations().items():
+            if name.endswith("_ffi"):
+                register_custom_call_target(name, value, "CUDA")
+
+
+def signature_text(fn: Any) -> str:
+    """A jaxlib function's signature, for the compat checks in the tests."""
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return (fn.__doc__ or "").split("\n")[0]
