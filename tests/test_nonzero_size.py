@@ -75,3 +75,40 @@ def test_without_size_numpy_semantics_and_errors():
         mjnp.nonzero(x, size=2, fill_value=(1, 2, 3))
     with pytest.raises(TypeError, match="size must be a non-negative int"):
         mjnp.argwhere(x, size=2.5)
+
+
+UNIQUE = {
+    "float-nan": np.array([3.0, 1.0, 3.0, 2.0, np.nan, np.nan, -0.0, 0.0]),
+    "int-2d": np.array([[4, 1, 4], [1, 7, 0]]),
+    "bool": np.array([True, True]),
+}
+
+
+@pytest.mark.parametrize("equal_nan", [True, False])
+@pytest.mark.parametrize("fill", [None, -5])
+@pytest.mark.parametrize("size", [0, 1, 3, 10])
+@pytest.mark.parametrize("name", list(UNIQUE))
+def test_unique_sized_matches_jax(name, size, fill, equal_nan):
+    x = UNIQUE[name]
+    if name == "bool" and fill is not None:
+        fill = True
+    want = jnp.unique(x, size=size, fill_value=fill, equal_nan=equal_nan)
+    got = mjnp.unique(x, size=size, fill_value=fill, equal_nan=equal_nan)
+    _same(got, want)
+    jitted = mjcore.jit(lambda v: mjnp.unique(v, size=size, fill_value=fill, equal_nan=equal_nan))
+    _same(jitted(x), want)
+
+
+def test_unique_sized_under_vmap_matches_jax():
+    xs = np.array([[1, 1, 2, 5], [3, 3, 3, 3], [9, 8, 7, 6]])
+    _same(
+        mjcore.vmap(lambda v: mjnp.unique(v, size=3))(xs),
+        jax.vmap(lambda v: jnp.unique(v, size=3))(xs),
+    )
+
+
+def test_unique_sized_restrictions():
+    with pytest.raises(NotImplementedError, match="values alone"):
+        mjnp.unique(np.arange(3), return_counts=True, size=2)
+    with pytest.raises(ValueError, match="size must be non-negative"):
+        mjnp.unique(np.arange(3), size=-2)
