@@ -12,6 +12,7 @@ handle they are given, like `x[idx] = v`, and return None.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -404,10 +405,13 @@ def trace(
     return write_out("trace", out, _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype))
 
 
-def nonzero(a: ArrayLike) -> tuple[Array, ...]:
+def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> tuple[Array, ...]:
     """Indices of the nonzero elements, one int64 array per axis, as `numpy.nonzero`.
 
-    Eager only (the result's length depends on the values).
+    Eager only (the result's length depends on the values), unless JAX's `size` is given:
+    then each array has exactly `size` entries, the first `size` nonzero positions in order,
+    padded with `fill_value` (default 0; a scalar or one value per axis), which works under
+    `jit` and `vmap`.
     """
     a = asarray_arg("nonzero", a)
     if a.ndim == 0:
@@ -415,18 +419,79 @@ def nonzero(a: ArrayLike) -> tuple[Array, ...]:
             "mjnp.nonzero: calling nonzero on 0d arrays is not allowed. Use "
             "mjnp.atleast_1d(scalar).nonzero() instead."
         )
+    if size is not None:
+        return _nonzero_sized("nonzero", a, size, fill_value)
+    if fill_value is not None:
+        raise ValueError("mjnp.nonzero: fill_value is only allowed together with size")
     value = _concrete("nonzero", a)
     return tuple(asarray_arg("nonzero", i.astype(np.int64)) for i in np.nonzero(value))
 
 
-def argwhere(a: ArrayLike) -> Array:
-    """Indices of the nonzero elements, one row each, as `numpy.argwhere` (eager only)."""
-    value = _concrete("argwhere", asarray_arg("argwhere", a))
-    return asarray_arg("argwhere", np.argwhere(value).astype(np.int64))
+def _nonzero_sized(fname: str, a: Array, size: Any, fill_value: Any) -> tuple[Array, ...]:
+    """`nonzero` with a static output length (JAX's `size=`): the positions of the nonzero
+    elements come first in a stable sort of the flat mask, so the first `size` of that order
+    are the wanted positions wherever there are that many, and `fill_value` elsewhere."""
+    try:
+        size = int(operator.index(size))
+    except TypeError as err:
+        raise TypeError(f"mjnp.{fname}: size must be a non-negative int, got {size!r}") from err
+    if size < 0:
+        raise ValueError(f"mjnp.{fname}: size must be non-negative, got {size}")
+    fills = (0,) * a.ndim if fill_value is None else fill_value
+    if np.ndim(fills) == 0:
+        fills = (fills,) * a.ndim
+    if len(fills) != a.ndim:
+        raise ValueError(
+            f"mjnp.{fname}: fill_value must be a scalar or have one entry per dimension "
+            f"({a.ndim}), got {fill_value!r}"
+        )
+    n = a.size
+    if n == 0:  # NB: zeros whatever fill_value says, as JAX returns for an empty input
+        return tuple(lax.full((size,), 0, np.dtype(np.int64)) for _ in a.shape)
+    mask = lax.reshape(ew.not_equal(a, 0), (n,))
+    # Sort key 0 for nonzero elements, 1 for zeros; the stable sort keeps positions in order.
+    key = lax.convert_element_type(ew.logical_not(mask), np.dtype(np.int32))
+    positions = lax.iota(np.dtype(np.int64), n)
+    _, order = lax.sort((key, positions), is_stable=True, num_keys=1)
+    count = _sum(mask, dtype=np.int64)
+    if size > n:
+        order = lax.pad(order, lax.full((), 0, np.dtype(np.int64)), ((0, size - n, 0),))
+    else:
+        order = lax.slice(order, (0,), (size,))
+    valid = ew.less(lax.iota(np.dtype(np.int64), size), count)
+    out = []
+    stride = n
+    for dim, fill in zip(a.shape, fills, strict=True):
+        stride = stride // dim if dim else 0
+        coord = ew.remainder(ew.floor_divide(order, max(stride, 1)), max(dim, 1))
+        fill = lax.convert_element_type(asarray_arg(fname, fill), np.dtype(np.int64))
+        out.append(ew.where(valid, coord, lax.broadcast_in_dim(fill, (size,), ())))
+    return tuple(out)
 
 
-def flatnonzero(a: ArrayLike) -> Array:
-    """Indices of the nonzero elements of the flattened `a`, as `numpy.flatnonzero`."""
+def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Array:
+    """Indices of the nonzero elements, one row each, as `numpy.argwhere` (eager only, or
+    with JAX's static `size` and `fill_value` as in `nonzero`)."""
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("mjnp.argwhere: fill_value is only allowed together with size")
+        value = _concrete("argwhere", asarray_arg("argwhere", a))
+        return asarray_arg("argwhere", np.argwhere(value).astype(np.int64))
+    a = asarray_arg("argwhere", a)
+    if a.ndim == 0:  # as NumPy: one row per nonzero element, no columns
+        rows = _nonzero_sized("argwhere", lax.reshape(a, (1,)), size, fill_value)[0]
+        return lax.slice(lax.reshape(rows, (size, 1)), (0, 0), (size, 0))
+    return stack(_nonzero_sized("argwhere", a, size, fill_value), axis=-1)
+
+
+def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Array:
+    """Indices of the nonzero elements of the flattened `a`, as `numpy.flatnonzero` (with
+    JAX's static `size` and `fill_value` as in `nonzero`)."""
+    if size is not None:
+        flat = ravel(asarray_arg("flatnonzero", a))
+        return _nonzero_sized("flatnonzero", flat, size, fill_value)[0]
+    if fill_value is not None:
+        raise ValueError("mjnp.flatnonzero: fill_value is only allowed together with size")
     value = _concrete("flatnonzero", asarray_arg("flatnonzero", a))
     return asarray_arg("flatnonzero", np.flatnonzero(value).astype(np.int64))
 

@@ -1,10 +1,16 @@
 """NumPy's dispatch protocols on `Array` and tracers: `__array_ufunc__`, `__array_function__`,
 `__dlpack__`/`__dlpack_device__`, and `from_dlpack`.
 
-`numpy.sin(x)` or `numpy.sum(x)` on an mjnp array (or on a value traced by `jit`, `grad` or
-`vmap`) runs the mjnp function of the same name, so NumPy code keeps working on device arrays
-and under transformations. A NumPy function or ufunc that mjnp lacks returns NotImplemented,
-which NumPy turns into a TypeError: mjnp never silently falls back to a host computation.
+The rule: a ufunc (`numpy.sin(x)`) on an mjnp array or a traced value runs the mjnp ufunc of
+the same name. A NumPy *function* (`numpy.sum`, `numpy.atleast_1d`, ...) runs the mjnp
+function of the same name only when a traced value (under `jit`, `grad` or `vmap`) is among
+its arguments, so NumPy code stays differentiable and jittable; on concrete arrays it is
+NumPy's own function on the host values and returns NumPy's result (an ndarray), exactly as
+for a `jax.Array`, so foreign code that hands mjnp arrays to NumPy (SciPy's optimizers, whose
+compiled code needs ndarrays) works. `out=` with an mjnp destination keeps the mjnp path, which
+rebinds it. A ufunc, or a NumPy function given a traced value, that mjnp lacks returns
+NotImplemented, which NumPy turns into a TypeError: a traced value never silently falls back
+to a host computation.
 """
 
 from __future__ import annotations
@@ -119,13 +125,29 @@ def _mjnp_function(func: Any) -> Any:
     return fun if callable(fun) and not isinstance(fun, type) else None
 
 
+def _to_host(value: Any) -> Any:
+    """`value` with every concrete mjnp array in it (in lists, tuples and dicts) replaced by
+    its host ndarray."""
+    if isinstance(value, _Array):
+        return np.asarray(value)
+    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        return type(value)(_to_host(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_host(v) for k, v in value.items()}
+    return value
+
+
 def array_function(
     self: Array, func: Any, types: tuple[type, ...], args: tuple[Any, ...], kwargs: dict
 ) -> Any:
-    """`numpy.<function>(..., mjnp array, ...)` as the mjnp function of the same name, or
-    NotImplemented (NumPy then raises TypeError) when mjnp has none."""
+    """`numpy.<function>(..., mjnp array, ...)`: with a traced value among the arguments (or an
+    mjnp `out=`), the mjnp function of the same name, or NotImplemented (NumPy then raises
+    TypeError) when mjnp has none; on concrete arrays only, NumPy's own function on the host
+    values (see the module docstring for why)."""
     if not all(issubclass(t, _Array | Tracer | np.ndarray) for t in types):
         return NotImplemented
+    if not any(issubclass(t, Tracer) for t in types) and not isinstance(kwargs.get("out"), _Array):
+        return func(*_to_host(args), **_to_host(kwargs))
     fun = _mjnp_function(func)
     if fun is None:
         return NotImplemented

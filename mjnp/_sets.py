@@ -9,6 +9,7 @@ returning a zero gradient.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -124,13 +125,24 @@ def unique(
     *,
     equal_nan: bool = True,
     sorted: bool = True,  # noqa: A002  (NumPy's name)
+    size: int | None = None,
+    fill_value: Any = None,
 ) -> Any:
     """The sorted unique elements of the flattened `ar`, as `numpy.unique`, with optionally
     the first indices, the inverse (shaped like `ar`) and the counts.
 
     NB: only `axis=None` is supported (NotImplementedError otherwise); the values are always
-    sorted.
+    sorted. JAX's static `size` (values only) gives exactly `size` values, padded with
+    `fill_value` (default: the smallest value), so it works under `jit` and `vmap`.
     """
+    if size is not None:
+        return _unique_sized(
+            ar,
+            size,
+            fill_value,
+            equal_nan,
+            return_index or return_inverse or return_counts or axis is not None,
+        )
     if axis is not None:
         raise NotImplementedError("mjnp.unique: only axis=None is supported")
     shape = np.shape(ar) if not hasattr(ar, "shape") else ar.shape
@@ -143,6 +155,45 @@ def unique(
     if return_counts:
         outs.append(u.counts)
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _unique_sized(ar: ArrayLike, size: Any, fill_value: Any, equal_nan: bool, extra: bool) -> Any:
+    """`unique(ar, size=size)`: the sorted values, the first of each run kept by a stable sort
+    on "not the first of its run", then the first `size` of them, padded by `fill_value`."""
+    if extra:
+        raise NotImplementedError(
+            "mjnp.unique: size= is supported for the values alone (no return_index, "
+            "return_inverse, return_counts or axis)"
+        )
+    size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"mjnp.unique: size must be non-negative, got {size}")
+    x = asarray_strong("unique", ar)
+    n = x.size
+    flat = lax.reshape(x, (n,))
+    if n == 0:
+        fill = 0 if fill_value is None else fill_value
+        return lax.full((size,), fill, flat.dtype)
+    values = lax.sort(flat)
+    later, earlier = lax.slice(values, (1,), (n,)), lax.slice(values, (0,), (n - 1,))
+    differs = ew.not_equal(later, earlier)
+    if equal_nan and values.dtype.kind in "fc":
+        both_nan = ew.logical_and(ew.isnan(later), ew.isnan(earlier))
+        differs = ew.logical_and(differs, ew.logical_not(both_nan))
+    first = lax.concatenate([lax.full((1,), True, np.dtype(bool)), differs], 0)
+    key = lax.convert_element_type(ew.logical_not(first), np.dtype(np.int32))
+    _, picked = lax.sort((key, values), is_stable=True, num_keys=1)
+    count = lax.reduce_sum(lax.convert_element_type(first, np.dtype(np.int64)), (0,))
+    if fill_value is None:
+        fill = lax.reshape(lax.slice(values, (0,), (1,)), ())
+    else:
+        fill = lax.convert_element_type(asarray_strong("unique", fill_value), values.dtype)
+    if size > n:
+        picked = lax.pad(picked, lax.full((), 0, values.dtype), ((0, size - n, 0),))
+    else:
+        picked = lax.slice(picked, (0,), (size,))
+    valid = ew.less(lax.iota(np.dtype(np.int64), size), count)
+    return ew.where(valid, picked, lax.broadcast_in_dim(fill, (size,), ()))
 
 
 class UniqueAllResult(NamedTuple):

@@ -88,9 +88,11 @@ def test_unknown_ufunc_and_function_raise_type_error():
     with pytest.raises(TypeError):
         np.frompyfunc(lambda a: a, 1, 1)(x)
     with pytest.raises(TypeError):
-        np.lib.stride_tricks.sliding_window_view(x, 2)
-    with pytest.raises(TypeError):
         np.add(x, 1.0, where=np.array([True, False]))
+    # A NumPy function mjnp lacks: NumPy's own on a concrete array, TypeError on a traced one.
+    np.testing.assert_array_equal(np.lib.stride_tricks.sliding_window_view(x, 2), [[1.0, 2.0]])
+    with pytest.raises(TypeError):
+        mjcore.jit(lambda v: np.lib.stride_tricks.sliding_window_view(v, 2))(x)
 
 
 @pytest.mark.parametrize(
@@ -111,14 +113,39 @@ def test_unknown_ufunc_and_function_raise_type_error():
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )
-def test_numpy_functions_dispatch_to_mjnp(fun, make_args):
+def test_numpy_functions_dispatch_to_mjnp_on_traced_values(fun, make_args):
     x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -3.0]])
-    mj_args = make_args(mjnp.asarray(x))
-    if fun is np.linalg.norm and not hasattr(mjnp.linalg, "norm"):
-        pytest.skip("mjnp.linalg.norm is not there yet")
-    out = fun(*mj_args)
+    want = fun(*make_args(x))
+    out = mjcore.jit(lambda v: fun(*make_args(v)))(mjnp.asarray(x))
     assert isinstance(out, Array)
-    assert_matches(out, fun(*make_args(x)))
+    assert_matches(out, want)
+    # On concrete arrays NumPy's own function runs on the host values and returns NumPy's
+    # result, as for a jax.Array (the rule in mjnp/_protocols.py).
+    host = fun(*make_args(mjnp.asarray(x)))
+    assert isinstance(host, np.ndarray | np.generic)
+    np.testing.assert_array_equal(host, want)
+    assert np.asarray(host).dtype == np.asarray(want).dtype
+
+
+def test_scipy_minimize_with_value_and_grad():
+    # SciPy's compiled L-BFGS-B needs ndarrays from np.atleast_1d & co. on mjnp gradients.
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+
+    def ours(v):
+        return mjnp.sum((v - 1.5) ** 2) + mjnp.sum(mjnp.sin(v) * v[::-1])
+
+    def theirs(v):
+        return jax.numpy.sum((v - 1.5) ** 2) + jax.numpy.sum(jax.numpy.sin(v) * v[::-1])
+
+    x0 = np.array([0.0, 0.5, -1.0])
+    for method in ("L-BFGS-B", "BFGS", "CG"):
+        got = scipy_optimize.minimize(mjcore.value_and_grad(ours), x0, jac=True, method=method)
+        want = scipy_optimize.minimize(jax.value_and_grad(theirs), x0, jac=True, method=method)
+        assert got.success and want.success
+        np.testing.assert_allclose(got.x, want.x, rtol=1e-10, atol=1e-12)
+        assert got.nit == want.nit
 
 
 def test_numpy_calls_trace_under_jit_grad_and_vmap():
