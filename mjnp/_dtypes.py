@@ -63,11 +63,15 @@ ulonglong = np.ulonglong
 True_ = np.True_
 False_ = np.False_
 
-# NB: no `longdouble`/`clongdouble` (nor the 'g'/'G' codes): XLA has no 80-bit or 128-bit float,
-# and aliasing them to float64 would pass dtype checks while silently losing the precision the
-# name promises (NumPy's own tests of longdouble check exactly that). A longdouble dtype given
-# to an mjnp function is refused with TypeError; NumPy's suite lists those tests as xfails
+# NB: XLA has no 80-bit or 128-bit float, so mjnp holds no longdouble arrays: a longdouble dtype
+# (`longdouble`, `clongdouble`, 'g', 'G') given to an mjnp function is refused with TypeError,
+# rather than aliased to float64, which would pass dtype checks while silently losing the
+# precision the name promises. The names are NumPy's scalar types, as `float64` is, so code that
+# compares or inspects types (`dtype is np.longdouble`, `np.finfo(np.longdouble)`) still runs.
+# NumPy's suite lists the tests that compute in longdouble as xfails
 # (conformance/numpy_suite_xfails.txt).
+longdouble = np.longdouble
+clongdouble = np.clongdouble
 # NB: NumPy's tables restricted to the dtypes mjnp holds on the device (no longdouble, object,
 # str/bytes/datetime entries). `typecodes` is read-only (a mapping proxy, where NumPy's is a dict).
 typecodes = MappingProxyType(

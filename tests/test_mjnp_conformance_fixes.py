@@ -331,3 +331,16 @@ def test_quantile_of_booleans(method):
     a = np.array([False, True, True])
     q = a if method == "linear" else [0.2, 0.9]  # bool q: NumPy takes values as they are
     _check(mjnp.quantile(a, q, method=method), np.quantile(a, q, method=method))
+
+
+def test_longdouble_names_are_numpys_types_and_arrays_of_them_are_refused():
+    assert mjnp.longdouble is np.longdouble and mjnp.clongdouble is np.clongdouble
+    assert mjnp.finfo(mjnp.longdouble).nmant == np.finfo(np.longdouble).nmant
+    for make in (
+        lambda: mjnp.asarray([1.0], dtype=mjnp.longdouble),
+        lambda: mjnp.zeros(2, "g"),
+        lambda: mjnp.ones(2, mjnp.clongdouble),
+        lambda: mjnp.add(np.ones(1, np.longdouble), 1),
+    ):
+        with pytest.raises(TypeError, match="float128|complex256"):
+            make()
