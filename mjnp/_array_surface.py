@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import InPlaceUpdateError
@@ -152,11 +152,27 @@ def _astype_method(
     subok: bool = True,
     copy: bool = True,
 ) -> Array:
-    if casting != "unsafe":
-        raise NotImplementedError(
-            f"mjnp astype: only casting='unsafe' is supported, got {casting!r}"
+    """`a.astype(dtype)`, as `numpy.ndarray.astype`, with NumPy's casting rules."""
+    if casting not in _CASTINGS:
+        raise ValueError(
+            "mjnp astype: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
+            f"'unsafe', got {casting!r}"
         )
+    if casting != "unsafe":
+        target = np.dtype(_dtypes_canonical(dtype))
+        if not np.can_cast(self.dtype, target, casting):
+            raise TypeError(
+                f"mjnp astype: Cannot cast array data from {self.dtype!r} to {target!r} "
+                f"according to the rule {casting!r}; pass casting='unsafe' to convert anyway"
+            )
     return _manipulation.astype(self, dtype, copy=copy)
+
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _dtypes_canonical(dtype: Any) -> Any:
+    return dtypes.canonicalize_dtype(dtype, "mjnp astype")
 
 
 def _flatten_method(self: Array, order: str = "C") -> Array:
