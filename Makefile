@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-quick lint clean
+.PHONY: demo test fuzz bench bench-quick lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest tests
+
+# The differential fuzzer with a large budget of random programs (CI runs a small fixed one).
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	MJNP_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MJNP_FUZZ_RANDOM=1 $(PY) -m pytest tests/test_fuzz.py -x -q
 
 # The plot needs matplotlib and autograd is a peer: installed for benchmarks only, never runtime
 # dependencies.
