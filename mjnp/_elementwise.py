@@ -54,6 +54,9 @@ def _check_kinds(fname: str, kinds: str, *xs: Array) -> None:
             )
 
 
+_NO_VALUE: Any = object()  # an argument not given (None is a valid array-like)
+
+
 def _const(value: Any, like: Array) -> Array:
     """A 0-d constant of `like`'s dtype (broadcast by the elementwise lax ops)."""
     return lax.full((), value, like.dtype)
@@ -877,12 +880,22 @@ conj = conjugate
 # --- selection ------------------------------------------------------------------------------
 
 
-@fuse_eagerly
-def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
-    """Elementwise `x if condition else y`, broadcast together, as 3-argument `numpy.where`.
+def where(condition: ArrayLike, x: ArrayLike = _NO_VALUE, y: ArrayLike = _NO_VALUE, /) -> Any:
+    """Elementwise `x if condition else y`, broadcast together, as `numpy.where`; with the
+    condition alone, its `nonzero()` (a tuple of index arrays).
 
-    NB: the 1-argument form (`nonzero`) is not supported here.
+    Raises:
+        ValueError: for `x` without `y` or `y` without `x`, as NumPy.
     """
+    if x is _NO_VALUE and y is _NO_VALUE:
+        return asarray_arg("where", condition).nonzero()
+    if x is _NO_VALUE or y is _NO_VALUE:
+        raise ValueError("mjnp.where: either both or neither of x and y should be given")
+    return _where(condition, x, y)
+
+
+@fuse_eagerly
+def _where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     check_arraylike("where", condition, x, y)
     cond = _truth("where", condition)
     x, y = promote_args_wrapping("where", x, y)
