@@ -155,3 +155,88 @@ def test_bad_input_raises_numpys_exception(row):
     else:
         assert actual is not None, f"NumPy raises {expected.__name__}; mjnp raised nothing"
         assert issubclass(actual, _public(expected)), (actual, expected)
+
+
+# --- generated rows: every reduction with a bad axis, every binary ufunc with shapes that do
+# not broadcast, every unary ufunc with a string ------------------------------------------
+
+_REDUCTIONS = [
+    "sum",
+    "prod",
+    "mean",
+    "std",
+    "var",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "cumsum",
+    "cumprod",
+    "nansum",
+    "nanprod",
+    "nanmean",
+    "nanstd",
+    "nanvar",
+    "nanmax",
+    "nanmin",
+    "median",
+    "ptp",
+    "count_nonzero",
+    "sort",
+    "argsort",
+]
+_BAD_AXES = {"axis5": 5, "axis-neg": -3, "axis-float": 1.0, "axis-dup": (0, 0)}
+_BINARY_UFUNCS = sorted(
+    n
+    for n in dir(np)
+    if isinstance(getattr(np, n), np.ufunc)
+    and getattr(np, n).nin == 2
+    and getattr(np, n).signature is None
+    and hasattr(mjnp, n)
+)
+_UNARY_UFUNCS = sorted(
+    n
+    for n in dir(np)
+    if isinstance(getattr(np, n), np.ufunc) and getattr(np, n).nin == 1 and hasattr(mjnp, n)
+)
+
+
+def _reduction_row(name, axis):
+    return lambda xp: getattr(xp, name)(A(xp), axis=axis)
+
+
+def _binary_row(name):
+    # Integer operands, so that the shapes (not a dtype) are what is wrong for every ufunc.
+    return lambda xp: getattr(xp, name)(xp.ones(2, dtype=int), xp.ones(3, dtype=int))
+
+
+def _binary_out_row(name):
+    return lambda xp: getattr(xp, name)(xp.ones(3, dtype=int), 2, out=xp.zeros(2))
+
+
+def _unary_row(name):
+    return lambda xp: getattr(xp, name)("abc")
+
+
+def _unary_out_row(name):
+    return lambda xp: getattr(xp, name)(xp.ones(3), out=xp.zeros((2, 2)))
+
+
+GENERATED = (
+    [(f"{n}-{k}", _reduction_row(n, v)) for n in _REDUCTIONS for k, v in _BAD_AXES.items()]
+    + [(f"{n}-shapes", _binary_row(n)) for n in _BINARY_UFUNCS]
+    + [(f"{n}-out-shape", _binary_out_row(n)) for n in _BINARY_UFUNCS]
+    + [(f"{n}-str", _unary_row(n)) for n in _UNARY_UFUNCS]
+    + [(f"{n}-out-shape", _unary_out_row(n)) for n in _UNARY_UFUNCS]
+)
+
+
+@pytest.mark.parametrize("row", GENERATED, ids=[r[0] for r in GENERATED])
+def test_generated_bad_input_raises_numpys_exception(row):
+    test_bad_input_raises_numpys_exception(row)
+
+
+def test_the_table_has_at_least_300_rows():
+    assert len(ROWS) + len(GENERATED) >= 300
