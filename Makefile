@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-compat gpu-check bench bench-quick lint clean conformance
+.PHONY: demo test test-compat gpu-check fuzz bench bench-quick lint clean conformance
 
 $(STAMP): pyproject.toml constraints-ci.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ test-compat: $(COMPAT_VENV)/.installed
 # On a machine with an NVIDIA GPU and jaxlib's CUDA plugin: the GPU tests and benchmark.
 gpu-check:
 	PYTHON=$(PY) scripts/gpu_check.sh
+
+# The differential fuzzer with a large budget of random programs (CI runs a small fixed one).
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	MJNP_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MJNP_FUZZ_RANDOM=1 $(PY) -m pytest tests/test_fuzz.py -x -q
 
 # The plot needs matplotlib and autograd is a peer: installed for benchmarks only, never runtime
 # dependencies.

@@ -818,16 +818,23 @@ def rebind(handle: Any, new: Any) -> None:
     custom = getattr(cls, "_rebind", None)
     if custom is not None:
         custom(handle, new)
-        return
-    for klass in cls.__mro__:
-        for name in klass.__dict__.get("__slots__", ()):
-            if name == "__weakref__":
-                continue
-            try:
-                setattr(handle, name, getattr(new, name))
-            except AttributeError:  # a lazily set slot (a cache) unset on `new`
-                if hasattr(handle, name):
-                    delattr(handle, name)
+    else:
+        for klass in cls.__mro__:
+            for name in klass.__dict__.get("__slots__", ()):
+                if name == "__weakref__":
+                    continue
+                try:
+                    setattr(handle, name, getattr(new, name))
+                except AttributeError:  # a lazily set slot (a cache) unset on `new`
+                    if hasattr(handle, name):
+                        delattr(handle, name)
+    for hook in rebind_hooks:
+        hook(handle)
+
+
+# Called with each handle `rebind` has updated: mjnp's views (`mjnp/_views.py`) listen here, so
+# that a write through any in-place path reaches the arrays the handle is a view of, or views of it.
+rebind_hooks: list[Callable[[Any], None]] = []
 
 
 def _kind(x: Any) -> str:

@@ -22,6 +22,7 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
+from mjnp import _views
 from mjnp._dtypes import ndarray as _ndarray
 from mjnp._indexing import _update, getitem, host_values
 from mjnp._indexing_functions import _cyclic
@@ -353,16 +354,29 @@ def resize(self: Array, *new_shape: Any, refcheck: bool = True) -> None:
     The elements are kept in C order, cut off or followed by zeros. `x.resize()` and
     `x.resize(None)` leave `x` as it is.
 
-    NB: rebinds the handle (see `x[i] = v`); other names bound to the old value keep it. There
-    are no views of device arrays, so `refcheck` has nothing to check and never raises.
+    NB: rebinds the handle (see `x[i] = v`). As NumPy, it refuses a view (`x[1:]`, `x.T`) or
+    an array with live views (unless `refcheck=False`, which detaches the views: they keep
+    their values).
 
     Raises:
-        ValueError: for a negative dimension.
+        ValueError: for a negative dimension, a view, or an array with views and `refcheck`.
         TypeError: for a dimension that is not an integer.
     """
     if not new_shape or new_shape == (None,):
         return
     shape = _resize_shape(new_shape)
+    if _views.is_view(self):
+        raise ValueError(
+            "mjnp resize: cannot resize this array: it does not own its data (it is a view); "
+            "use mjnp.resize(x, shape) for a new array"
+        )
+    if _views.has_views(self):
+        if refcheck:
+            raise ValueError(
+                "mjnp resize: cannot resize an array that is referenced by another array (a "
+                "view of it); use mjnp.resize(x, shape) for a new array, or refcheck=False"
+            )
+        _views.detach(self)
     aval = get_aval(self)
     size = int(np.prod(shape, dtype=np.int64))
     flat_x = lax.reshape(self, (aval.size,))

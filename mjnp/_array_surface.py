@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
-from mjcore.core import Tracer
-from mjcore.dispatch import host_view
+from mjcore.core import Tracer, get_aval, rebind
+from mjcore.errors import InPlaceUpdateError
 from mjnp import (
     _array_bits,
     _devices,
@@ -28,6 +29,7 @@ from mjnp import (
     _reductions,
     _sorting,
     _statistics,
+    _views,
 )
 from mjnp import _elementwise as ew
 from mjnp import _indexing_functions as _ixf
@@ -58,6 +60,68 @@ def _reflected(fun: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array
     return method
 
 
+def _inplace(fun: Callable[[Any, Any], Array], op: str) -> Callable[[Array, Any], Array]:
+    """`x op= y` as NumPy's in-place ufunc call `fun(x, y, out=x)`: the result must keep `x`'s
+    shape (no broadcasting of `x`) and cast to `x`'s dtype by 'same_kind'; the handle `x` (and
+    every view of it) is rebound to it."""
+
+    def method(self: Array, other: Any) -> Array:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        result = fun(self, other)
+        aval, r_aval = get_aval(self), get_aval(result)
+        if r_aval.shape != aval.shape:
+            raise ValueError(
+                f"mjnp: x {op}= y: non-broadcastable output operand with shape {aval.shape} "
+                f"doesn't match the broadcast shape {r_aval.shape}; write x = x {op} y for a "
+                "new array of the broadcast shape"
+            )
+        if r_aval.dtype != aval.dtype:
+            if not np.can_cast(r_aval.dtype, aval.dtype, "same_kind"):
+                raise TypeError(
+                    f"mjnp: x {op}= y: cannot cast the result from dtype {r_aval.dtype} to x's "
+                    f"dtype {aval.dtype} with casting rule 'same_kind'; write x = x {op} y for "
+                    f"a new {r_aval.dtype} array"
+                )
+            result = lax.convert_element_type(result, aval.dtype, aval.weak_type)
+        try:
+            rebind(self, result)
+        except InPlaceUpdateError:
+            # A concrete `x` updated with a traced `y` cannot become a tracer: Python rebinds
+            # the name `x` to the result instead (other names keep the old value).
+            return result
+        return self
+
+    return method
+
+
+def _sort_method(
+    self: Array, axis: int = -1, kind: str | None = None, order: None = None, *, stable=None
+) -> None:
+    """`a.sort()` sorts `a` in place, as `numpy.ndarray.sort`: rebinds the handle."""
+    rebind(self, _sorting.sort(self, axis, kind, order, stable=stable))
+
+
+def _partition_method(
+    self: Array, kth: Any, axis: int = -1, kind: str = "introselect", order: None = None
+) -> None:
+    """`a.partition(kth)` in place, as `numpy.ndarray.partition`: rebinds the handle."""
+    rebind(self, _sorting.partition(self, kth, axis, kind, order))
+
+
+def _setflags(self: Array, write: Any = None, align: Any = None, uic: Any = None) -> None:
+    """`a.setflags(...)`, as `numpy.ndarray.setflags`: mjnp arrays are always writeable
+    (through rebinding), aligned and own no write-back copy, so only those settings are
+    accepted."""
+    if uic:
+        raise ValueError("mjnp setflags: cannot set WRITEBACKIFCOPY flag to True")
+    if write is not None and not write:
+        raise NotImplementedError(
+            "mjnp setflags: mjnp arrays cannot be made read-only (write=False); keep the array "
+            "from being written instead, or use a numpy.ndarray"
+        )
+
+
 def _pow(self: Array, other: Any, mod: Any = None) -> Array:
     if mod is not None or not isinstance(other, _OPERAND_TYPES):
         return NotImplemented
@@ -80,42 +144,6 @@ def _round_method(self: Array, ndigits: int | None = None) -> Array:
     return ew.round(self, 0 if ndigits is None else ndigits)
 
 
-def _reshape_method(self: Array, *shape: Any, order: str = "C", copy: bool | None = None):
-    """`a.reshape(2, 3)` or `a.reshape((2, 3))`, as `numpy.ndarray.reshape`."""
-    if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
-        shape = shape[0]
-    if order == "C" and copy is None and type(shape) is tuple:
-        out = host_view(self, "reshape", shape)  # eagerly on CPU, NumPy's view (docs/eager.md)
-        if out is not None:
-            return out
-    return _manipulation.reshape(self, shape, order=order, copy=copy)
-
-
-def _getitem(self: Array, idx: Any) -> Array:
-    """`a[idx]`: a basic index eagerly on CPU is NumPy's view (docs/eager.md)."""
-    out = host_view(self, "getitem", idx)
-    if out is not None:
-        return out
-    return _indexing.getitem(self, idx)
-
-
-def _transpose_property(self: Array) -> Array:
-    """`a.T`: eagerly on CPU, NumPy's view (docs/eager.md)."""
-    out = host_view(self, "T")
-    if out is not None:
-        return out
-    return _manipulation.transpose(self)
-
-
-def _transpose_method(self: Array, *axes: Any) -> Array:
-    """`a.transpose()`, `a.transpose(1, 0)` or `a.transpose((1, 0))`."""
-    if not axes:
-        return _manipulation.transpose(self)
-    if len(axes) == 1 and not isinstance(axes[0], int | np.integer):
-        return _manipulation.transpose(self, axes[0])
-    return _manipulation.transpose(self, axes)
-
-
 def _astype_method(
     self: Array,
     dtype: Any,
@@ -124,15 +152,32 @@ def _astype_method(
     subok: bool = True,
     copy: bool = True,
 ) -> Array:
-    if casting != "unsafe":
-        raise NotImplementedError(
-            f"mjnp astype: only casting='unsafe' is supported, got {casting!r}"
+    """`a.astype(dtype)`, as `numpy.ndarray.astype`, with NumPy's casting rules."""
+    if casting not in _CASTINGS:
+        raise ValueError(
+            "mjnp astype: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
+            f"'unsafe', got {casting!r}"
         )
+    if casting != "unsafe":
+        target = np.dtype(_dtypes_canonical(dtype))
+        if not np.can_cast(self.dtype, target, casting):
+            raise TypeError(
+                f"mjnp astype: Cannot cast array data from {self.dtype!r} to {target!r} "
+                f"according to the rule {casting!r}; pass casting='unsafe' to convert anyway"
+            )
     return _manipulation.astype(self, dtype, copy=copy)
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _dtypes_canonical(dtype: Any) -> Any:
+    return dtypes.canonicalize_dtype(dtype, "mjnp astype")
+
+
 def _flatten_method(self: Array, order: str = "C") -> Array:
-    return _manipulation.ravel(self, order)
+    out = _manipulation.ravel(self, order)
+    return _manipulation.new_handle(out) if out is self else out  # always a copy, as NumPy's
 
 
 def _copy_method(self: Array, order: str = "C") -> Array:
@@ -141,12 +186,6 @@ def _copy_method(self: Array, order: str = "C") -> Array:
 
 def _compress_method(self: Array, condition: Any, axis: int | None = None, out: None = None):
     return _ixf.compress(condition, self, axis, out)
-
-
-def _matrix_transpose(self: Array) -> Array:
-    if self.ndim < 2:
-        raise ValueError(f"matrix transpose with ndim < 2 is undefined (shape {self.shape})")
-    return _manipulation.swapaxes(self, -1, -2)
 
 
 def _array_namespace(self: Array, /, *, api_version: str | None = None) -> Any:
@@ -187,6 +226,20 @@ SURFACE: dict[str, Any] = {
     "__rshift__": _binary(ew.right_shift),
     "__rrshift__": _reflected(ew.right_shift),
     "__invert__": ew.invert,
+    # In-place operators (NumPy's `x op= y` writes into x: a rebinding of the handle here).
+    "__iadd__": _inplace(ew.add, "+"),
+    "__isub__": _inplace(ew.subtract, "-"),
+    "__imul__": _inplace(ew.multiply, "*"),
+    "__itruediv__": _inplace(ew.true_divide, "/"),
+    "__ifloordiv__": _inplace(ew.floor_divide, "//"),
+    "__imod__": _inplace(ew.remainder, "%"),
+    "__ipow__": _inplace(ew.power, "**"),
+    "__imatmul__": _inplace(_linalg.matmul, "@"),
+    "__iand__": _inplace(ew.bitwise_and, "&"),
+    "__ior__": _inplace(ew.bitwise_or, "|"),
+    "__ixor__": _inplace(ew.bitwise_xor, "^"),
+    "__ilshift__": _inplace(ew.left_shift, "<<"),
+    "__irshift__": _inplace(ew.right_shift, ">>"),
     # Unary operators.
     "__neg__": ew.negative,
     "__pos__": ew.positive,
@@ -200,7 +253,7 @@ SURFACE: dict[str, Any] = {
     "__gt__": _binary(ew.greater),
     "__ge__": _binary(ew.greater_equal),
     # Indexing.
-    "__getitem__": _getitem,
+    "__getitem__": _views.getitem,
     "__setitem__": _indexing.setitem,
     "fill": _indexing.fill,
     "at": property(_indexing.at),
@@ -213,11 +266,11 @@ SURFACE: dict[str, Any] = {
     "nonzero": _ixf.nonzero,
     "searchsorted": _ixf.searchsorted,
     # Properties.
-    "T": property(_transpose_property),
-    "mT": property(_matrix_transpose),
+    "T": property(_views.transposed),
+    "mT": property(_views.matrix_transposed),
     "device": property(_devices.device),
-    "real": property(ew.real),
-    "imag": property(ew.imag),
+    "real": property(_views.real),
+    "imag": property(_views.imag),
     # NumPy's dispatch protocols (mjnp/_protocols.py).
     "__array_ufunc__": _protocols.array_ufunc,
     "__array_function__": _protocols.array_function,
@@ -227,12 +280,12 @@ SURFACE: dict[str, Any] = {
     "__array_namespace__": _array_namespace,
     "to_device": _devices.to_device,
     "astype": _astype_method,
-    "reshape": _reshape_method,
-    "transpose": _transpose_method,
-    "ravel": _manipulation.ravel,
+    "reshape": _views.reshape,
+    "transpose": _views.transpose,
+    "ravel": _views.ravel,
     "flatten": _flatten_method,
-    "squeeze": _manipulation.squeeze,
-    "swapaxes": _manipulation.swapaxes,
+    "squeeze": _views.squeeze,
+    "swapaxes": _views.swapaxes,
     "copy": _copy_method,
     "sum": _reductions.sum,
     "prod": _reductions.prod,
@@ -249,10 +302,10 @@ SURFACE: dict[str, Any] = {
     "conj": ew.conjugate,
     "conjugate": ew.conjugate,
     "repeat": _joining.repeat,
-    # NB: `sort` and `partition` return the result (arrays are immutable); NumPy's sort in place.
-    "sort": _sorting.sort,
+    "sort": _sort_method,
     "argsort": _sorting.argsort,
-    "partition": _sorting.partition,
+    "partition": _partition_method,
+    "setflags": _setflags,
     "argpartition": _sorting.argpartition,
     "cumsum": _statistics.cumsum,
     "cumprod": _statistics.cumprod,

@@ -20,7 +20,7 @@ from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp import _elementwise as ew
 from mjnp._creation import asarray, linspace
-from mjnp._manipulation import asarray_strong, moveaxis, ravel
+from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
 
 ArrayLike = Any
 Array = Any
@@ -240,7 +240,8 @@ def meshgrid(
     if not sparse and outs:
         full = np.broadcast_shapes(*(o.shape for o in outs))
         outs = [lax.broadcast_to(o, full) for o in outs]
-    return tuple(outs)
+    # New arrays, as NumPy's (the inputs themselves would follow a later write `g[i] = v`).
+    return tuple(new_handle(o) if any(o is x for x in xi) else o for o in outs)
 
 
 def indices(

@@ -21,6 +21,7 @@ from mjcore import dtypes, lax
 from mjcore.core import Tracer
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN
+from mjcore.lax.base import convert_element_type_p
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import (
     asarray_arg,
@@ -51,6 +52,9 @@ def _check_kinds(fname: str, kinds: str, *xs: Array) -> None:
                 f"mjnp.{fname}: not supported for input dtype {x.dtype.name}; it needs "
                 f"{allowed} input"
             )
+
+
+_NO_VALUE: Any = object()  # an argument not given (None is a valid array-like)
 
 
 def _const(value: Any, like: Array) -> Array:
@@ -243,7 +247,24 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     x1, x2 = _pair("power", promote_args_numeric, x1, x2)
     if x1.dtype.kind in "iu":
         _check_nonnegative_exponent("power", x2)
+    if x1.dtype.kind == "c":
+        return _complex_pow(x1, x2)
     return lax.pow(x1, x2)
+
+
+def _complex_pow(x1: Array, x2: Array) -> Array:
+    """Complex `x1 ** x2` with NumPy's values at a zero base (`npy_cpow`): 1 for a zero
+    exponent, 0 for an exponent of positive real part, NaN otherwise (XLA's is NaN)."""
+    shape = np.broadcast_shapes(x1.shape, x2.shape)
+    x1, x2 = lax.broadcast_to(x1, shape), lax.broadcast_to(x2, shape)
+    zero, one = lax.full(shape, 0, x1.dtype), lax.full(shape, 1, x1.dtype)
+    base_zero = lax.eq(x1, zero)
+    positive = lax.gt(lax.real(x2), lax.full(shape, 0, lax.real(x2).dtype))
+    at_zero = lax.select(positive, zero, lax.full(shape, complex(np.nan, np.nan), x1.dtype))
+    at_zero = lax.select(lax.eq(x2, zero), one, at_zero)
+    # `safe` keeps the power (and its gradient) finite where the zero-base value is chosen.
+    safe = lax.select(base_zero, one, x1)
+    return lax.select(base_zero, at_zero, lax.pow(safe, x2))
 
 
 pow = power  # noqa: A001  (the Array API name)
@@ -449,7 +470,10 @@ def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A
     (so the result is the float nearest that, not always the nearest decimal), and integers
     with `decimals < 0` round in float64 and convert back. `out=` rebinds the given array.
     """
-    return write_out("round", out, _round(a, decimals), "same_kind")
+    result = _round(a, decimals)
+    if result is a:  # integers: a new array, as NumPy's (the input would follow its writes)
+        result = convert_element_type_p.bind1(a, new_dtype=a.dtype, weak_type=a.weak_type)
+    return write_out("round", out, result, "same_kind")
 
 
 def _round(a: ArrayLike, decimals: int) -> Array:
@@ -516,7 +540,27 @@ def _log_base(base: float) -> Callable[[Array], Array]:
 
 
 def _reciprocal(x: Array) -> Array:
+    if x.dtype.kind == "c":
+        return _complex_reciprocal(x)
     return lax.div(_const(1, x), x)
+
+
+def _complex_reciprocal(x: Array) -> Array:
+    """`1 / x` by Smith's algorithm, as NumPy computes it (so `1 / 0j` is nan+nanj, and huge
+    values do not overflow to NaN)."""
+    re, im = lax.real(x), lax.imag(x)
+    one = lax.full((), 1, re.dtype)
+    real_larger = lax.ge(lax.abs(re), lax.abs(im))
+    big = lax.select(real_larger, re, im)
+    small = lax.select(real_larger, im, re)
+    ratio = lax.div(small, big)
+    d = lax.add(big, lax.mul(small, ratio))
+    inv = lax.div(one, d)
+    scaled = lax.div(ratio, d)
+    # real >= imag: (1/d, -r/d); otherwise (r/d, -1/d)
+    out_re = lax.select(real_larger, inv, scaled)
+    out_im = lax.neg(lax.select(real_larger, scaled, inv))
+    return lax.complex(out_re, out_im)
 
 
 exp = _float_unary("exp", lax.exp)
@@ -836,15 +880,16 @@ conj = conjugate
 # --- selection ------------------------------------------------------------------------------
 
 
-def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /) -> Any:
-    """Elementwise `x if condition else y`, broadcast together, as `numpy.where`; with
-    `condition` alone, `nonzero(condition)` (eager only: its length depends on the values)."""
-    if x is None and y is None:
-        # Function-local import: _indexing_functions imports this module.
-        from mjnp._indexing_functions import nonzero
+def where(condition: ArrayLike, x: ArrayLike = _NO_VALUE, y: ArrayLike = _NO_VALUE, /) -> Any:
+    """Elementwise `x if condition else y`, broadcast together, as `numpy.where`; with the
+    condition alone, its `nonzero()` (a tuple of index arrays).
 
-        return nonzero(condition)
-    if x is None or y is None:
+    Raises:
+        ValueError: for `x` without `y` or `y` without `x`, as NumPy.
+    """
+    if x is _NO_VALUE and y is _NO_VALUE:
+        return asarray_arg("where", condition).nonzero()
+    if x is _NO_VALUE or y is _NO_VALUE:
         raise ValueError("mjnp.where: either both or neither of x and y should be given")
     return _where(condition, x, y)
 
@@ -872,7 +917,10 @@ def clip(
     Either bound may be None. `min` and `max` are the Array API names for `a_min` and `a_max`.
     `out=` rebinds the given array, with the ufunc rules.
     """
-    return write_out("clip", out, _clip(a, a_min, a_max, min, max), "same_kind", broadcast=True)
+    result = _clip(a, a_min, a_max, min, max)
+    if result is a:  # no bounds: a new array, as NumPy's (the input would follow its writes)
+        result = convert_element_type_p.bind1(a, new_dtype=a.dtype, weak_type=a.weak_type)
+    return write_out("clip", out, result, "same_kind", broadcast=True)
 
 
 def _clip(a: ArrayLike, a_min: Any, a_max: Any, min: Any, max: Any) -> Array:  # noqa: A002

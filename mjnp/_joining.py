@@ -27,7 +27,14 @@ from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
 from mjnp._creation import linspace
 from mjnp._indexing import host_values
-from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis, ravel
+from mjnp._manipulation import (
+    asarray_strong,
+    moveaxis,
+    new_handle,
+    normalize_axes,
+    normalize_axis,
+    ravel,
+)
 from mjnp._out import write_out
 from mjnp._promotion import _contains_traced, asarray_arg
 
@@ -106,7 +113,8 @@ def _concat(arrays: list[Array], axis: int, dtype: np.dtype) -> Array:
     arrays = [lax.convert_element_type(a, dtype) for a in arrays]
     nonempty = [a for a in arrays if a.shape[axis]]
     if len(nonempty) == 1:
-        return nonempty[0]
+        # A new array, as NumPy's: the input itself would follow a later write `b[i] = v`.
+        return new_handle(nonempty[0])
     return lax.concatenate(arrays, axis)
 
 
@@ -325,7 +333,8 @@ def block(arrays: Any) -> Array:
     """Assemble an array from nested lists of blocks, as `numpy.block`."""
     depth, max_ndim = _block_depth("block", arrays, ())
     ndim = builtins.max(depth, max_ndim)
-    return _block_assemble(arrays, depth, ndim)
+    out = _block_assemble(arrays, depth, ndim)
+    return new_handle(out) if out is arrays else out  # `block(x)` is a new array, as NumPy's
 
 
 def append(arr: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
@@ -536,6 +545,11 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
 
     `shift` may be traced; `axis` is static.
     """
+    out = _roll(a, shift, axis)
+    return new_handle(out) if out is a else out  # a new array, as NumPy's, for shift 0
+
+
+def _roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None) -> Array:
     a = asarray_strong("roll", a)
     if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
         shift_val = asarray_arg("roll", shift)
@@ -815,6 +829,12 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
 
     NB: callable modes are not implemented and raise NotImplementedError.
     """
+    out = _pad(array, pad_width, mode, **kwargs)
+    # A new array, as NumPy's, also for zero widths (see `new_handle`).
+    return new_handle(out) if out is array else out
+
+
+def _pad(array: ArrayLike, pad_width: Any, mode: str, **kwargs: Any) -> Array:
     x = asarray_strong("pad", array)
     if callable(mode):
         raise NotImplementedError("mjnp.pad: callable modes are not supported")

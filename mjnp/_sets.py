@@ -9,17 +9,20 @@ returning a zero gradient.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from mjcore import lax
 from mjcore.core import Tracer
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
-from mjnp._manipulation import asarray_strong
+from mjnp._indexing_functions import take
+from mjnp._manipulation import asarray_strong, moveaxis, normalize_axis
 from mjnp._promotion import promote_args
 from mjnp._sorting import argsort
 
@@ -131,9 +134,12 @@ def unique(
     """The sorted unique elements of the flattened `ar`, as `numpy.unique`, with optionally
     the first indices, the inverse (shaped like `ar`) and the counts.
 
-    NB: only `axis=None` is supported (NotImplementedError otherwise); the values are always
-    sorted. JAX's static `size` (values only) gives exactly `size` values, padded with
-    `fill_value` (default: the smallest value), so it works under `jit` and `vmap`.
+    With `axis`, the unique subarrays along that axis (rows, for `axis=0`), sorted
+    lexicographically; the inverse is then 1-D, and NaNs never compare equal, as in NumPy.
+    JAX's static `size` (values only) gives exactly `size` values, padded with `fill_value`
+    (default: the smallest value), so it works under `jit` and `vmap`.
+
+    NB: the values are always sorted.
     """
     if size is not None:
         return _unique_sized(
@@ -144,7 +150,7 @@ def unique(
             return_index or return_inverse or return_counts or axis is not None,
         )
     if axis is not None:
-        raise NotImplementedError("mjnp.unique: only axis=None is supported")
+        return _unique_axis(ar, return_index, return_inverse, return_counts, axis)
     shape = np.shape(ar) if not hasattr(ar, "shape") else ar.shape
     u = _unique("unique", ar, equal_nan)
     outs = [u.values]
@@ -194,6 +200,50 @@ def _unique_sized(ar: ArrayLike, size: Any, fill_value: Any, equal_nan: bool, ex
         picked = lax.slice(picked, (0,), (size,))
     valid = ew.less(lax.iota(np.dtype(np.int64), size), count)
     return ew.where(valid, picked, lax.broadcast_in_dim(fill, (size,), ()))
+
+
+def _unique_axis(
+    ar: ArrayLike, return_index: bool, return_inverse: bool, return_counts: bool, axis: Any
+) -> Any:
+    x = _no_gradient("unique", asarray_strong("unique", ar))
+    if x.ndim == 0:
+        raise AxisError(axis, 0, "mjnp.unique")
+    ax = normalize_axis("unique", axis, x.ndim)
+    moved = moveaxis(x, ax, 0)
+    n, rest = moved.shape[0], moved.shape[1:]
+    m = math.prod(rest)
+    rows = lax.reshape(moved, (n, m))
+    iota = lax.iota(_INT64, n)
+    if n == 0:
+        values, indices, inverse, counts = rows, iota, iota, iota
+    else:
+        # Sort the rows lexicographically (the row number breaks ties: a stable sort), then
+        # a row starts a new group where any element differs from the previous row's.
+        cols = [lax.squeeze(lax.slice_in_dim(rows, j, j + 1, 1), (1,)) for j in range(m)]
+        *sorted_cols, perm = lax.sort([*cols, iota], 0, num_keys=m + 1)
+        first = lax.full((1,), True, np.dtype(bool))
+        differs = lax.full((n - 1,), False, np.dtype(bool))
+        for c in sorted_cols:
+            nxt, prev = lax.slice_in_dim(c, 1, n, 0), lax.slice_in_dim(c, 0, n - 1, 0)
+            differs = ew.logical_or(differs, _different(nxt, prev, equal_nan=False))
+        starts = lax.concatenate([first, differs], 0)
+        indices, positions = _compress("unique", starts, perm, iota)
+        values = take(rows, indices, axis=0)
+        labels = ew.subtract(lax.cumsum(lax.convert_element_type(starts, _INT64), 0), 1)
+        inverse = lax.sort([perm, labels], 0, num_keys=1)[1]
+        ends = lax.concatenate(
+            [lax.slice_in_dim(positions, 1, positions.shape[0], 0), lax.full((1,), n, _INT64)], 0
+        )
+        counts = ew.subtract(ends, positions)
+    values = moveaxis(lax.reshape(values, (values.shape[0], *rest)), 0, ax)
+    outs = [values]
+    if return_index:
+        outs.append(indices)
+    if return_inverse:
+        outs.append(inverse)
+    if return_counts:
+        outs.append(counts)
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 class UniqueAllResult(NamedTuple):

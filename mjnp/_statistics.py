@@ -309,7 +309,12 @@ def _variance(
         divisor: Any = max(count - ddof, 0)
     else:
         divisor = ew.maximum(ew.subtract(_as_dtype_of(count, total), ddof), 0)
-    return ew.true_divide(total, divisor)
+    result = ew.true_divide(total, divisor)
+    if ignore_nan and x.dtype.kind in "fc":
+        # NumPy's nanvar: NaN (not var's inf) where the degrees of freedom are <= 0.
+        dof = ew.subtract(_as_dtype_of(count, total), ddof)
+        result = ew.where(ew.less_equal(dof, 0), lax.full((), np.nan, result.dtype), result)
+    return result
 
 
 @fuse_eagerly
@@ -921,10 +926,40 @@ def nanmedian(
     if x.size == 0:
         result = nanmean(x, axis, keepdims=keepdims)
     else:
-        result = _quantile(
-            "nanmedian", x, 0.5, axis, None, "midpoint", keepdims, None, None, True, 1
-        )
+        result = _nanmedian(x, axis, keepdims)
     return write_out("nanmedian", out, result)
+
+
+def _nanmedian(x: Array, axis: Axis, keepdims: bool) -> Array:
+    """NumPy's nanmedian of a non-empty float array: the mean of the middle one or two of the
+    sorted non-NaN values of each slice (so `[inf, nan]` gives inf), NaN for an all-NaN one."""
+    shape = x.shape
+    s, axes = _move_to_last("nanmedian", x, axis)
+    last = s.ndim - 1
+    s = lax.sort(s, last)  # NaNs sort last
+    count = lax.reduce_sum(lax.convert_element_type(ew.logical_not(ew.isnan(s)), _INT64), (last,))
+    one = lax.full((), 1, _INT64)
+    lo_index = lax.max(
+        lax.div(lax.sub(count, one), lax.full((), 2, _INT64)), lax.full((), 0, _INT64)
+    )
+    hi_index = lax.div(count, lax.full((), 2, _INT64))
+    lo, hi = _pick_last(s, lo_index), _pick_last(s, hi_index)
+    two = lax.full((), 2, s.dtype)
+    middle = lax.select(lax.eq(lo_index, hi_index), lo, lax.div(lax.add(lo, hi), two))
+    nan = lax.full(middle.shape, np.nan, s.dtype)
+    result = lax.select(lax.eq(count, lax.full((), 0, _INT64)), nan, middle)
+    return _keep_dims(result, 0, shape, axes) if keepdims else result
+
+
+def _pick_last(s: Array, index: Array) -> Array:
+    """`s[..., index]` for an integer `index` of shape `s.shape[:-1]`: a one-hot select filled
+    with -0.0, which adds nothing (not even to the sign of a zero)."""
+    full = s.shape
+    picked = lax.eq(
+        lax.broadcasted_iota(_INT64, full, len(full) - 1), lax.expand_dims(index, (len(full) - 1,))
+    )
+    fill = lax.full(full, -0.0, s.dtype)
+    return lax.reduce_sum(lax.select(picked, s, fill), (len(full) - 1,))
 
 
 # --- weighted average, covariance, correlation ----------------------------------------------
@@ -1000,16 +1035,14 @@ def cov(
     x = asarray_strong("cov", m)
     if x.ndim > 2:
         raise ValueError(f"mjnp.cov: m has more than 2 dimensions (shape {x.shape})")
-    if dtype is None:
-        dtype = np.result_type(x.dtype, _FLOAT64)
     parts = [x]
     if y is not None:
         yy = asarray_strong("cov", y)
         if yy.ndim > 2:
             raise ValueError(f"mjnp.cov: y has more than 2 dimensions (shape {yy.shape})")
         parts.append(yy)
-        if dtype is None:
-            dtype = np.result_type(dtype, yy.dtype)
+    if dtype is None:  # NumPy's: m's and y's types and float64 (a complex y keeps its part)
+        dtype = np.result_type(*(p.dtype for p in parts), _FLOAT64)
     rows = []
     for p in parts:
         p = lax.convert_element_type(p, np.dtype(dtype))

@@ -17,6 +17,7 @@ import numpy as np
 
 from mjcore import dtypes, lax
 from mjnp._creation import asarray
+from mjnp._manipulation import new_handle
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -32,6 +33,8 @@ def asfortranarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None =
     NumPy does.
     """
     x = asarray(a, dtype, like=like)
+    if x.ndim >= 2 and x is a:
+        return new_handle(x)  # NumPy copies a C-ordered array into Fortran order
     return lax.reshape(x, (1,)) if x.ndim == 0 else x
 
 

@@ -51,8 +51,11 @@ def _qualified(namespace: str, name: str) -> str:
 
 
 def _object(qualified: str) -> Any:
+    """The function a public name runs (a ufunc object's wrapped function, so that an alias
+    such as `degrees`, `rad2deg`'s function, counts as covered with it)."""
     namespace, _, name = qualified.rpartition(".")
-    return getattr(getattr(mjnp, namespace) if namespace else mjnp, name)
+    obj = getattr(getattr(mjnp, namespace) if namespace else mjnp, name)
+    return getattr(obj, "__wrapped__", obj) if isinstance(obj, mjnp._ufunc.ufunc) else obj
 
 
 def _implemented() -> list[str]:

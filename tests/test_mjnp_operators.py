@@ -175,12 +175,17 @@ def test_errors_from_operators():
 
 
 def test_in_place_operators_rebind():
+    # As NumPy's: `x op= y` writes into the object x, so every name bound to it sees the write.
     x = mjnp.asarray([1.0, 2.0])
     y = x
     x += 1
     x *= 2
-    assert_matches(x, np.array([4.0, 6.0]))
-    assert_matches(y, np.array([1.0, 2.0]))  # the original value is unchanged
+    a = np.asarray([1.0, 2.0])
+    b = a
+    a += 1
+    a *= 2
+    assert_matches(x, a)
+    assert_matches(y, b)
 
 
 # --- methods and properties -----------------------------------------------------------------

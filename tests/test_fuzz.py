@@ -1,0 +1,186 @@
+"""A differential fuzzer: random programs of 2-8 mjnp operations over random shapes and dtypes.
+
+Each program runs on NumPy and on mjnp: eager mjnp must equal NumPy in value, dtype and NaN
+positions; `jit` must equal eager; `vmap` must equal a Python loop; for float64 programs of
+smooth operations, `grad` must match central differences. CI runs a small derandomized budget
+(a few seconds); `make fuzz` runs `MJNP_FUZZ_EXAMPLES` programs (issue 20).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mjcore
+import mjnp
+
+_EXAMPLES = int(os.environ.get("MJNP_FUZZ_EXAMPLES", "12"))
+_SETTINGS = settings(
+    max_examples=_EXAMPLES,
+    deadline=None,
+    derandomize=os.environ.get("MJNP_FUZZ_RANDOM") is None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+)
+
+# Unary steps: (name, f(xp, x)). All keep the shape (reductions keep their axis).
+_UNARY = [
+    ("negative", lambda xp, x: xp.negative(x)),
+    ("sin", lambda xp, x: xp.sin(x)),
+    ("cos", lambda xp, x: xp.cos(x)),
+    ("tanh", lambda xp, x: xp.tanh(x)),
+    ("square", lambda xp, x: xp.square(x)),
+    ("abs", lambda xp, x: xp.abs(x)),
+    ("sqrt-abs", lambda xp, x: xp.sqrt(xp.abs(x))),
+    ("exp-tanh", lambda xp, x: xp.exp(xp.tanh(x))),
+    ("log1p-abs", lambda xp, x: xp.log1p(xp.abs(x))),
+    ("floor", lambda xp, x: xp.floor(x)),
+    ("sign", lambda xp, x: xp.sign(x)),
+    ("cumsum", lambda xp, x: xp.cumsum(x, axis=-1)),
+    ("sum-keep", lambda xp, x: xp.sum(x, axis=-1, keepdims=True) + x),
+    ("max-keep", lambda xp, x: xp.max(x, axis=0, keepdims=True) - x),
+    ("mean-keep", lambda xp, x: xp.mean(x, axis=-1, keepdims=True) * x),
+    ("flip", lambda xp, x: xp.flip(x, -1)),
+    ("sort", lambda xp, x: xp.sort(x, axis=-1)),
+    ("clip", lambda xp, x: xp.clip(x, -1, 2)),
+    ("where-pos", lambda xp, x: xp.where(x > 0, x, 0.5 * x)),
+    ("reciprocal-safe", lambda xp, x: 1.0 / (xp.abs(x) + 1.0)),
+    ("nan-of-negative", lambda xp, x: xp.sqrt(x)),
+]
+# Binary steps: (name, f(xp, x, y)) with y an array of x's shape.
+_BINARY = [
+    ("add", lambda xp, x, y: xp.add(x, y)),
+    ("subtract", lambda xp, x, y: xp.subtract(x, y)),
+    ("multiply", lambda xp, x, y: xp.multiply(x, y)),
+    ("maximum", lambda xp, x, y: xp.maximum(x, y)),
+    ("minimum", lambda xp, x, y: xp.minimum(x, y)),
+    ("arctan2", lambda xp, x, y: xp.arctan2(x, y)),
+    ("hypot", lambda xp, x, y: xp.hypot(x, y)),
+    ("where", lambda xp, x, y: xp.where(x > y, x, y)),
+    ("add-scalar", lambda xp, x, y: x + 1.5),
+    ("mul-int", lambda xp, x, y: x * 3),
+]
+# Smooth steps for the gradient check (no kinks near the sampled points).
+_SMOOTH = {
+    "negative",
+    "sin",
+    "cos",
+    "tanh",
+    "square",
+    "exp-tanh",
+    "cumsum",
+    "sum-keep",
+    "mean-keep",
+    "flip",
+    "add",
+    "subtract",
+    "multiply",
+    "add-scalar",
+    "mul-int",
+    "reciprocal-safe",
+    "arctan2",
+}
+
+_SHAPES = [(3,), (2, 3), (4, 1), (1, 5), (2, 2, 2)]
+_DTYPES = ["float64", "float32", "int32", "int64"]
+
+
+@st.composite
+def _programs(draw, smooth=False):
+    shape = draw(st.sampled_from(_SHAPES))
+    dtype = "float64" if smooth else draw(st.sampled_from(_DTYPES))
+    n = draw(st.integers(2, 8))
+    unary = [u for u in _UNARY if not smooth or u[0] in _SMOOTH]
+    binary = [b for b in _BINARY if not smooth or b[0] in _SMOOTH]
+    steps = []
+    for _ in range(n):
+        if draw(st.booleans()):
+            steps.append(("u", draw(st.sampled_from(range(len(unary))))))
+        else:
+            steps.append(("b", draw(st.sampled_from(range(len(binary))))))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    size = (n + 1,) + shape
+    if dtype.startswith("int"):
+        data = rng.integers(-5, 6, size=size).astype(dtype)
+    else:
+        data = rng.uniform(-2, 2, size=size).astype(dtype)
+    return [(unary if k == "u" else binary)[i] for k, i in steps], data
+
+
+def _run(xp, program, data):
+    x = xp.asarray(data[0])
+    for j, (_, step) in enumerate(program):
+        if step.__code__.co_argcount == 3:
+            x = step(xp, x, xp.asarray(data[j + 1]))
+        else:
+            x = step(xp, x)
+    return x
+
+
+def _describe(program):
+    return " -> ".join(name for name, _ in program)
+
+
+def _assert_same(actual, expected, what, program, ulp_amplified=False):
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    label = f"{what}: {_describe(program)}"
+    assert actual.dtype == expected.dtype, (label, actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (label, actual.shape, expected.shape)
+    if expected.dtype.kind == "f":
+        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected), err_msg=label)
+        rtol = 2e-4 if expected.dtype == np.float32 else 1e-9
+        if ulp_amplified and expected.dtype == np.float64:
+            # NB: under jit XLA contracts `a * b + c` into one FMA (one rounding, as JAX's
+            # CPU jit does), a 1-ulp difference from eager that a following sqrt of a
+            # cancellation (sqrt(4e-16) = 2e-8) amplifies; found by this fuzzer.
+            rtol = 1e-7
+        scale = max(
+            1.0, float(np.nanmax(np.abs(np.where(np.isinf(expected), 0, expected)), initial=0.0))
+        )
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale, err_msg=label)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=label)
+
+
+@_SETTINGS
+@given(_programs())
+def test_fuzz_eager_jit_vmap(case):
+    program, data = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = _run(np, program, data)
+    eager = _run(mjnp, program, data)
+    _assert_same(eager, expected, "eager vs NumPy", program)
+
+    def f(x):
+        return _run(mjnp, program, [x, *data[1:]])
+
+    _assert_same(mjcore.jit(f)(data[0]), eager, "jit vs eager", program, ulp_amplified=True)
+    # vmap over a batch of two first operands against a Python loop.
+    batch = np.stack([data[0], data[0][..., ::-1] if data.ndim > 1 else data[0]])
+    looped = np.stack([np.asarray(f(b)) for b in batch])
+    _assert_same(mjcore.vmap(f)(batch), looped, "vmap vs loop", program, ulp_amplified=True)
+
+
+@_SETTINGS
+@given(_programs(smooth=True))
+def test_fuzz_grad_matches_finite_differences(case):
+    program, data = case
+
+    def f(x):
+        return mjnp.sum(_run(mjnp, program, [x, *data[1:]]))
+
+    x = data[0]
+    g = np.asarray(mjcore.grad(f)(x))
+    eps = 1e-6
+    direction = np.random.default_rng(0).standard_normal(x.shape)
+    numeric = (float(f(x + eps * direction)) - float(f(x - eps * direction))) / (2 * eps)
+    analytic = float(np.sum(g * direction))
+    scale = max(1.0, abs(numeric))
+    assert abs(analytic - numeric) <= 1e-4 * scale, (_describe(program), analytic, numeric)
