@@ -72,7 +72,11 @@ class VJPTracer(Tracer):
 
     @property
     def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
+        p = self.primal
+        try:  # an Array or a tracer
+            return p.aval
+        except AttributeError:
+            return get_aval(p)
 
     def full_lower(self) -> Any:
         # An untracked value is just its primal: eager code paths see a plain Array again.
@@ -111,6 +115,8 @@ class VJPTrace(Trace):
             # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
             raise MissingRuleError(primitive.name, "jvp", "Forward-mode differentiation (jvp)")
         tape = self.main.global_data
+        state = core._state
+        eager = state.eager
         main = _push_linear_main(tape)
         try:
             lin = main.trace
@@ -121,20 +127,20 @@ class VJPTrace(Trace):
                 if var is not None:
                     tangents.append(LinearTracer(lin, var))
                 elif symbolic:
-                    tangents.append(Zero(tangent_aval(get_aval(t.primal))))
+                    tangents.append(Zero(tangent_aval(_aval(t.primal))))
                 else:
-                    dead = LinVar(tangent_aval(get_aval(t.primal)), True)
+                    dead = LinVar(tangent_aval(_aval(t.primal)), True)
                     tangents.append(LinearTracer(lin, dead))
             primals_out, tangents_out = rule(primals, tangents, **params)
         finally:
-            _pop_main(main)
+            _pop_main(main, state, eager)
         if not primitive.multiple_results and not isinstance(primals_out, list | tuple):
             primals_out, tangents_out = [primals_out], [tangents_out]
         out = []
         for x, t in zip(primals_out, tangents_out, strict=True):
             # A tangent that is not linear in the inputs (a Zero, a constant) carries nothing.
             var = t.var if type(t) is LinearTracer and t._trace is lin else None
-            if var is not None and (var.dead or get_aval(x).dtype.kind not in "fc"):
+            if var is not None and (var.dead or _aval(x).dtype.kind not in "fc"):
                 var = None
             out.append(VJPTracer(self, x, var))
         return out
@@ -180,8 +186,8 @@ class LinearTrace(Trace):
                 live = live or not var.dead
             else:
                 ins.append(x)
-                avals.append(get_aval(x))
-        avals_out = primitive.abstract_eval(*avals, **params)
+                avals.append(_aval(x))
+        avals_out = _abstract_eval(primitive, avals, params)
         if not live:  # linear in zero tangents only: a zero, nothing to record
             return [LinearTracer(self, LinVar(a, True)) for a in avals_out]
         outs = [LinVar(a) for a in avals_out]
@@ -225,12 +231,42 @@ def _push_linear_main(tape: list[Entry]) -> MainTrace:
     return main
 
 
-def _pop_main(main: MainTrace) -> None:
-    state = core._state
+def _pop_main(main: MainTrace, state: Any, eager: bool) -> None:
+    """Pop `main`, restoring `state.eager` as it was before the push (`eager`)."""
     state.trace_stack.pop()
-    state.eager = core._nothing_traced(state)
+    state.eager = eager
     main.alive = False
     main.trace = None
+
+
+def _aval(x: Any) -> ShapedArray:
+    """`get_aval` with the commonest case (an Array or a tracer: an `aval` attribute) first."""
+    try:
+        return x.aval
+    except AttributeError:
+        return get_aval(x)
+
+
+# (primitive, input avals, params) -> output avals, for the tangent equations: the same few
+# equations are recorded on every call of a differentiated function. Bounded: cleared when full.
+_AVALS_OUT: dict[Any, list[ShapedArray]] = {}
+_AVALS_OUT_SIZE = 4096
+
+
+def _abstract_eval(
+    primitive: Primitive, avals: list[ShapedArray], params: dict[str, Any]
+) -> list[ShapedArray]:
+    try:
+        key = (primitive, *avals, *params.items())
+        out = _AVALS_OUT.get(key)
+    except TypeError:  # an unhashable parameter
+        return primitive.abstract_eval(*avals, **params)
+    if out is None:
+        out = primitive.abstract_eval(*avals, **params)
+        if len(_AVALS_OUT) >= _AVALS_OUT_SIZE:
+            _AVALS_OUT.clear()
+        _AVALS_OUT[key] = out
+    return out
 
 
 # --- the entry point ------------------------------------------------------------------------
