@@ -114,36 +114,38 @@ class VJPTrace(Trace):
         if rule is None:
             # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
             raise MissingRuleError(primitive.name, "jvp", "Forward-mode differentiation (jvp)")
-        tape = self.main.global_data
         state = core._state
         eager = state.eager
-        main = _push_linear_main(tape)
+        # The interpreter of this rule's tangents (pushed inline, not by `core.new_main`:
+        # this runs for every primitive applied to a tracked value).
+        stack = state.trace_stack
+        main = MainTrace(len(stack), LinearTrace, self.main.global_data, _LINEAR)
+        stack.append(main)
         try:
             lin = main.trace
-            symbolic = primitive.jvp_symbolic_zeros
-            tangents = []
-            for t in tracers:
-                var = t.var
-                if var is not None:
-                    tangents.append(LinearTracer(lin, var))
-                elif symbolic:
-                    tangents.append(Zero(tangent_aval(_aval(t.primal))))
-                else:
-                    dead = LinVar(tangent_aval(_aval(t.primal)), True)
-                    tangents.append(LinearTracer(lin, dead))
+            if primitive.jvp_symbolic_zeros:
+                tangents = [
+                    Zero(tangent_aval(t.aval)) if t.var is None else LinearTracer(lin, t.var)
+                    for t in tracers
+                ]
+            else:
+                tangents = [
+                    LinearTracer(lin, _dead(t.aval) if t.var is None else t.var) for t in tracers
+                ]
             primals_out, tangents_out = rule(primals, tangents, **params)
         finally:
             _pop_main(main, state, eager)
-        if not primitive.multiple_results and not isinstance(primals_out, list | tuple):
-            primals_out, tangents_out = [primals_out], [tangents_out]
-        out = []
-        for x, t in zip(primals_out, tangents_out, strict=True):
-            # A tangent that is not linear in the inputs (a Zero, a constant) carries nothing.
-            var = t.var if type(t) is LinearTracer and t._trace is lin else None
-            if var is not None and (var.dead or _aval(x).dtype.kind not in "fc"):
-                var = None
-            out.append(VJPTracer(self, x, var))
-        return out
+        if not primitive.multiple_results and not isinstance(primals_out, (list, tuple)):
+            return [self._out(primals_out, tangents_out, lin)]
+        return [self._out(x, t, lin) for x, t in zip(primals_out, tangents_out, strict=True)]
+
+    def _out(self, x: Any, t: Any, lin: Trace) -> VJPTracer:
+        """The tracer of one result: a tangent not linear in the inputs (a Zero, a constant,
+        a dead variable, an integer) carries nothing."""
+        var = t.var if type(t) is LinearTracer and t._trace is lin else None
+        if var is not None and (var.dead or _aval(x).dtype.kind not in "fc"):
+            var = None
+        return VJPTracer(self, x, var)
 
 
 class LinearTracer(Tracer):
@@ -222,13 +224,12 @@ class LinearTrace(Trace):
         return outs
 
 
-def _push_linear_main(tape: list[Entry]) -> MainTrace:
-    """Push the interpreter of one jvp rule's tangents (cheaper than `core.new_main`: this
-    runs for every primitive applied to a tracked value)."""
-    stack = core._state.trace_stack
-    main = MainTrace(len(stack), LinearTrace, tape, "eager vjp (tangents)")
-    stack.append(main)
-    return main
+_LINEAR = "eager vjp (tangents)"
+
+
+def _dead(aval: ShapedArray) -> LinVar:
+    """The zero tangent of an untracked value, for a jvp rule without symbolic zeros."""
+    return LinVar(tangent_aval(aval), True)
 
 
 def _pop_main(main: MainTrace, state: Any, eager: bool) -> None:
@@ -313,10 +314,11 @@ def _residuals(tape: list[Entry]) -> list[Any]:
     """The arrays the tape's equations read, each once, in tape order."""
     seen: set[int] = set()
     out = []
+    array_types = _array_types()
     for prim, ins, params, _ in tape:
         vals = params[1] if prim is _JAXPR else ins
         for x in vals:
-            if type(x) is not LinVar and isinstance(x, _array_types()):
+            if type(x) is not LinVar and isinstance(x, array_types):
                 if id(x) not in seen:
                     seen.add(id(x))
                     out.append(x)
@@ -399,9 +401,10 @@ def backward(
                 if ct is not None and type(ct) is not Zero:
                     write(v, ct)
         else:
-            for x, ct in zip(ins, cts_in, strict=True):
-                if type(x) is LinVar and ct is not None and type(ct) is not Zero:
-                    write(x, ct)
+            for x, ct in zip(ins, cts_in, strict=True):  # `write`, inlined: the hot loop
+                if type(x) is LinVar and ct is not None and type(ct) is not Zero and not x.dead:
+                    prev = ct_env.get(x)
+                    ct_env[x] = ct if prev is None else add_any(prev, ct)
     out = []
     for v, aval in zip(in_vars, in_avals, strict=True):
         ct = None if v is None else ct_env.get(v)
