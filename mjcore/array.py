@@ -8,6 +8,7 @@ first use. `_buf` (the device buffer) and `_value()` (the host view) are the two
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from typing import Any
 
@@ -223,7 +224,7 @@ def wrap_host(value: np.ndarray, aval: ShapedArray) -> Array:
     return a
 
 
-core.pytype_aval_mappings[Array] = lambda x: x.aval
+core.pytype_aval_mappings[Array] = operator.attrgetter("aval")  # C: no Python frame
 core.register_array_class(Array)
 
 

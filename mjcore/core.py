@@ -624,6 +624,30 @@ def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[A
         ]
         outs = trace.process_primitive(prim, tracers, params)
         return [x.full_lower() if isinstance(x, Tracer) else x for x in outs]
+    if dyn is None:
+        # The eager grad path (`mjcore.eager_vjp`): no tracer in, or only tracers of the top
+        # of the stack. `find_top_trace` would pick eager evaluation, or the top, and
+        # `full_raise` has nothing to check.
+        top = state.trace_stack[-1]
+        traced = False
+        for x in args:
+            if isinstance(x, Tracer):
+                if x._trace.main is not top:
+                    break
+                traced = True
+        else:
+            if traced:
+                trace = top.trace
+                tracers = [x if isinstance(x, Tracer) else trace.pure(x) for x in args]
+                outs = trace.process_primitive(prim, tracers, params)
+            else:
+                if prim.impl_rule is None:
+                    outs = _default_impl(prim, args, params)
+                else:
+                    outs = prim.impl(*args, **params)
+                if state.debug_nans:
+                    _check_nans(prim, args, params, outs)
+            return [x.full_lower() if isinstance(x, Tracer) else x for x in outs]
     top_trace = find_top_trace(args)
     tracers = [full_raise(top_trace, arg) for arg in args]
     outs = top_trace.process_primitive(prim, tracers, params)

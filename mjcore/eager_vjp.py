@@ -72,7 +72,11 @@ class VJPTracer(Tracer):
 
     @property
     def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
+        p = self.primal
+        try:  # an Array or a tracer
+            return p.aval
+        except AttributeError:
+            return get_aval(p)
 
     def full_lower(self) -> Any:
         # An untracked value is just its primal: eager code paths see a plain Array again.
@@ -110,34 +114,38 @@ class VJPTrace(Trace):
         if rule is None:
             # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
             raise MissingRuleError(primitive.name, "jvp", "Forward-mode differentiation (jvp)")
-        tape = self.main.global_data
-        main = _push_linear_main(tape)
+        state = core._state
+        eager = state.eager
+        # The interpreter of this rule's tangents (pushed inline, not by `core.new_main`:
+        # this runs for every primitive applied to a tracked value).
+        stack = state.trace_stack
+        main = MainTrace(len(stack), LinearTrace, self.main.global_data, _LINEAR)
+        stack.append(main)
         try:
             lin = main.trace
-            symbolic = primitive.jvp_symbolic_zeros
-            tangents = []
-            for t in tracers:
-                var = t.var
-                if var is not None:
-                    tangents.append(LinearTracer(lin, var))
-                elif symbolic:
-                    tangents.append(Zero(tangent_aval(get_aval(t.primal))))
-                else:
-                    dead = LinVar(tangent_aval(get_aval(t.primal)), True)
-                    tangents.append(LinearTracer(lin, dead))
+            if primitive.jvp_symbolic_zeros:
+                tangents = [
+                    Zero(tangent_aval(t.aval)) if t.var is None else LinearTracer(lin, t.var)
+                    for t in tracers
+                ]
+            else:
+                tangents = [
+                    LinearTracer(lin, _dead(t.aval) if t.var is None else t.var) for t in tracers
+                ]
             primals_out, tangents_out = rule(primals, tangents, **params)
         finally:
-            _pop_main(main)
-        if not primitive.multiple_results and not isinstance(primals_out, list | tuple):
-            primals_out, tangents_out = [primals_out], [tangents_out]
-        out = []
-        for x, t in zip(primals_out, tangents_out, strict=True):
-            # A tangent that is not linear in the inputs (a Zero, a constant) carries nothing.
-            var = t.var if type(t) is LinearTracer and t._trace is lin else None
-            if var is not None and (var.dead or get_aval(x).dtype.kind not in "fc"):
-                var = None
-            out.append(VJPTracer(self, x, var))
-        return out
+            _pop_main(main, state, eager)
+        if not primitive.multiple_results and not isinstance(primals_out, (list, tuple)):
+            return [self._out(primals_out, tangents_out, lin)]
+        return [self._out(x, t, lin) for x, t in zip(primals_out, tangents_out, strict=True)]
+
+    def _out(self, x: Any, t: Any, lin: Trace) -> VJPTracer:
+        """The tracer of one result: a tangent not linear in the inputs (a Zero, a constant,
+        a dead variable, an integer) carries nothing."""
+        var = t.var if type(t) is LinearTracer and t._trace is lin else None
+        if var is not None and (var.dead or _aval(x).dtype.kind not in "fc"):
+            var = None
+        return VJPTracer(self, x, var)
 
 
 class LinearTracer(Tracer):
@@ -180,8 +188,8 @@ class LinearTrace(Trace):
                 live = live or not var.dead
             else:
                 ins.append(x)
-                avals.append(get_aval(x))
-        avals_out = primitive.abstract_eval(*avals, **params)
+                avals.append(_aval(x))
+        avals_out = _abstract_eval(primitive, avals, params)
         if not live:  # linear in zero tangents only: a zero, nothing to record
             return [LinearTracer(self, LinVar(a, True)) for a in avals_out]
         outs = [LinVar(a) for a in avals_out]
@@ -216,21 +224,50 @@ class LinearTrace(Trace):
         return outs
 
 
-def _push_linear_main(tape: list[Entry]) -> MainTrace:
-    """Push the interpreter of one jvp rule's tangents (cheaper than `core.new_main`: this
-    runs for every primitive applied to a tracked value)."""
-    stack = core._state.trace_stack
-    main = MainTrace(len(stack), LinearTrace, tape, "eager vjp (tangents)")
-    stack.append(main)
-    return main
+_LINEAR = "eager vjp (tangents)"
 
 
-def _pop_main(main: MainTrace) -> None:
-    state = core._state
+def _dead(aval: ShapedArray) -> LinVar:
+    """The zero tangent of an untracked value, for a jvp rule without symbolic zeros."""
+    return LinVar(tangent_aval(aval), True)
+
+
+def _pop_main(main: MainTrace, state: Any, eager: bool) -> None:
+    """Pop `main`, restoring `state.eager` as it was before the push (`eager`)."""
     state.trace_stack.pop()
-    state.eager = core._nothing_traced(state)
+    state.eager = eager
     main.alive = False
     main.trace = None
+
+
+def _aval(x: Any) -> ShapedArray:
+    """`get_aval` with the commonest case (an Array or a tracer: an `aval` attribute) first."""
+    try:
+        return x.aval
+    except AttributeError:
+        return get_aval(x)
+
+
+# (primitive, input avals, params) -> output avals, for the tangent equations: the same few
+# equations are recorded on every call of a differentiated function. Bounded: cleared when full.
+_AVALS_OUT: dict[Any, list[ShapedArray]] = {}
+_AVALS_OUT_SIZE = 4096
+
+
+def _abstract_eval(
+    primitive: Primitive, avals: list[ShapedArray], params: dict[str, Any]
+) -> list[ShapedArray]:
+    try:
+        key = (primitive, *avals, *params.items())
+        out = _AVALS_OUT.get(key)
+    except TypeError:  # an unhashable parameter
+        return primitive.abstract_eval(*avals, **params)
+    if out is None:
+        out = primitive.abstract_eval(*avals, **params)
+        if len(_AVALS_OUT) >= _AVALS_OUT_SIZE:
+            _AVALS_OUT.clear()
+        _AVALS_OUT[key] = out
+    return out
 
 
 # --- the entry point ------------------------------------------------------------------------
@@ -277,10 +314,11 @@ def _residuals(tape: list[Entry]) -> list[Any]:
     """The arrays the tape's equations read, each once, in tape order."""
     seen: set[int] = set()
     out = []
+    array_types = _array_types()
     for prim, ins, params, _ in tape:
         vals = params[1] if prim is _JAXPR else ins
         for x in vals:
-            if type(x) is not LinVar and isinstance(x, _array_types()):
+            if type(x) is not LinVar and isinstance(x, array_types):
                 if id(x) not in seen:
                     seen.add(id(x))
                     out.append(x)
@@ -363,9 +401,10 @@ def backward(
                 if ct is not None and type(ct) is not Zero:
                     write(v, ct)
         else:
-            for x, ct in zip(ins, cts_in, strict=True):
-                if type(x) is LinVar and ct is not None and type(ct) is not Zero:
-                    write(x, ct)
+            for x, ct in zip(ins, cts_in, strict=True):  # `write`, inlined: the hot loop
+                if type(x) is LinVar and ct is not None and type(ct) is not Zero and not x.dead:
+                    prev = ct_env.get(x)
+                    ct_env[x] = ct if prev is None else add_any(prev, ct)
     out = []
     for v, aval in zip(in_vars, in_avals, strict=True):
         ct = None if v is None else ct_env.get(v)

@@ -121,6 +121,15 @@ true_divide = divide
 
 def _int_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
     """Floor quotient and remainder of integers; division by zero gives 0 for both, as NumPy."""
+    if not x1.weak_type and _known_positive_scalar(x2):
+        # `x % n` with a known n > 0 (eager code): no division by zero and a positive divisor,
+        # so the general path's selects reduce to these (same values, shape and dtype).
+        q, r = lax.div(x1, x2), lax.rem(x1, x2)
+        if x1.dtype.kind == "i":
+            adjust = lax.lt(r, _const(0, r))
+            q = _select(adjust, q, lax.sub(q, _const(1, q)))
+            r = _select(adjust, r, lax.add(r, x2))
+        return q, r
     zero = _const(0, x1)
     is_zero = lax.eq(x2, zero)
     safe = _select(is_zero, x2, _const(1, x2))
@@ -132,6 +141,13 @@ def _int_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
         q = _select(adjust, q, lax.sub(q, _const(1, q)))
         r = _select(adjust, r, lax.add(r, x2))
     return _select(is_zero, q, zero), _select(is_zero, r, zero)
+
+
+def _known_positive_scalar(x: Any) -> bool:
+    """Whether `x` is one known (not traced) value above zero: reading it costs one scalar."""
+    if isinstance(x, Tracer) or x.size != 1:
+        return False
+    return bool(np.asarray(x).reshape(()) > 0)
 
 
 def _float_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:

@@ -360,3 +360,35 @@ def test_the_benchmarks_autograd_style_programs_match_autograd(program):
     for g, w in zip(got, want, strict=True):
         assert onp.asarray(g).dtype == onp.float64
         onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-9, atol=1e-12)
+
+
+def _tanh_loss(N, w, x):
+    return N.sum(N.tanh(x * w) ** 2) + N.sum(N.dot(N.reshape(w, (2, 3)), N.ones(3)))
+
+
+def test_recording_finds_no_top_trace_and_matches_jax(monkeypatch):
+    # Under eager grad every bind has no tracer or only the top interpreter's tracers (the
+    # primal half of a jvp rule, its tangent half, the user's ops on tracked values), so
+    # `core.bind` never needs `find_top_trace`; results are JAX's.
+    calls = []
+    original = core.find_top_trace
+    monkeypatch.setattr(core, "find_top_trace", lambda xs: calls.append(1) or original(xs))
+    w, x = _data(1, 6), _data(2, 6)
+    for _ in range(3):
+        got = mjcore.value_and_grad(lambda w: _tanh_loss(np, w, np.asarray(x)))(np.asarray(w))
+        want = jax.value_and_grad(lambda w: _tanh_loss(jnp, w, x))(w)
+        onp.testing.assert_allclose(onp.asarray(got[0]), want[0], rtol=1e-12)
+        onp.testing.assert_allclose(onp.asarray(got[1]), want[1], rtol=1e-12)
+    assert calls == []
+
+
+def test_tangent_abstract_eval_cache_is_bounded_and_refills_correctly(monkeypatch):
+    from mjcore import eager_vjp
+
+    monkeypatch.setattr(eager_vjp, "_AVALS_OUT_SIZE", 4)
+    for n in range(1, 12):
+        w, x = _data(n, n), _data(n + 1, n)
+        got = mjcore.grad(lambda w, x: np.sum(np.sin(w * x) * w))(np.asarray(w), np.asarray(x))
+        want = jax.grad(lambda w, x: jnp.sum(jnp.sin(w * x) * w))(w, x)
+        onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12)
+        assert len(eager_vjp._AVALS_OUT) <= 4

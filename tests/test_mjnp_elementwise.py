@@ -574,3 +574,27 @@ def test_elementwise_functions_under_jvp():
     primal, tangent = mjcore.jvp(lambda a: mjnp.exp(a) * mjnp.log1p(a), (x,), (t,))
     assert_matches(primal, np.exp(x) * np.log1p(x))
     assert_matches(tangent, (np.exp(x) * np.log1p(x) + np.exp(x) / (1 + x)) * t)
+
+
+_DIVISOR_CASES = [
+    (dtype, divisor)
+    for dtype in ("int8", "int32", "int64", "uint8", "uint64")
+    for divisor in (3, 1, 0, -3, "0-d", "(1, 1)")
+    if not (dtype[0] == "u" and divisor == -3)  # -3 does not fit an unsigned dtype
+]
+
+
+@pytest.mark.parametrize("dtype,divisor", _DIVISOR_CASES)
+def test_integer_remainder_and_floor_divide_by_a_scalar_match_numpy(dtype, divisor):
+    # A known positive scalar divisor takes a shorter path than zero or negative ones.
+    x = np.arange(-9, 10).astype(dtype) if dtype[0] == "i" else np.arange(0, 19).astype(dtype)
+    if divisor == "0-d":
+        divisor = np.asarray(4, dtype)
+    elif divisor == "(1, 1)":
+        divisor = np.full((1, 1), 5, dtype)
+    d = mjnp.asarray(divisor) if isinstance(divisor, np.ndarray) else divisor
+    with np.errstate(divide="ignore"):
+        for ours, theirs in ((mjnp.remainder, np.remainder), (mjnp.floor_divide, np.floor_divide)):
+            got, want = ours(mjnp.asarray(x), d), theirs(x, divisor)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(np.asarray(got), want)

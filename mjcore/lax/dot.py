@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -187,23 +188,34 @@ def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_
     operands were swapped to transpose the rhs. Contract it with `rhs` over the rhs free
     dimensions, then permute the result (batch, lhs free, lhs contracting in rhs order) back.
     """
-    (lc, rc), (lb, rb) = dimension_numbers
     rhs_aval = get_aval(rhs)
-    lhs_free = _free_dims(lhs.ndim, lc, lb)
-    rhs_free = _free_dims(rhs_aval.ndim, rc, rb)
+    numbers, permutation = _transpose_lhs_plan(lhs.ndim, rhs_aval.ndim, dimension_numbers, swap_ans)
+    ct_dtype = get_aval(ct).dtype
+    if rhs_aval.dtype != ct_dtype:  # a preferred_element_type was given
+        rhs = convert_element_type(rhs, ct_dtype)
+    out = dot_general_p.bind1(ct, rhs, dimension_numbers=numbers, preferred_element_type=None)
+    return convert_element_type(transpose(out, permutation), lhs.dtype)
+
+
+@functools.lru_cache(maxsize=512)
+def _transpose_lhs_plan(
+    lhs_ndim: int, rhs_ndim: int, dimension_numbers: Any, swap_ans: bool
+) -> tuple[Any, tuple[int, ...]]:
+    """`_transpose_lhs`'s dimension numbers and final permutation, which depend only on the
+    ranks and the original numbers (cached: eager reverse mode transposes the same products
+    on every call, and two `argsort`s cost more than the product of small matrices)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs_free = _free_dims(lhs_ndim, lc, lb)
+    rhs_free = _free_dims(rhs_ndim, rc, rb)
     nb = len(lb)
     if swap_ans:
         ct_rhs_free = tuple(range(nb, nb + len(rhs_free)))
     else:
         ct_rhs_free = tuple(range(nb + len(lhs_free), nb + len(lhs_free) + len(rhs_free)))
-    numbers = ((ct_rhs_free, rhs_free), (tuple(range(nb)), rb))
-    ct_dtype = get_aval(ct).dtype
-    if rhs_aval.dtype != ct_dtype:  # a preferred_element_type was given
-        rhs = convert_element_type(rhs, ct_dtype)
-    out = dot_general_p.bind1(ct, rhs, dimension_numbers=numbers, preferred_element_type=None)
+    numbers = ((ct_rhs_free, tuple(rhs_free)), (tuple(range(nb)), tuple(rb)))
     lc_by_rhs = [lc[i] for i in np.argsort(rc)]
     permutation = tuple(int(i) for i in np.argsort([*lb, *lhs_free, *lc_by_rhs]))
-    return convert_element_type(transpose(out, permutation), lhs.dtype)
+    return numbers, permutation
 
 
 @dot_general_p.def_transpose
