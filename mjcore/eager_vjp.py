@@ -28,7 +28,7 @@ import numpy as np
 from mjcore import core
 from mjcore.ad import UndefinedPrimal, Zero, backward_pass, tangent_aval
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
-from mjcore.errors import MissingRuleError
+from mjcore.errors import ConcretizationTypeError, MissingRuleError
 
 
 class LinVar:
@@ -87,6 +87,27 @@ class VJPTracer(Tracer):
         if isinstance(p, Tracer):
             return p.to_concrete_value()
         return getattr(p, "to_concrete_value", lambda: np.asarray(p))()
+
+    def _check_no_derivative(self, conversion: str) -> None:
+        # As JAX (and `ad.JVPTracer`): float()/complex() of a differentiated value would
+        # silently drop its derivative; int() and bool() stay allowed.
+        if self.var is not None:
+            core.check_alive(self)
+            raise ConcretizationTypeError(
+                f"Abstract tracer value encountered where a concrete value is expected: "
+                f"{conversion} was called on a differentiated array {self.aval.str_short()} "
+                f"({self._trace.main.description}). A Python number would lose its derivative. "
+                "Fix: keep it an array, or take float(mjcore.lax.stop_gradient(x)) if its "
+                "derivative should be zero."
+            )
+
+    def __float__(self) -> float:
+        self._check_no_derivative("float()")
+        return super().__float__()
+
+    def __complex__(self) -> complex:
+        self._check_no_derivative("complex()")
+        return super().__complex__()
 
 
 class VJPTrace(Trace):
@@ -224,7 +245,7 @@ class LinearTrace(Trace):
         return outs
 
 
-_LINEAR = "eager vjp (tangents)"
+_LINEAR = "eager grad/vjp (tangents)"
 
 
 def _dead(aval: ShapedArray) -> LinVar:
@@ -282,7 +303,7 @@ def vjp_flat(
     `f_vjp` uses the values passed in their place (e.g. tracers of a `jit` it is called in).
     """
     tape: list[Entry] = []
-    with core.new_main(VJPTrace, tape, "eager vjp") as main:
+    with core.new_main(VJPTrace, tape, "eager grad/vjp") as main:
         trace = main.trace
         in_vars: list[LinVar | None] = []
         tracers = []
