@@ -327,14 +327,16 @@ def _apply_host(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) ->
 
 
 _INDEX_ENTRY_TYPES = frozenset({int, type(None), type(Ellipsis)})
+_SLICE_BOUND_TYPES = frozenset({int, type(None)})
 
 
 def _is_basic_entry(e: Any) -> bool:
     t = type(e)
     if t in _INDEX_ENTRY_TYPES:
         return True
-    if t is slice:
-        return all(type(b) is int or b is None for b in (e.start, e.stop, e.step))
+    if t is slice:  # unrolled: a generator over the bounds costs ~0.5 µs
+        b = _SLICE_BOUND_TYPES
+        return type(e.start) in b and type(e.stop) in b and type(e.step) in b
     return False
 
 
@@ -369,18 +371,26 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
     if type(x) is not Array or not core._state.eager or not on_cpu():
         return None
     if op == "getitem":
-        if type(arg) is tuple:
-            if not all(_is_basic_entry(e) for e in arg):
-                if not all(_is_basic_entry(e) or _is_index_array(e) for e in arg):
-                    return None
-                arg = tuple([_index_value(e) for e in arg])
+        t = type(arg)
+        if t is slice:
+            b = _SLICE_BOUND_TYPES
+            if not (type(arg.start) in b and type(arg.stop) in b and type(arg.step) in b):
+                return None
+        elif t is tuple:
+            for e in arg:  # a loop, not all(generator): ~0.3 µs less
+                if not _is_basic_entry(e):
+                    if not all(_is_basic_entry(e) or _is_index_array(e) for e in arg):
+                        return None
+                    arg = tuple([_index_value(e) for e in arg])
+                    break
         elif not _is_basic_entry(arg):
             if not _is_index_array(arg):
                 return None
             arg = _index_value(arg)
     elif op == "reshape":
-        if not all(type(d) is int for d in arg):
-            return None
+        for d in arg:
+            if type(d) is not int:
+                return None
     value = x._npy
     if value is None:
         value = x._value()

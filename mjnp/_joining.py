@@ -102,6 +102,26 @@ def _out_dtype(fname: str, out: Any, dtype: DTypeLike | None) -> DTypeLike | Non
     return getattr(out, "dtype", None)
 
 
+def _same_arrays(arrays: Any, axis: Any, extra: int) -> int | None:
+    """The normalised axis when `arrays` is a list or tuple of at least two Arrays of one
+    strong aval with at least one axis and `axis` a Python int in range (`extra`: 1 for a new
+    axis, as `stack` makes): then joining them needs no promotion or checks, and the
+    primitive runs straight away (the eager breadth case, ~20 µs of Python less). Else None."""
+    if type(arrays) is not list and type(arrays) is not tuple or len(arrays) < 2:
+        return None
+    first = arrays[0]
+    if type(first) is not _Array or type(axis) is not int:
+        return None
+    aval = first.aval
+    for a in arrays:
+        if type(a) is not _Array or a.aval is not aval:  # avals are interned
+            return None
+    n = len(aval.shape) + extra
+    if aval.weak_type or not aval.shape or not -n <= axis < n:
+        return None
+    return axis % n
+
+
 def _concat(arrays: list[Array], axis: int, dtype: np.dtype) -> Array:
     arrays = [lax.convert_element_type(a, dtype) for a in arrays]
     nonempty = [a for a in arrays if a.shape[axis]]
@@ -172,6 +192,10 @@ def concatenate(
 
     `axis=None` flattens the arrays first. `out=` rebinds the given array.
     """
+    if out is None and dtype is None and casting == "same_kind":
+        ax = _same_arrays(arrays, axis, 0)
+        if ax is not None:
+            return lax.concatenate(arrays, ax)
     return write_out("concatenate", out, _concatenate(arrays, axis, out, dtype, casting))
 
 
@@ -221,6 +245,10 @@ def stack(
 ) -> Array:
     """Join arrays of one shape along a new axis, as `numpy.stack` (`out=` rebinds the given
     array)."""
+    if out is None and dtype is None and casting == "same_kind":
+        ax = _same_arrays(arrays, axis, 1)
+        if ax is not None:
+            return lax.concatenate([lax.expand_dims(a, (ax,)) for a in arrays], ax)
     dtype = _out_dtype("stack", out, dtype)
     arrs = _as_list("stack", arrays)
     if not arrs:
