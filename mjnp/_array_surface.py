@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjcore.dispatch import host_view
+from mjcore.dtypes import canonicalize_dtype
 from mjnp import (
     _array_bits,
     _devices,
@@ -128,6 +130,11 @@ def _astype_method(
         raise NotImplementedError(
             f"mjnp astype: only casting='unsafe' is supported, got {casting!r}"
         )
+    if type(self) is _Array and not self.aval.weak_type:
+        # A strong Array to another dtype: what `astype` computes, without its layers.
+        dt = canonicalize_dtype(dtype, "mjnp.astype")
+        if dt != self.aval.dtype:
+            return lax.convert_element_type(self, dt)
     return _manipulation.astype(self, dtype, copy=copy)
 
 

@@ -12,6 +12,7 @@ The ufuncs take NumPy's `out=` keyword (`mjnp._out.ufunc_out`). NB: the other uf
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -849,7 +850,7 @@ def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /) -> 
     return _where(condition, x, y)
 
 
-@fuse_eagerly
+@functools.partial(fuse_eagerly, host=np.where)  # on the host: NumPy's one call
 def _where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     check_arraylike("where", condition, x, y)
     cond = _truth("where", condition)

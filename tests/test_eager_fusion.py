@@ -236,3 +236,23 @@ def test_remainder_runs_numpy_whole_on_the_host():
     # under a transformation the traced body runs, with its derivative
     g = mjcore.grad(lambda a: np.sum(np.mod(a, 3)))(x)
     onp.testing.assert_array_equal(onp.asarray(g), onp.ones((4, 6)))
+
+
+def test_where_runs_numpy_whole_on_the_host_with_the_traced_dtype():
+    rng = onp.random.default_rng(1)
+    xn = rng.standard_normal((5, 6)).astype(onp.float32)
+    xn[0, 0] = onp.nan
+    yn = rng.standard_normal((6,))
+    x, y = np.asarray(xn), np.asarray(yn)
+    cases = [
+        ((x > 0, x, 0.0), (xn > 0, xn, 0.0)),  # a weak float: float32, as in NumPy
+        ((x, x, y), (xn, xn, yn)),  # a float condition (NaN is true), broadcast, promoted
+        ((x > 0, np.asarray(2.5), x), (xn > 0, onp.asarray(2.5), xn)),  # a 0-d float64
+        ((x > 0, x, -0.0), (xn > 0, xn, -0.0)),
+    ]
+    for args, nargs in cases:
+        for _ in range(3):
+            got, want = np.where(*args), onp.where(*nargs)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert onp.array_equal(onp.asarray(got), want, equal_nan=True)
+            assert onp.array_equal(onp.signbit(onp.asarray(got)), onp.signbit(want))
