@@ -256,3 +256,16 @@ def test_where_runs_numpy_whole_on_the_host_with_the_traced_dtype():
             assert got.dtype == want.dtype and got.shape == want.shape
             assert onp.array_equal(onp.asarray(got), want, equal_nan=True)
             assert onp.array_equal(onp.signbit(onp.asarray(got)), onp.signbit(want))
+
+
+def test_outer_runs_numpy_whole_on_the_host_with_the_traced_dtype():
+    a32 = onp.linspace(-1, 1, 5, dtype=onp.float32)
+    b64 = onp.linspace(0, 3, 4).reshape(2, 2)
+    i8 = onp.arange(-3, 3, dtype=onp.int8)
+    for a, b in ((a32, b64), (a32, a32), (i8, onp.array([True, False])), (i8, i8)):
+        ma = np.asarray(a)
+        mb = np.asarray(b)
+        for _ in range(3):
+            got, want = np.outer(ma, mb), onp.outer(a, b)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            onp.testing.assert_array_equal(onp.asarray(got), want)
