@@ -458,3 +458,19 @@ def test_joining_arrays_of_one_aval_matches_numpy(fname, dtype):
     np.testing.assert_array_equal(np.asarray(mixed), want)
     weak = f([mjnp.asarray(1.5)[None], mjnp.asarray(2.5)[None]], 0)
     assert weak.dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_])
+def test_roll_by_int_along_int_axis_matches_numpy(dtype):
+    x = (np.arange(24).reshape(2, 3, 4) % 5).astype(dtype)
+    m = mjnp.asarray(x)
+    for axis in (-3, -1, 0, 2):
+        for shift in (-7, -1, 0, 1, 3, 4, 25):
+            got = mjnp.roll(m, shift, axis=axis)
+            want = np.roll(x, shift, axis=axis)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(AxisError):
+        mjnp.roll(m, 1, axis=3)
+    empty = mjnp.roll(m[:, :0], 2, axis=1)
+    np.testing.assert_array_equal(np.asarray(empty), np.roll(x[:, :0], 2, 1))
