@@ -360,6 +360,51 @@ def _index_value(e: Any) -> Any:
     return e
 
 
+def host_getitem(x: Any, idx: Any) -> Array | None:
+    """`host_view(x, "getitem", idx)`, with the commonest indexes (an int, a slice of ints,
+    a tuple of those) checked inline: `x[1:]` costs ~1 µs over NumPy's ~0.2 µs."""
+    t = type(idx)
+    if t is int:
+        pass
+    elif t is slice:
+        b = _SLICE_BOUND_TYPES
+        if not (type(idx.start) in b and type(idx.stop) in b and type(idx.step) in b):
+            return None
+    else:
+        return host_view(x, "getitem", idx)
+    if type(x) is not Array or not core._state.eager or not on_cpu():
+        return None
+    value = x._npy
+    if value is None:
+        value = x._value()
+    try:
+        out = value[idx]
+    except (IndexError, ValueError, TypeError):
+        return None
+    if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
+        out = np.asarray(out)
+    return _wrap_view(x.aval, out)
+
+
+def _wrap_view(aval: ShapedArray, out: np.ndarray) -> Array:
+    """An Array for a view `out` of a value of `aval` (same dtype and weak type)."""
+    shape = out.shape
+    if shape != aval.shape:
+        # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs
+        key = (aval, shape)
+        view_aval = _view_avals.get(key)
+        if view_aval is None:
+            if len(_view_avals) >= _VIEW_AVALS_SIZE:
+                _view_avals.clear()
+            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
+        aval = view_aval
+    a = new_object(Array)  # `wrap_host` inlined
+    a._dbuf = None
+    a.aval = aval
+    a._npy = out
+    return a
+
+
 def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
     """A view-making method of an eager Array run by NumPy on its host value, the way NumPy
     takes ~0.1-0.3 µs for it: `op` is "T" (`x.T`), "reshape" (`x.reshape(arg)`, a tuple of
@@ -407,22 +452,7 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
         return None
     if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
         out = np.asarray(out)
-    aval = x.aval
-    shape = out.shape
-    if shape != aval.shape:
-        # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs
-        key = (aval, shape)
-        view_aval = _view_avals.get(key)
-        if view_aval is None:
-            if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                _view_avals.clear()
-            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
-        aval = view_aval
-    a = new_object(Array)  # `wrap_host` inlined
-    a._dbuf = None
-    a.aval = aval
-    a._npy = out
-    return a
+    return _wrap_view(x.aval, out)
 
 
 def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:

@@ -17,7 +17,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
-from mjcore.dispatch import host_view
+from mjcore.dispatch import host_getitem, host_view
 from mjcore.dtypes import canonicalize_dtype
 from mjnp import (
     _array_bits,
@@ -95,7 +95,7 @@ def _reshape_method(self: Array, *shape: Any, order: str = "C", copy: bool | Non
 
 def _getitem(self: Array, idx: Any) -> Array:
     """`a[idx]`: a basic index eagerly on CPU is NumPy's view (docs/eager.md)."""
-    out = host_view(self, "getitem", idx)
+    out = host_getitem(self, idx)
     if out is not None:
         return out
     return _indexing.getitem(self, idx)
