@@ -362,7 +362,7 @@ def _index_value(e: Any) -> Any:
 
 def host_getitem(x: Any, idx: Any) -> Array | None:
     """`host_view(x, "getitem", idx)`, with the commonest indexes (an int, a slice of ints,
-    a tuple of those) checked inline: `x[1:]` costs ~1 µs over NumPy's ~0.2 µs."""
+    a tuple of those, None and Ellipsis) checked inline: `x[1:]` costs ~1 µs over NumPy's."""
     t = type(idx)
     if t is int:
         pass
@@ -370,6 +370,16 @@ def host_getitem(x: Any, idx: Any) -> Array | None:
         b = _SLICE_BOUND_TYPES
         if not (type(idx.start) in b and type(idx.stop) in b and type(idx.step) in b):
             return None
+    elif t is tuple:
+        b = _SLICE_BOUND_TYPES
+        for e in idx:
+            te = type(e)
+            if te is slice:
+                if type(e.start) in b and type(e.stop) in b and type(e.step) in b:
+                    continue
+            elif te in _INDEX_ENTRY_TYPES:
+                continue
+            return host_view(x, "getitem", idx)  # index arrays, or the general path
     else:
         return host_view(x, "getitem", idx)
     if type(x) is not Array or not core._state.eager or not on_cpu():
