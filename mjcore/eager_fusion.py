@@ -59,6 +59,17 @@ _WEAK_SCALAR_AVALS = {
 # their host values: NumPy scalars of the traced dtype, which every host rule accepts
 _HOST_SCALAR_TYPES = {float: np.float64, complex: np.complex128}
 
+# A Python int beside an inexact Array converts exactly to the Array's dtype when it is at
+# most this large (2 ** (mantissa bits + 1)); then it computes as the float of equal value, so
+# `fuse_eagerly(..., int_scalars=True)` functions take it as one (no value can raise).
+_EXACT_INT_BOUND = {
+    np.dtype(np.float16): 2**11,
+    np.dtype(np.float32): 2**24,
+    np.dtype(np.float64): 2**53,
+    np.dtype(np.complex64): 2**24,
+    np.dtype(np.complex128): 2**53,
+}
+
 _CACHE_SIZE = 64  # signatures per function
 _KEYWORD_VARIANTS = 32  # keyword-argument combinations per function
 
@@ -194,12 +205,36 @@ def _arg_key(a: Any) -> Any:
     return _WEAK_SCALAR_AVALS[type(a)]  # KeyError for anything else
 
 
-def fuse_eagerly(fun: F) -> F:
+def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """Two arguments, an inexact Array and a Python int it holds exactly, with the int as the
+    equal float (see `_EXACT_INT_BOUND`); None for anything else."""
+    a, b = args
+    if type(b) is int and type(a) is Array:
+        bound = _EXACT_INT_BOUND.get(a.aval.dtype)
+        if bound is not None and -bound <= b <= bound:
+            return a, float(b)
+    elif type(a) is int and type(b) is Array:
+        bound = _EXACT_INT_BOUND.get(b.aval.dtype)
+        if bound is not None and -bound <= a <= bound:
+            return float(a), b
+    return None
+
+
+def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] | None = None) -> F:
     """`fun`, replayed from its cached trace when called eagerly with array arguments (see
     the module docstring).
 
     Calls with keyword arguments, Python ints, NumPy arrays or tracers, and calls under any
     transformation, run `fun` itself, so every transformation sees its primitives as before.
+
+    Args:
+        fun: the library function.
+        int_scalars: for a binary function whose result depends on a Python int operand only
+            through its value converted to the other operand's dtype (arithmetic, comparisons):
+            an int that an inexact Array's dtype holds exactly is taken as the equal float.
+        host: the one NumPy function that `fun` computes (`numpy.remainder`), run on the host
+            values in place of the traced body's host rules when those would run; its result
+            must have the traced dtype, else the traced body runs.
     """
     jitted = JittedFunction(fun, (), (), (), _CACHE_SIZE)
     unfusable: set[Any] = set()
@@ -224,6 +259,13 @@ def fuse_eagerly(fun: F) -> F:
                 a, b = args
                 ta = type(a)
                 tb = type(b)
+                if int_scalars and (ta is int or tb is int):
+                    as_float = _int_as_float(args)
+                    if as_float is not None:
+                        args = as_float
+                        a, b = args
+                        ta = type(a)
+                        tb = type(b)
                 run = runners.get(
                     (
                         a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),
@@ -282,6 +324,11 @@ def fuse_eagerly(fun: F) -> F:
         if _host_runnable(entry.closed):
             program = _HostProgram(entry.closed, entry.consts)
             one = program.single_rule()
+            # With `host`: the whole body as its one NumPy function; Python scalars go in as
+            # they came, which NumPy takes as weak (NEP 50), as the trace did.
+            host_scalars = host is not None and single and one is None
+            if host_scalars:
+                one = (host, {}, program.out_avals[0])
             if one is not None and single:
                 rule, params, out_aval = one
 
@@ -291,6 +338,8 @@ def fuse_eagerly(fun: F) -> F:
                         if type(a) is Array:
                             value = a._npy
                             vals.append(a._value() if value is None else value)
+                        elif host_scalars:
+                            vals.append(a)
                         else:
                             vals.append(_HOST_SCALAR_TYPES[type(a)](a))
                     token = fp_state.set(FP_QUIET)

@@ -17,6 +17,7 @@ import numpy as np
 from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
+from mjcore.dtypes import canonicalize_dtype
 from mjcore.errors import InPlaceUpdateError
 from mjnp import (
     _array_bits,
@@ -165,6 +166,11 @@ def _astype_method(
                 f"mjnp astype: Cannot cast array data from {self.dtype!r} to {target!r} "
                 f"according to the rule {casting!r}; pass casting='unsafe' to convert anyway"
             )
+    if type(self) is _Array and not self.aval.weak_type:
+        # A strong Array to another dtype: what `astype` computes, without its layers.
+        dt = canonicalize_dtype(dtype, "mjnp.astype")
+        if dt != self.aval.dtype:
+            return lax.convert_element_type(self, dt)
     return _manipulation.astype(self, dtype, copy=copy)
 
 

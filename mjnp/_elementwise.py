@@ -12,6 +12,7 @@ The ufuncs take NumPy's `out=` keyword (`mjnp._out.ufunc_out`). NB: the other uf
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -79,14 +80,14 @@ def _pair(
 # --- arithmetic -----------------------------------------------------------------------------
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True)
 def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 + x2`, as `numpy.add` (logical or for bool)."""
     x1, x2 = _pair("add", promote_args, x1, x2)
     return lax.add(x1, x2)
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True)
 def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 - x2`, as `numpy.subtract`.
 
@@ -102,14 +103,14 @@ def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.sub(x1, x2)
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True)
 def multiply(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 * x2`, as `numpy.multiply` (logical and for bool)."""
     x1, x2 = _pair("multiply", promote_args, x1, x2)
     return lax.mul(x1, x2)
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True)
 def divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise true division, as `numpy.divide`: integers and bools divide as float64."""
     x1, x2 = _pair("divide", promote_args_inexact, x1, x2)
@@ -191,7 +192,7 @@ def _divmod(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
     return _int_divmod(x1, x2)
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True, host=np.floor_divide)  # one NumPy call, not ~30 rules
 def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 // x2`, rounding toward minus infinity, as `numpy.floor_divide`.
 
@@ -200,7 +201,7 @@ def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _divmod("floor_divide", x1, x2)[0]
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True, host=np.remainder)  # one NumPy call, not ~30 rules
 def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 % x2` with the sign of `x2`, as `numpy.remainder` (Python's `%`).
 
@@ -372,7 +373,7 @@ def _isnan_inexact(x: Array) -> Array:
     return lax.ne(x, x)
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True)
 def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum, propagating NaN, as `numpy.maximum` (complex: lexicographic)."""
     x1, x2 = _pair("maximum", promote_args, x1, x2)
@@ -382,7 +383,7 @@ def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.max(x1, x2)
 
 
-@ufunc_out
+@ufunc_out(int_scalars=True)
 def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum, propagating NaN, as `numpy.minimum` (complex: lexicographic)."""
     x1, x2 = _pair("minimum", promote_args, x1, x2)
@@ -716,7 +717,7 @@ def _comparison(
         f"Elementwise comparison, as `numpy.{name}`: complex values order lexicographically, "
         "and Python ints outside an integer array's dtype compare exactly."
     )
-    return ufunc_out(compare)
+    return ufunc_out(compare, int_scalars=True)
 
 
 equal = _comparison("equal", lax.eq, flip=None, strict=True)
@@ -910,7 +911,7 @@ def where(condition: ArrayLike, x: ArrayLike = _NO_VALUE, y: ArrayLike = _NO_VAL
     return _where(condition, x, y)
 
 
-@fuse_eagerly
+@functools.partial(fuse_eagerly, host=np.where)  # on the host: NumPy's one call
 def _where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     check_arraylike("where", condition, x, y)
     cond = _truth("where", condition)

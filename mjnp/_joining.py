@@ -109,6 +109,26 @@ def _out_dtype(fname: str, out: Any, dtype: DTypeLike | None) -> DTypeLike | Non
     return getattr(out, "dtype", None)
 
 
+def _same_arrays(arrays: Any, axis: Any, extra: int) -> int | None:
+    """The normalised axis when `arrays` is a list or tuple of at least two Arrays of one
+    strong aval with at least one axis and `axis` a Python int in range (`extra`: 1 for a new
+    axis, as `stack` makes): then joining them needs no promotion or checks, and the
+    primitive runs straight away (the eager breadth case, ~20 µs of Python less). Else None."""
+    if type(arrays) is not list and type(arrays) is not tuple or len(arrays) < 2:
+        return None
+    first = arrays[0]
+    if type(first) is not _Array or type(axis) is not int:
+        return None
+    aval = first.aval
+    for a in arrays:
+        if type(a) is not _Array or a.aval is not aval:  # avals are interned
+            return None
+    n = len(aval.shape) + extra
+    if aval.weak_type or not aval.shape or not -n <= axis < n:
+        return None
+    return axis % n
+
+
 def _concat(arrays: list[Array], axis: int, dtype: np.dtype) -> Array:
     arrays = [lax.convert_element_type(a, dtype) for a in arrays]
     nonempty = [a for a in arrays if a.shape[axis]]
@@ -180,6 +200,10 @@ def concatenate(
 
     `axis=None` flattens the arrays first. `out=` rebinds the given array.
     """
+    if out is None and dtype is None and casting == "same_kind":
+        ax = _same_arrays(arrays, axis, 0)
+        if ax is not None:
+            return lax.concatenate(arrays, ax)
     return write_out("concatenate", out, _concatenate(arrays, axis, out, dtype, casting))
 
 
@@ -229,6 +253,10 @@ def stack(
 ) -> Array:
     """Join arrays of one shape along a new axis, as `numpy.stack` (`out=` rebinds the given
     array)."""
+    if out is None and dtype is None and casting == "same_kind":
+        ax = _same_arrays(arrays, axis, 1)
+        if ax is not None:
+            return lax.concatenate([lax.expand_dims(a, (ax,)) for a in arrays], ax)
     dtype = _out_dtype("stack", out, dtype)
     arrs = _as_list("stack", arrays)
     if not arrs:
@@ -511,8 +539,10 @@ def _roll_axis(a: Array, shift: Any, axis: int) -> Array:
     n = a.shape[axis]
     if n == 0:
         return a
-    if not isinstance(shift, Tracer) or shift.to_concrete_value() is not None:
-        s = int(np.asarray(core.concrete_or_error(shift, "roll"))) % n
+    if type(shift) is int or not isinstance(shift, Tracer) or shift.to_concrete_value() is not None:
+        if type(shift) is not int:
+            shift = int(np.asarray(core.concrete_or_error(shift, "roll")))
+        s = shift % n
         if s == 0:
             return a
         return lax.concatenate(
@@ -545,6 +575,11 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
 
     `shift` may be traced; `axis` is static.
     """
+    if type(a) is _Array and type(shift) is int and type(axis) is int:
+        aval = a.aval  # the common call, without the general checks (~15 µs of Python)
+        if not aval.weak_type and -len(aval.shape) <= axis < len(aval.shape):
+            out = _roll_axis(a, shift, axis % len(aval.shape))
+            return new_handle(out) if out is a else out  # a new array, as NumPy's
     out = _roll(a, shift, axis)
     return new_handle(out) if out is a else out  # a new array, as NumPy's, for shift 0
 

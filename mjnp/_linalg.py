@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -230,7 +231,7 @@ def inner(
     return _contract(a, b, a.ndim - 1, b.ndim - 1, preferred)
 
 
-@fuse_eagerly
+@functools.partial(fuse_eagerly, host=np.outer)  # on the host: NumPy's one call
 def outer(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
     """Outer product of the flattened arrays, as `numpy.outer` (`out=` as for ufuncs)."""
     a, b = _promote("outer", a, b)

@@ -150,16 +150,24 @@ def write_outs(fname: str, out: Any, results: tuple[Array, ...], casting: str) -
     )
 
 
-def ufunc_out(fun: Callable[..., Any] | None = None, *, fuse: bool = True) -> Callable[..., Any]:
+def ufunc_out(
+    fun: Callable[..., Any] | None = None,
+    *,
+    fuse: bool = True,
+    int_scalars: bool = False,
+    host: Callable[..., Any] | None = None,
+) -> Callable[..., Any]:
     """Give an elementwise function NumPy's ufunc keyword `out=`, with the ufunc rules: the
     result is cast 'same_kind' and broadcast to `out`'s shape; `out` may also be a tuple with
     one entry per result (None entries are left alone).
 
     With `fuse` (the default), eager calls on arrays run as one cached executable
     (`mjcore.eager_fusion`); pass `fuse=False` for a function that checks values eagerly.
+    `int_scalars` and `host` are `fuse_eagerly`'s: Python ints an inexact array holds exactly
+    fuse as floats; `host` is the NumPy function the body computes, run whole on the host.
     """
     if fun is None:
-        return functools.partial(ufunc_out, fuse=fuse)
+        return functools.partial(ufunc_out, fuse=fuse, int_scalars=int_scalars, host=host)
     signature = inspect.signature(fun)
     parameter = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
 
@@ -184,4 +192,4 @@ def ufunc_out(fun: Callable[..., Any] | None = None, *, fuse: bool = True) -> Ca
     )
     if not fuse:
         return wrapped
-    return fuse_eagerly(wrapped)
+    return fuse_eagerly(wrapped, int_scalars=int_scalars, host=host)

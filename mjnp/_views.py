@@ -25,7 +25,7 @@ import numpy as np
 
 from mjcore import core, lax
 from mjcore.array import Array as _Array
-from mjcore.dispatch import host_view
+from mjcore.dispatch import host_getitem, host_view
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
 from mjnp._elementwise import real as _elementwise_real
@@ -166,7 +166,7 @@ def getitem(self: Array, idx: Any) -> Array:
 
     An index that selects one element (every axis an integer) gives a scalar, not a view.
     """
-    out = host_view(self, "getitem", idx)  # eagerly on CPU, NumPy's own view (docs/eager.md)
+    out = host_getitem(self, idx)  # eagerly on CPU, NumPy's own view (docs/eager.md)
     if out is None:
         out = _indexing.getitem(self, idx)
     if type(self) is not _Array:

@@ -190,3 +190,82 @@ def test_more_functions_run_fused_and_match_numpy(name, make_args, kwargs, monke
         onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12, atol=1e-15)
     # Replayed from the cached trace: no primitive went through bind (op by op, each would).
     assert binds == []
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32, onp.float16, onp.complex128])
+def test_python_ints_beside_inexact_arrays_fuse_and_match_numpy(dtype):
+    """An int the array's dtype holds exactly fuses as the equal float (one trace); larger
+    ints take the plain path; results equal NumPy's bit for bit either way."""
+    xn = onp.array([[-7.5, -0.0, 0.0, 2.5], [onp.nan, onp.inf, -onp.inf, 3.0]]).astype(dtype)
+    x = np.asarray(xn)
+    names = ["add", "subtract", "multiply", "divide", "greater", "less_equal", "equal"]
+    if dtype != onp.complex128:
+        names += ["maximum", "minimum", "mod", "remainder", "floor_divide"]
+    for name in names:
+        for s in (3, -2, 0, 2**11 + 1, 2**53 + 1):
+            for args, nargs in (((x, s), (xn, s)), ((s, x), (s, xn))):
+                for _ in range(2):
+                    with onp.errstate(all="ignore"):
+                        want = getattr(onp, name)(*nargs)
+                    got = getattr(np, name)(*args)
+                    assert got.dtype == want.dtype, (name, s)
+                    assert onp.array_equal(onp.asarray(got), want, equal_nan=True), (name, s)
+                    signs = onp.signbit(onp.asarray(got).real), onp.signbit(want.real)
+                    assert onp.array_equal(*signs), (name, s)
+    if dtype == onp.complex128:
+        return
+    before = _traces(np.mod)
+    for _ in range(3):
+        np.mod(x, 5)
+        np.mod(x, 5.0)
+    assert _traces(np.mod) - before <= 1  # 5 and 5.0 share one signature
+
+
+def test_remainder_runs_numpy_whole_on_the_host():
+    from mjcore.eager_fusion import uses_host
+
+    x = np.asarray(onp.linspace(-5, 5, 24).reshape(4, 6))
+    np.mod(x, 3.0)
+    assert uses_host(np.mod, x, 3.0)
+    onp.testing.assert_array_equal(onp.asarray(np.mod(x, 3)), onp.mod(onp.asarray(x), 3))
+    # a float32 array and a weak float: NumPy's dtype is the trace's
+    x32 = np.asarray(onp.linspace(-5, 5, 24, dtype=onp.float32))
+    got = np.floor_divide(x32, 0.7)
+    assert got.dtype == onp.float32
+    onp.testing.assert_array_equal(onp.asarray(got), onp.floor_divide(onp.asarray(x32), 0.7))
+    # under a transformation the traced body runs, with its derivative
+    g = mjcore.grad(lambda a: np.sum(np.mod(a, 3)))(x)
+    onp.testing.assert_array_equal(onp.asarray(g), onp.ones((4, 6)))
+
+
+def test_where_runs_numpy_whole_on_the_host_with_the_traced_dtype():
+    rng = onp.random.default_rng(1)
+    xn = rng.standard_normal((5, 6)).astype(onp.float32)
+    xn[0, 0] = onp.nan
+    yn = rng.standard_normal((6,))
+    x, y = np.asarray(xn), np.asarray(yn)
+    cases = [
+        ((x > 0, x, 0.0), (xn > 0, xn, 0.0)),  # a weak float: float32, as in NumPy
+        ((x, x, y), (xn, xn, yn)),  # a float condition (NaN is true), broadcast, promoted
+        ((x > 0, np.asarray(2.5), x), (xn > 0, onp.asarray(2.5), xn)),  # a 0-d float64
+        ((x > 0, x, -0.0), (xn > 0, xn, -0.0)),
+    ]
+    for args, nargs in cases:
+        for _ in range(3):
+            got, want = np.where(*args), onp.where(*nargs)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert onp.array_equal(onp.asarray(got), want, equal_nan=True)
+            assert onp.array_equal(onp.signbit(onp.asarray(got)), onp.signbit(want))
+
+
+def test_outer_runs_numpy_whole_on_the_host_with_the_traced_dtype():
+    a32 = onp.linspace(-1, 1, 5, dtype=onp.float32)
+    b64 = onp.linspace(0, 3, 4).reshape(2, 2)
+    i8 = onp.arange(-3, 3, dtype=onp.int8)
+    for a, b in ((a32, b64), (a32, a32), (i8, onp.array([True, False])), (i8, i8)):
+        ma = np.asarray(a)
+        mb = np.asarray(b)
+        for _ in range(3):
+            got, want = np.outer(ma, mb), onp.outer(a, b)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            onp.testing.assert_array_equal(onp.asarray(got), want)

@@ -195,7 +195,10 @@ def test_eager_calls_on_new_shapes_keep_memory_bounded():
 def test_view_fast_paths_match_numpy_and_keep_mjnp_errors():
     xn = onp.arange(24.0).reshape(4, 6)
     x = np.asarray(xn)
-    for idx in [0, -1, (1, 2), (slice(None), 2), (Ellipsis, None, 1), (), slice(None, None, -2)]:
+    for idx in [
+        *(0, -1, (1, 2), (slice(None), 2), (Ellipsis, None, 1), (), slice(None, None, -2)),
+        *(slice(1, 100), (slice(-2, None), None, Ellipsis), (-4, slice(None, None, 3))),
+    ]:
         got = x[idx]
         assert got._dbuf is None  # NumPy's view, no dispatch
         _same(got, xn[idx])
@@ -219,6 +222,13 @@ def test_view_fast_paths_match_numpy_and_keep_mjnp_errors():
         x[np.asarray(onp.array([0, 4]))]
     with pytest.raises(IndexError, match="mjnp"):
         x[onp.array([1.0])]
+    for bad in (4, -5, (0, 6), (slice(None), slice(None), 0)):  # NumPy raises: mjnp's error
+        with pytest.raises(IndexError, match="mjnp"):
+            x[bad]
+        with pytest.raises(IndexError):
+            xn[bad]
+    with pytest.raises(ValueError):
+        x[::0]
     _same(x.reshape(3, 8), xn.reshape(3, 8))
     _same(x.reshape((2, -1)), xn.reshape((2, -1)))
     _same(x.T, xn.T)

@@ -427,3 +427,50 @@ def test_value_dependent_shapes_need_concrete_values():
         mjcore.jit(mjnp.trim_zeros)(np.array([0.0, 1.0]))
     with pytest.raises(AxisError):
         mjnp.concatenate([np.ones(2)], axis=1)
+
+
+@pytest.mark.parametrize("fname", ["concatenate", "stack"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.bool_, np.complex64])
+def test_joining_arrays_of_one_aval_matches_numpy(fname, dtype):
+    """Lists of Arrays of one aval join without promotion (the eager fast path): NumPy's
+    values, dtypes and axis errors, eagerly and closed over under jit."""
+    xs = [np.arange(i, i + 12).reshape(3, 4).astype(dtype) for i in range(3)]
+    ms = [mjnp.asarray(a) for a in xs]
+    f, nf = getattr(mjnp, fname), getattr(np, fname)
+    extra = fname == "stack"
+    for axis in range(-2 - extra, 2 + extra):
+        for seq in (ms[:2], tuple(ms)):
+            want = nf([np.asarray(a) for a in seq], axis)
+            got = f(seq, axis)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(np.asarray(got), want)
+            jitted = mjcore.jit(lambda seq=seq, axis=axis: f(seq, axis))()
+            np.testing.assert_array_equal(np.asarray(jitted), want)
+    with pytest.raises(AxisError):
+        f(ms, 2 + extra)
+    with pytest.raises(AxisError):
+        nf(xs, 2 + extra)
+    # weak-typed or mixed arguments take the general path and promote as NumPy does
+    other = np.linspace(0, 1, 12).reshape(3, 4)
+    mixed = f([ms[0], mjnp.asarray(other)], 0)
+    want = nf([xs[0], other], 0)
+    assert mixed.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(mixed), want)
+    weak = f([mjnp.asarray(1.5)[None], mjnp.asarray(2.5)[None]], 0)
+    assert weak.dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_])
+def test_roll_by_int_along_int_axis_matches_numpy(dtype):
+    x = (np.arange(24).reshape(2, 3, 4) % 5).astype(dtype)
+    m = mjnp.asarray(x)
+    for axis in (-3, -1, 0, 2):
+        for shift in (-7, -1, 0, 1, 3, 4, 25):
+            got = mjnp.roll(m, shift, axis=axis)
+            want = np.roll(x, shift, axis=axis)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(AxisError):
+        mjnp.roll(m, 1, axis=3)
+    empty = mjnp.roll(m[:, :0], 2, axis=1)
+    np.testing.assert_array_equal(np.asarray(empty), np.roll(x[:, :0], 2, 1))
