@@ -8,10 +8,18 @@ bounds its own executables (`mjcore/backend/client.py`); JAX's are dropped after
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+# CI (`CI=true`) draws the same Hypothesis examples on every run, so that a red run names a
+# change, not a lucky draw; locally each run explores new examples (`make fuzz` goes further).
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -357,11 +357,26 @@ def test_logsumexp_second_derivative_and_vmap():
 def test_logsumexp_random_shapes_and_axes(a, data):
     axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1))
     keepdims = data.draw(st.booleans())
+    # Eagerly on the CPU the host rules keep subnormals, as NumPy does, where XLA's CPU code
+    # (JAX, and `jit`) flushes them to zero (docs/eager.md): eager may differ from JAX by at most
+    # a subnormal, so the absolute tolerance is the smallest normal float64 and no more.
+    onp.testing.assert_allclose(
+        onp.asarray(sp.logsumexp(a, axis=axis, keepdims=keepdims)),
+        onp.asarray(jsp.logsumexp(a, axis=axis, keepdims=keepdims)),
+        rtol=1e-14,
+        atol=onp.finfo(onp.float64).tiny,
+    )
     _assert_close(
-        sp.logsumexp(a, axis=axis, keepdims=keepdims),
+        mjcore.jit(lambda a: sp.logsumexp(a, axis=axis, keepdims=keepdims))(a),
         jsp.logsumexp(a, axis=axis, keepdims=keepdims),
         1e-14,
     )
+
+
+def test_logsumexp_of_a_subnormal_keeps_it_eagerly_and_flushes_under_jit():
+    a = onp.array([2.22507386e-311])  # found by the property test above
+    assert float(sp.logsumexp(a)) == float(scipy.special.logsumexp(a)) == 2.22507386e-311
+    assert float(mjcore.jit(sp.logsumexp)(a)) == float(jsp.logsumexp(a)) == 0.0
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
