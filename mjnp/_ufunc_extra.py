@@ -11,7 +11,6 @@ Python bools (`allclose`, `array_equal`, ...) are 0-d bool arrays here, so they 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ from mjcore import lax, while_loop
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjcore.eager_fusion import fuse_eagerly
+from mjcore.lax.special import I0E_CHEBYSHEV_LARGE, I0E_CHEBYSHEV_SMALL, chebyshev_series
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
 from mjnp._out import ufunc_out, write_out
@@ -359,43 +359,6 @@ def sinc(x: ArrayLike) -> Array:
     return _where(is_zero, _const(1, x), lax.div(lax.sin(y), y))
 
 
-# Chebyshev coefficients of NumPy's i0 (Cephes), for |x| <= 8 and |x| > 8.
-_I0A = (
-    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
-    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
-    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
-    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
-    -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
-    1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
-    -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
-    1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
-    -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
-    1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1,
-)  # fmt: skip
-_I0B = (
-    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
-    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
-    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
-    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
-    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
-    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
-    3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
-    2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
-    8.04490411014108831608e-1,
-)  # fmt: skip
-
-
-def _chbevl(x: Array, coefficients: Sequence[float]) -> Array:
-    b0 = _const(coefficients[0], x)
-    b1 = _const(0, x)
-    b2 = b1
-    for c in coefficients[1:]:
-        b2 = b1
-        b1 = b0
-        b0 = lax.add(lax.sub(lax.mul(x, b1), b2), _const(c, x))
-    return lax.mul(lax.sub(b0, b2), _const(0.5, x))
-
-
 @fuse_eagerly
 def i0(x: ArrayLike) -> Array:
     """Modified Bessel function of the first kind, order 0, as `numpy.i0` (same Chebyshev
@@ -413,13 +376,20 @@ def i0(x: ArrayLike) -> Array:
     small = lax.le(x, _const(8.0, x))
     x_small = _where(small, x, _const(0, x))
     x_large = _where(small, _const(8.0, x), x)
+    # NumPy's order of operations, exp(x) * chbevl(...) [/ sqrt(x)], on the Cephes series that
+    # `lax.bessel_i0e` evaluates, so the values are NumPy's bit for bit.
     lo = lax.mul(
-        lax.exp(x), _chbevl(lax.sub(lax.div(x_small, _const(2.0, x)), _const(2.0, x)), _I0A)
+        lax.exp(x),
+        chebyshev_series(
+            lax.sub(lax.div(x_small, _const(2.0, x)), _const(2.0, x)), I0E_CHEBYSHEV_SMALL
+        ),
     )
     hi = lax.div(
         lax.mul(
             lax.exp(x_large),
-            _chbevl(lax.sub(lax.div(_const(32.0, x), x_large), _const(2.0, x)), _I0B),
+            chebyshev_series(
+                lax.sub(lax.div(_const(32.0, x), x_large), _const(2.0, x)), I0E_CHEBYSHEV_LARGE
+            ),
         ),
         lax.sqrt(x_large),
     )
