@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -26,6 +27,26 @@ Device = Any
 
 _lock = threading.Lock()
 _registry = Registry(lambda: config.read("jax_platforms"))
+
+
+def _cpu_device_count_from_env() -> int | None:
+    """`MJCORE_NUM_CPU_DEVICES` (or JAX's `JAX_NUM_CPU_DEVICES`): the CPU client's device
+    count; None leaves it to XLA, which reads `--xla_force_host_platform_device_count` from
+    `XLA_FLAGS` itself.
+
+    Raises:
+      ValueError: for a value that is not a positive integer.
+    """
+    for name in ("MJCORE_NUM_CPU_DEVICES", "JAX_NUM_CPU_DEVICES"):
+        text = os.environ.get(name, "").strip()
+        if text:
+            if not text.isdigit() or int(text) < 1:
+                raise ValueError(f"mjcore: {name}={text!r} must be a positive integer")
+            return int(text)
+    return None
+
+
+_registry.cpu_devices = _cpu_device_count_from_env()
 # The default device, once the backends are started (None until then).
 _device: Any = None
 # `mjcore.default_device(d)`: a per-thread override of the default device.
