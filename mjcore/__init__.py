@@ -56,6 +56,7 @@ from mjcore.errors import (
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
+from mjcore.sharded import make_array_from_callback
 from mjcore.sharding import make_mesh
 
 __all__ = [
@@ -108,6 +109,7 @@ __all__ = [
     "local_device_count",
     "local_devices",
     "lower_fun",
+    "make_array_from_callback",
     "make_jaxpr",
     "make_mesh",
     "named_call",
