@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mjcore import core, dtypes
+from mjcore import sharding as sharding_mod
 from mjcore.array import Array, wrap_buffer
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray
@@ -47,6 +48,7 @@ class ShardedArray(Array):
         super().__init__(None, aval)
         self._shards = shards  # jaxlib's multi-device buffer
         self._sharding = sharding
+        sharding_mod.in_use = True
 
     @property
     def sharding(self) -> Sharding:

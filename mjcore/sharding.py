@@ -10,6 +10,7 @@ that multi-device buffers carry are made from it in `mjcore.backend.client`.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -71,6 +72,10 @@ class PartitionSpec(tuple):  # type: ignore[type-arg]
 P = PartitionSpec
 
 _mesh_stack = threading.local()
+# Set once a program or value uses a multi-device sharding (a ShardedArray was made, a
+# sharding constraint traced, a jit given shardings): until then `jit` calls skip every
+# sharding check.
+in_use = False
 
 
 class Mesh:
@@ -446,3 +451,23 @@ def iter_shard_indices(
     m = sharding.devices_indices_map(global_shape)
     for d in sharding._device_assignment:
         yield d, m[d]
+
+
+def named_sharding_candidates(mesh: Mesh, ndim: int) -> Iterator[NamedSharding]:
+    """Every NamedSharding over `mesh` for rank `ndim` that names only mesh axes of size > 1
+    (each layout once), fewest split axes first: to name the layout XLA chose for an output."""
+    axes = [a for a, n in mesh.shape.items() if n > 1]
+    choices = []
+    for placement in itertools.product(range(-1, ndim), repeat=len(axes)):
+        groups: list[list[str]] = [[] for _ in range(ndim)]
+        for a, d in zip(axes, placement, strict=True):
+            if d >= 0:
+                groups[d].append(a)
+        choices.append((sum(p >= 0 for p in placement), groups))
+    choices.sort(key=lambda c: c[0])
+    for _, groups in choices:
+        for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+            spec = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
+            while spec and spec[-1] is None:
+                spec.pop()
+            yield NamedSharding(mesh, PartitionSpec(*spec))

@@ -166,6 +166,7 @@ def _release_client() -> None:
     _device = None  # (a later use starts the backends again)
     _put_targets.clear()
     _sharding_cache.clear()
+    _jaxlib_shardings.clear()
     _registry.reset()
     gc.collect()
 
@@ -794,3 +795,8 @@ class SpmdProgram:
                 if buf.is_deleted():
                     raise deleted_error(buf) from err
             raise
+
+
+def hlo_sharding_equals(text: str, hlo: Any) -> bool:
+    """Whether the HLO sharding text `text` is the sharding `hlo` (as XLA reports it)."""
+    return bool(compat.HloSharding.from_string(text) == hlo)
