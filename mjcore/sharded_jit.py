@@ -43,6 +43,9 @@ _constrained: weakref.WeakKeyDictionary[ClosedJaxpr, bool] = weakref.WeakKeyDict
 _programs: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
 _PROGRAMS_PER_JAXPR = 32
 
+# Emptied with every other cache of executables (`mjcore.clear_caches`, the compile budget).
+backend.clear_at_exit(_programs.clear)
+
 
 def _has_constraint(closed: ClosedJaxpr) -> bool:
     out = _constrained.get(closed)
