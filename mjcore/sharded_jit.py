@@ -288,12 +288,14 @@ def _shardings_key(s: Any) -> Any:
 class _Program:
     """A compiled sharded program and the layout of each of its arguments."""
 
-    __slots__ = ("spmd", "in_shardings", "out_shardings")
+    __slots__ = ("spmd", "in_shardings", "out_shardings", "const_bufs")
 
     def __init__(self, spmd: Any, in_shardings: tuple[Sharding, ...]):
         self.spmd = spmd
         self.in_shardings = in_shardings
         self.out_shardings = spmd.out_shardings
+        # The function's constants, laid out on the first call (they never change).
+        self.const_bufs: list[Any] | None = None
 
 
 def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
@@ -311,8 +313,13 @@ def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
 
 
 def _execute(program: _Program, entry: Any, flat: list[Any], in_shardings: tuple) -> list[Array]:
-    bufs = []
-    for x, s in zip([*entry.consts, *flat], in_shardings, strict=True):
+    n_consts = len(entry.consts)
+    if program.const_bufs is None:
+        program.const_bufs = [
+            _laid_out(c, s) for c, s in zip(entry.consts, in_shardings[:n_consts], strict=True)
+        ]
+    bufs = list(program.const_bufs)
+    for x, s in zip(flat, in_shardings[n_consts:], strict=True):
         bufs.append(_laid_out(x, s))
     outs = program.spmd.run(bufs)
     return [
