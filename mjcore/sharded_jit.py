@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
+from mjcore.api import ShapeDtypeStruct
 from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_jaxpr
@@ -141,7 +142,7 @@ def lower(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The sharded `Lowered` of a call, or None when the call is not sharded."""
     explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
     entry, flat = jitted._entry_for(args, kwargs)
-    sharded_args = any(isinstance(x, ShardedArray) for x in flat)
+    sharded_args = any(_layout_of(x) is not None for x in flat)
     if not (explicit or sharded_args or _has_constraint(entry.closed)) or not entry.eager_ok:
         return None
     text, _, _, _ = _lowering(jitted, entry, args, kwargs, flat)
@@ -186,6 +187,16 @@ class _ShardedCompiled:
         return self._lowered._jitted(*args, **kwargs)
 
 
+def _layout_of(x: Any) -> Sharding | None:
+    """The multi-device layout an argument brings (a ShardedArray's, or the sharding of a
+    ShapeDtypeStruct given to `lower`), else None."""
+    if isinstance(x, ShardedArray):
+        return x._sharding
+    if isinstance(x, ShapeDtypeStruct):
+        return x.sharding
+    return None
+
+
 def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) -> tuple:
     fname = jitted._name
     closed = entry.closed
@@ -196,8 +207,8 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     explicit_in += [None] * (len(flat) - len(explicit_in))  # keyword arguments
     leaf_in: list[Sharding | None] = []
     for x, s in zip(flat, explicit_in, strict=True):
-        if s is None and isinstance(x, ShardedArray):
-            s = x._sharding
+        if s is None:
+            s = _layout_of(x)
         leaf_in.append(None if isinstance(s, SingleDeviceSharding) else s)
     n_out = len(closed.out_avals)
     out_structure = tree_unflatten(entry.out_tree, list(range(n_out)))

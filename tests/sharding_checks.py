@@ -410,6 +410,32 @@ def check_mixed_arguments_and_donation():
     _raises(RuntimeError, "Array has been deleted", lambda: b + 1)
 
 
+def check_shape_dtype_struct_with_sharding():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    s = NamedSharding(m, P("x", "y"))
+    sds = mjcore.ShapeDtypeStruct((8, 4), onp.float32, sharding=s)
+    assert sds.sharding is s and sds != mjcore.ShapeDtypeStruct((8, 4), onp.float32)
+    text = mjcore.jit(lambda a: a * 2).lower(sds).as_text()
+    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    a = mjcore.device_put(onp.ones((8, 4)), s)
+    assert mjcore.ShapeDtypeStruct.like(a).sharding == s
+    assert mjcore.eval_shape(lambda v: v + 1, sds).shape == (8, 4)
+    _raises(
+        ValueError,
+        "dimension 0 should be divisible by 2",
+        mjcore.ShapeDtypeStruct,
+        (3, 4),
+        onp.float32,
+        sharding=s,
+    )
+    jtext = (
+        jax.jit(lambda a: a * 2)
+        .lower(jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=JNamed(jm, JP("x", "y"))))
+        .as_text()
+    )
+    assert "mhlo.sharding" in jtext or "sdy.sharding" in jtext
+
+
 def check_bad_jit_shardings():
     m = mjcore.make_mesh((2, 4), ("x", "y"))
     m2 = Mesh(onp.array(mjcore.devices()[::-1]).reshape(2, 4), ("x", "y"))
