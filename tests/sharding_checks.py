@@ -67,6 +67,8 @@ def _ids_map(m):
 
 
 def check_devices():
+    assert mjcore.NamedSharding is NamedSharding and mjcore.P is P  # as jax.NamedSharding, jax.P
+    assert mjcore.sharding.Mesh is Mesh and mjcore.make_mesh is mjcore.sharding.make_mesh
     assert mjcore.device_count() == 8 and len(mjcore.devices()) == 8
     assert [d.id for d in mjcore.local_devices()] == list(range(8))
     assert mjcore.process_index() == 0 and mjcore.process_count() == 1
