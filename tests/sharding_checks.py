@@ -106,8 +106,21 @@ def check_named_sharding_layouts():
                 d.id for d in js.devices_indices_map(shape)
             ]
             assert {d.id for d in s.device_set} == {d.id for d in js.device_set}
+            assert s.is_equivalent_to(NamedSharding(m, P(*spec, None, None)), ndim + 2)
             mine = xc.HloSharding.from_string(s._hlo_sharding_text(ndim))
             assert mine == js._to_xla_hlo_sharding(ndim), (name, spec, str(mine))
+
+
+def check_equivalent_shardings():
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    one = Mesh(onp.array(mjcore.devices()[:1]).reshape(1, 1), ("x", "y"))
+    assert NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P("x", None)), 2)
+    assert not NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P("y")), 2)
+    assert not NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P(None, "x")), 2)
+    d0 = SingleDeviceSharding(mjcore.devices()[0])
+    assert NamedSharding(one, P("x", "y")).is_equivalent_to(d0, 2)
+    assert NamedSharding(m, P("x")) == NamedSharding(m, P("x", None))
+    assert hash(NamedSharding(m, P("x"))) == hash(NamedSharding(m, P("x", None)))
 
 
 def check_single_device_sharding():
@@ -447,6 +460,17 @@ def check_bad_jit_shardings():
     a = mjcore.device_put(onp.ones(8), NamedSharding(m, P("x")))
     b = mjcore.device_put(onp.ones(8), NamedSharding(m2, P("x")))
     _raises(ValueError, "incompatible devices", mjcore.jit(lambda a, b: a + b), a, b)
+    msg = _raises(
+        ValueError,
+        "does not match the sharding on the respective arg",
+        mjcore.jit(lambda v: v * 2, in_shardings=NamedSharding(m, P("y"))),
+        a,
+    )
+    assert "PartitionSpec('y',)" in msg and "PartitionSpec('x',)" in msg
+    # an equivalent layout is accepted
+    a2 = mjcore.device_put(onp.ones((8, 4)), NamedSharding(m, P("x")))
+    out = mjcore.jit(lambda v: v * 2, in_shardings=NamedSharding(m, P("x", None)))(a2)
+    assert _spec(out.sharding) == ("x",)
     _raises(TypeError, "wrap a PartitionSpec", mjcore.jit, lambda a: a, in_shardings=P("x"))
 
 
