@@ -201,6 +201,9 @@ def check_device_put_and_shards():
             _same_layout(a, ja)
             assert str(a) == str(x) and repr(a) == onp.array_repr(x)
             assert a.is_fully_replicated == ja.is_fully_replicated
+            assert a.device == a.sharding and {d.id for d in a.devices()} == {
+                d.id for d in ja.devices()
+            }
     a = mjcore.device_put(
         onp.int32(7) * onp.ones((4, 8), onp.int32),
         NamedSharding(mjcore.make_mesh((2, 4), ("x", "y")), P(None, "y")),
@@ -243,6 +246,11 @@ def check_eager_ops_on_sharded_arrays():
     g = mjcore.grad(lambda v: (np.sin(v) ** 2).sum())(a)
     onp.testing.assert_allclose(onp.asarray(g), 2 * onp.sin(x) * onp.cos(x), rtol=1e-14)
     assert float(a[1, 2]) == x[1, 2] and a.tolist() == x.tolist()
+    d0 = mjcore.devices()[0]
+    b = a.to_device(d0)
+    assert b.sharding == SingleDeviceSharding(d0) and b.tolist() == x.tolist()
+    c = mjcore.device_put(a, mjcore.devices()[2])
+    assert c.sharding.device_set == {mjcore.devices()[2]} and c.tolist() == x.tolist()
 
 
 def _both(fn_m, fn_j, *args_pairs):
