@@ -124,17 +124,13 @@ def call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run a jitted function partitioned over a mesh, or UNSHARDED when nothing about the
     call is sharded (the caller then runs it on one device)."""
     explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
-    if not explicit and not any(
-        isinstance(x, ShardedArray) for x in tree_flatten((args, kwargs))[0]
-    ):
-        entry, flat = jitted._entry_for(args, kwargs)
-        if not entry.eager_ok or not _has_constraint(entry.closed):
-            return UNSHARDED
-    else:
-        entry, flat = jitted._entry_for(args, kwargs)
-        if not entry.eager_ok:
-            return UNSHARDED
-    program, in_shardings, out_shardings = _program_for(jitted, entry, args, kwargs, flat)
+    entry, flat = jitted._entry_for(args, kwargs)
+    if not entry.eager_ok:  # (constants that are tracers: the call is under a transformation)
+        return UNSHARDED
+    sharded_args = any(isinstance(x, ShardedArray) for x in flat)
+    if not (explicit or sharded_args or _has_constraint(entry.closed)):
+        return UNSHARDED
+    program, in_shardings, _ = _program_for(jitted, entry, args, kwargs, flat)
     return tree_unflatten(entry.out_tree, _execute(program, entry, flat, in_shardings))
 
 
@@ -171,17 +167,20 @@ class _ShardedCompiled:
         args, kwargs = lowered._call
         entry, flat = lowered._jitted._entry_for(args, kwargs)
         self._program = _program_for(lowered._jitted, entry, args, kwargs, flat)[0]
+        self._n_consts = len(entry.consts)
 
     def as_text(self) -> str:
         return self._lowered.as_text()
 
     @property
-    def input_shardings(self) -> Any:
-        return self._program.in_shardings
+    def input_shardings(self) -> tuple[Sharding, ...]:
+        """The layout of each argument leaf (flat), as compiled."""
+        return self._program.in_shardings[self._n_consts :]
 
     @property
-    def output_shardings(self) -> Any:
-        return self._program.out_shardings
+    def output_shardings(self) -> list[Sharding]:
+        """The layout of each output leaf (flat): requested, or XLA's choice."""
+        return list(self._program.out_shardings)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._lowered._jitted(*args, **kwargs)

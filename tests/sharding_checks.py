@@ -320,6 +320,9 @@ def check_jit_in_and_out_shardings():
     )
     assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
     assert "mhlo.num_partitions = 8" in text
+    compiled = mjcore.jit(lambda a, b: a @ b).lower(*_put(x, m, jm, P("x"))[:1], x).compile()
+    assert [_spec(s) for s in compiled.input_shardings] == [("x",), ()]
+    assert [_spec(s) for s in compiled.output_shardings] == [("x",)]
 
 
 def check_with_sharding_constraint():
