@@ -28,6 +28,7 @@ from mjcore.jaxpr import ClosedJaxpr
 from mjcore.lax.sharding import constraint_shardings, has_sharding_constraint
 from mjcore.sharded import ShardedArray, device_put_sharded
 from mjcore.sharding import (
+    GSPMDSharding,
     Mesh,
     NamedSharding,
     PartitionSpec,
@@ -78,6 +79,9 @@ def _per_leaf(spec: Any, tree_children: list[int], what: str, fname: str) -> lis
     n = sum(tree_children)
     if spec is None or isinstance(spec, Sharding):
         return [spec] * n
+    leaves, _ = tree_flatten(spec, is_leaf=lambda s: s is None or isinstance(s, Sharding))
+    if not isinstance(spec, tuple | list) and len(leaves) == n:
+        return leaves  # a pytree of shardings matching the whole structure (a dict, ...)
     if isinstance(spec, tuple | list) and len(spec) == len(tree_children):
         out: list[Any] = []
         for sub, count in zip(spec, tree_children, strict=True):
@@ -106,7 +110,7 @@ def _mesh_of(fname: str, shardings: list[Sharding]) -> Mesh:
       ValueError: for shardings over different devices (JAX's "incompatible devices")."""
     mesh = None
     for s in shardings:
-        if isinstance(s, NamedSharding):
+        if isinstance(s, NamedSharding | GSPMDSharding):
             if mesh is None:
                 mesh = s.mesh
             elif s.mesh._flat_devices != mesh._flat_devices:
@@ -230,7 +234,7 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     leaf_out = [None if isinstance(s, SingleDeviceSharding) else s for s in leaf_out]
     known = [s for s in leaf_in + leaf_out if s is not None]
     known += constraint_shardings(closed.jaxpr)
-    if not any(isinstance(s, NamedSharding) for s in known):
+    if not any(isinstance(s, NamedSharding | GSPMDSharding) for s in known):
         raise ValueError(f"jit({fname}): the shardings name no mesh; use NamedSharding(mesh, spec)")
     mesh = _mesh_of(fname, known)
     in_avals = closed.in_avals
@@ -324,10 +328,14 @@ def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
     for candidate in named_sharding_candidates(mesh, ndim):
         if backend.hlo_sharding_equals(candidate._hlo_sharding_text(ndim), hlo):
             return candidate
-    raise NotImplementedError(
-        f"jit({fname}): XLA laid an output of rank {ndim} out as {hlo}, which no "
-        f"PartitionSpec over {mesh} describes; pass out_shardings= to choose its layout"
-    )
+    # (XLA split a dimension over part of a mesh axis, say): its tile assignment as it is
+    tiled = backend.hlo_tiling(hlo)
+    if tiled is None:
+        raise NotImplementedError(
+            f"jit({fname}): XLA laid an output of rank {ndim} out as {hlo}, which mjcore "
+            "cannot represent; pass out_shardings= to choose its layout"
+        )
+    return GSPMDSharding(mesh._flat_devices, *tiled, mesh=mesh)
 
 
 def _execute(program: _Program, entry: Any, flat: list[Any], in_shardings: tuple) -> list[Array]:

@@ -462,6 +462,40 @@ def check_shape_dtype_struct_with_sharding():
     assert "mhlo.sharding" in jtext or "sdy.sharding" in jtext
 
 
+def check_dtypes_and_output_structures():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.arange(64).reshape(8, 8)
+    for v in (x, x.astype(onp.int8), x > 10, x + 1j * x, x.astype(onp.float32)):
+        a, ja = _put(v, m, jm, P("x", "y"))
+        for f in (lambda a: a, lambda a: a.sum(), lambda a: (a.T, a * 2)):
+            o, jo = mjcore.jit(f)(a), jax.jit(f)(ja)
+            for p, q in zip(*((o, jo) if isinstance(o, tuple) else ((o,), (jo,))), strict=True):
+                _same_layout(p, q)
+    assert mjcore.jit(lambda a: ())(a) == ()
+    o = mjcore.jit(lambda: np.ones(8), out_shardings=NamedSharding(m, P("y")))()
+    assert _spec(o.sharding) == ("y",) and o.tolist() == [1.0] * 8
+    o = mjcore.jit(lambda a: {"k": a * 2}, out_shardings={"k": NamedSharding(m, P())})(a)
+    assert o["k"].is_fully_replicated
+    onp.testing.assert_array_equal(onp.asarray(o["k"]), onp.asarray(v) * 2)
+
+
+def check_layouts_no_spec_describes():
+    """XLA's GSPMD propagation may split an output over part of a mesh axis (here a row of a
+    P('x', 'y') array, tiled 4 ways over consecutive device pairs): it comes back as a
+    GSPMDSharding with the right shards. (JAX's default Shardy propagation picks P('y') here;
+    JAX with GSPMD cannot name this layout at all.)"""
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    x = onp.arange(64.0).reshape(8, 8)
+    a = mjcore.device_put(x, NamedSharding(m, P("x", "y")))
+    o = mjcore.jit(lambda a: a[0])(a)
+    onp.testing.assert_array_equal(onp.asarray(o), x[0])
+    assert isinstance(o.sharding, mjcore.sharding.Sharding)
+    for shard in o.addressable_shards:
+        onp.testing.assert_array_equal(onp.asarray(shard.data), x[0][shard.index])
+    # it can be passed on to another sharded program
+    onp.testing.assert_array_equal(onp.asarray(mjcore.jit(lambda v: v * 2)(o)), x[0] * 2)
+
+
 def check_bad_jit_shardings():
     m = mjcore.make_mesh((2, 4), ("x", "y"))
     m2 = Mesh(onp.array(mjcore.devices()[::-1]).reshape(2, 4), ("x", "y"))

@@ -801,3 +801,15 @@ class SpmdProgram:
 def hlo_sharding_equals(text: str, hlo: Any) -> bool:
     """Whether the HLO sharding text `text` is the sharding `hlo` (as XLA reports it)."""
     return bool(compat.HloSharding.from_string(text) == hlo)
+
+
+def hlo_tiling(hlo: Any) -> tuple[list[int], list[int], bool] | None:
+    """(tile dims, logical device ids, whether the last dim counts replicas) of a tiled HLO
+    sharding; None for other kinds (maximal, manual, subgroups)."""
+    if not hlo.is_tiled() or hlo.subgroup_types():
+        return None
+    return (
+        list(hlo.tile_assignment_dimensions()),
+        list(hlo.tile_assignment_devices()),
+        bool(hlo.replicate_on_last_tile_dim()),
+    )
