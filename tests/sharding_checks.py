@@ -246,6 +246,18 @@ def check_eager_ops_on_sharded_arrays():
     g = mjcore.grad(lambda v: (np.sin(v) ** 2).sum())(a)
     onp.testing.assert_allclose(onp.asarray(g), 2 * onp.sin(x) * onp.cos(x), rtol=1e-14)
     assert float(a[1, 2]) == x[1, 2] and a.tolist() == x.tolist()
+    # device= of creation functions and to_device accept a sharding, as in JAX
+    jm = _jmesh((2, 4), ("x", "y"))
+    for make, jmake in [
+        (lambda d: np.zeros((8, 4), device=d), lambda d: jnp.zeros((8, 4), device=d)),
+        (lambda d: np.arange(32.0, device=d), lambda d: jnp.arange(32.0, device=d)),
+        (lambda d: np.asarray(x, device=d), lambda d: jnp.asarray(x, device=d)),
+    ]:
+        _same_layout(make(NamedSharding(m, P("x"))), jmake(JNamed(jm, JP("x"))))
+    _same_layout(
+        np.ones((8, 4)).to_device(NamedSharding(m, P(None, "y"))),
+        jnp.ones((8, 4)).to_device(JNamed(jm, JP(None, "y"))),
+    )
     d0 = mjcore.devices()[0]
     b = a.to_device(d0)
     assert b.sharding == SingleDeviceSharding(d0) and b.tolist() == x.tolist()
