@@ -25,7 +25,7 @@ from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_jaxpr
 from mjcore.jaxpr import ClosedJaxpr
-from mjcore.lax.sharding import constraint_shardings, has_sharding_constraint
+from mjcore.lax.sharding import constraint_shardings
 from mjcore.sharded import ShardedArray, device_put_sharded
 from mjcore.sharding import (
     GSPMDSharding,
@@ -52,7 +52,10 @@ backend.clear_at_exit(_programs.clear)
 def _has_constraint(closed: ClosedJaxpr) -> bool:
     out = _constrained.get(closed)
     if out is None:
-        out = _constrained[closed] = has_sharding_constraint(closed.jaxpr)
+        # (constraints to one device run on one device: no mesh to partition over)
+        out = _constrained[closed] = any(
+            isinstance(s, NamedSharding | GSPMDSharding) for s in constraint_shardings(closed.jaxpr)
+        )
     return out
 
 

@@ -361,6 +361,21 @@ def check_with_sharding_constraint():
         out = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a + 1, P("y")))(x)
     assert _spec(out.sharding) == ("y",)
     _raises(ValueError, "needs a mesh", mjcore.lax.with_sharding_constraint, x, P("x"))
+    # pytrees: one sharding for all leaves, or one per leaf (None: left alone)
+    s1, s2 = NamedSharding(m, P("x")), NamedSharding(m, P(None, "y"))
+    out = mjcore.jit(lambda t: mjcore.lax.with_sharding_constraint(t, {"a": s1, "b": None}))(
+        {"a": x, "b": x}
+    )
+    assert _spec(out["a"].sharding) == ("x",)
+    out = mjcore.jit(lambda t: mjcore.lax.with_sharding_constraint(t, s2))((x, x))
+    assert [_spec(o.sharding) for o in out] == [(None, "y")] * 2
+    _raises(ValueError, "2 shardings", mjcore.lax.with_sharding_constraint, [x, x, x], [s1, s2])
+    # a constraint to one device only: an ordinary one-device program (run on the default device)
+    d3 = mjcore.devices()[3]
+    out = mjcore.jit(
+        lambda a: mjcore.lax.with_sharding_constraint(a * 2, SingleDeviceSharding(d3))
+    )(x)
+    onp.testing.assert_array_equal(onp.asarray(out), x * 2)
     _raises(
         ValueError,
         "dimension 1 should be divisible by 4",
