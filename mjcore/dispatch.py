@@ -382,37 +382,7 @@ def host_getitem(x: Any, idx: Any) -> Array | None:
             return host_view(x, "getitem", idx)  # index arrays, or the general path
     else:
         return host_view(x, "getitem", idx)
-    if type(x) is not Array or not core._state.eager or not on_cpu():
-        return None
-    value = x._npy
-    if value is None:
-        value = x._value()
-    try:
-        out = value[idx]
-    except (IndexError, ValueError, TypeError):
-        return None
-    if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
-        out = np.asarray(out)
-    return _wrap_view(x.aval, out)
-
-
-def _wrap_view(aval: ShapedArray, out: np.ndarray) -> Array:
-    """An Array for a view `out` of a value of `aval` (same dtype and weak type)."""
-    shape = out.shape
-    if shape != aval.shape:
-        # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs
-        key = (aval, shape)
-        view_aval = _view_avals.get(key)
-        if view_aval is None:
-            if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                _view_avals.clear()
-            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
-        aval = view_aval
-    a = new_object(Array)  # `wrap_host` inlined
-    a._dbuf = None
-    a.aval = aval
-    a._npy = out
-    return a
+    return _host_view_of(x, "getitem", idx)
 
 
 def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
@@ -425,8 +395,6 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
 
     The result has `x`'s dtype and weak type, as every view does.
     """
-    if type(x) is not Array or not core._state.eager or not on_cpu():
-        return None
     if op == "getitem":
         t = type(arg)
         if t is slice:
@@ -448,6 +416,13 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
         for d in arg:
             if type(d) is not int:
                 return None
+    return _host_view_of(x, op, arg)
+
+
+def _host_view_of(x: Any, op: str, arg: Any) -> Array | None:
+    """`host_view` once `arg` is known to be of a kind NumPy takes."""
+    if type(x) is not Array or not core._state.eager or not on_cpu():
+        return None
     value = x._npy
     if value is None:
         value = x._value()
@@ -462,7 +437,23 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
         return None
     if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
         out = np.asarray(out)
-    return _wrap_view(x.aval, out)
+    aval = x.aval
+    shape = out.shape
+    if shape != aval.shape:
+        # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs
+        key = (aval, shape)
+        view_aval = _view_avals.get(key)
+        if view_aval is None:
+            if len(_view_avals) >= _VIEW_AVALS_SIZE:
+                _view_avals.clear()
+            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
+        aval = view_aval
+    a = new_object(Array)  # `wrap_host` inlined
+    a._dbuf = None
+    a.aval = aval
+    a._npy = out
+    a._link = a._children = None
+    return a
 
 
 def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
