@@ -578,6 +578,8 @@ def device_get(tree: Any) -> Any:
 
 def block_until_ready(tree: Any) -> Any:
     """Wait until every Array leaf of a pytree is computed; returns the tree."""
+    if type(tree) is Array:  # one array, the commonest tree: no flattening
+        return tree.block_until_ready()
     from mjcore.tree_util import tree_leaves
 
     for x in tree_leaves(tree):

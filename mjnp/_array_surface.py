@@ -19,6 +19,7 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.dtypes import canonicalize_dtype
 from mjcore.errors import InPlaceUpdateError
+from mjcore.lax.base import convert_element_type_p
 from mjnp import (
     _array_bits,
     _devices,
@@ -41,11 +42,13 @@ Array = Any
 # Operands the operators accept; anything else gets NotImplemented, so that Python can try the
 # other operand's reflected method (and `x == None` is False rather than an error).
 _OPERAND_TYPES = (_Array, Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
+# The commonest exact types, checked first: a set lookup, not ten subclass checks.
+_EXACT_OPERAND_TYPES = frozenset({_Array, float, int, np.ndarray})
 
 
 def _binary(fun: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array]:
     def method(self: Array, other: Any) -> Array:
-        if not isinstance(other, _OPERAND_TYPES):
+        if type(other) not in _EXACT_OPERAND_TYPES and not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         return fun(self, other)
 
@@ -54,7 +57,7 @@ def _binary(fun: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array]:
 
 def _reflected(fun: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array]:
     def method(self: Array, other: Any) -> Array:
-        if not isinstance(other, _OPERAND_TYPES):
+        if type(other) not in _EXACT_OPERAND_TYPES and not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         return fun(other, self)
 
@@ -169,8 +172,8 @@ def _astype_method(
     if type(self) is _Array and not self.aval.weak_type:
         # A strong Array to another dtype: what `astype` computes, without its layers.
         dt = canonicalize_dtype(dtype, "mjnp.astype")
-        if dt != self.aval.dtype:
-            return lax.convert_element_type(self, dt)
+        if dt != self.aval.dtype:  # `lax.convert_element_type`, its checks done
+            return convert_element_type_p.bind1(self, new_dtype=dt, weak_type=False)
     return _manipulation.astype(self, dtype, copy=copy)
 
 
