@@ -124,8 +124,16 @@ def link(base: Any, view: Any, read: Any, write: Any, arg: Any = None) -> Any:
     # getattr: an Array made without the view slots set reads as unlinked
     if getattr(view, "_link", None) is not None:
         return view
+    return _link_new(base, view, read, write, arg)
+
+
+def _link_new(base: Any, view: Any, read: Any, write: Any, arg: Any) -> Any:
+    """`link` for a new Array `view` of an Array `base` (the hot path: `x.T`, `x[0]`)."""
     view._link = (base, read, write, arg)
-    children = getattr(base, "_children", None)
+    try:
+        children = base._children
+    except AttributeError:  # an Array made without the view slots set
+        children = None
     if children is None:
         children = base._children = _Children()
     refs = children.refs
@@ -209,10 +217,11 @@ def getitem(self: Array, idx: Any) -> Array:
     An index that selects one element (every axis an integer) gives a scalar, not a view.
     """
     out = host_getitem(self, idx)  # eagerly on CPU, NumPy's own view (docs/eager.md)
-    if out is None:
+    new = out is not None  # then a new Array, and `self` an Array
+    if not new:
         out = _indexing.getitem(self, idx)
-    if type(self) is not _Array or type(out) is not _Array:
-        return out
+        if type(self) is not _Array or type(out) is not _Array:
+            return out
     t = type(idx)
     if t is slice:  # the commonest indexes first: this is on every `x[1:]`
         pass
@@ -232,6 +241,8 @@ def getitem(self: Array, idx: Any) -> Array:
                     break
             else:
                 return out
+    if new:
+        return _link_new(self, out, _getitem_read, _getitem_write, idx)
     return link(self, out, _getitem_read, _getitem_write, idx)
 
 
@@ -255,8 +266,8 @@ def transposed(self: Array) -> Array:
     """`x.T`: a view with the axes reversed."""
     out = host_view(self, "T")
     if out is None:
-        out = _manipulation.transpose(self)
-    return link(self, out, _permute_read, _permute_write)  # perm None: reversed
+        return link(self, _manipulation.transpose(self), _permute_read, _permute_write)
+    return _link_new(self, out, _permute_read, _permute_write, None)  # perm None: reversed
 
 
 def matrix_transposed(self: Array) -> Array:
