@@ -18,6 +18,7 @@ from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.dtypes import canonicalize_dtype
+from mjcore.eager_fusion import fuse_eagerly
 from mjcore.errors import InPlaceUpdateError
 from mjcore.lax.base import convert_element_type_p
 from mjnp import (
@@ -148,6 +149,18 @@ def _round_method(self: Array, ndigits: int | None = None) -> Array:
     return ew.round(self, 0 if ndigits is None else ndigits)
 
 
+# target dtype -> its conversion, replayed eagerly (`fuse_eagerly`): a bounded table, one entry
+# per supported dtype. ~1 µs less than binding the primitive (`x.astype(float32)` is ~3 µs).
+_converters: dict[np.dtype, Callable[[Array], Array]] = {}
+
+
+def _converter(dt: np.dtype) -> Callable[[Array], Array]:
+    def astype(x: Array) -> Array:
+        return convert_element_type_p.bind1(x, new_dtype=dt, weak_type=False)
+
+    return fuse_eagerly(astype)
+
+
 def _astype_method(
     self: Array,
     dtype: Any,
@@ -172,8 +185,11 @@ def _astype_method(
     if type(self) is _Array and not self.aval.weak_type:
         # A strong Array to another dtype: what `astype` computes, without its layers.
         dt = canonicalize_dtype(dtype, "mjnp.astype")
-        if dt != self.aval.dtype:  # `lax.convert_element_type`, its checks done
-            return convert_element_type_p.bind1(self, new_dtype=dt, weak_type=False)
+        if dt != self.aval.dtype:
+            convert = _converters.get(dt)
+            if convert is None:
+                convert = _converters[dt] = _converter(dt)
+            return convert(self)
     return _manipulation.astype(self, dtype, copy=copy)
 
 

@@ -21,7 +21,7 @@ from numpy.exceptions import AxisError
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
-from mjcore.dispatch import host_view
+from mjcore.dispatch import host_getitem, host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.structural import concatenate_p
@@ -553,9 +553,12 @@ def _roll_axis(a: Array, shift: Any, axis: int) -> Array:
         s = shift % n
         if s == 0:
             return a
-        return lax.concatenate(
-            [_slice_axis(a, n - s, n, axis), _slice_axis(a, 0, n - s, axis)], axis
-        )
+        before = (slice(None),) * axis
+        high = host_getitem(a, (*before, slice(n - s, n)))  # eagerly on CPU: NumPy's views
+        low = host_getitem(a, (*before, slice(0, n - s)))
+        if high is None or low is None:
+            high, low = _slice_axis(a, n - s, n, axis), _slice_axis(a, 0, n - s, axis)
+        return concatenate_p.bind1(high, low, dimension=axis)
     # A traced shift: a window of `a` repeated twice.
     shift = lax.convert_element_type(shift, _INT64)
     size = lax.full((), n, _INT64)
