@@ -382,7 +382,7 @@ def host_getitem(x: Any, idx: Any) -> Array | None:
             return host_view(x, "getitem", idx)  # index arrays, or the general path
     else:
         return host_view(x, "getitem", idx)
-    return _host_view_of(x, "getitem", idx)
+    return host_view_of(x, "getitem", idx)
 
 
 def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
@@ -422,11 +422,11 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
         for d in arg:
             if type(d) is not int:
                 return None
-    return _host_view_of(x, op, arg)
+    return host_view_of(x, op, arg)
 
 
-def _host_view_of(x: Any, op: str, arg: Any) -> Array | None:
-    """`host_view` once `arg` is known to be of a kind NumPy takes."""
+def host_view_of(x: Any, op: str, arg: Any) -> Array | None:
+    """`host_view` once `arg` is known to be of a kind NumPy takes (any arg for "T")."""
     platform = _host_platform  # `on_cpu()` inlined: a frame is a tenth of `x.T`
     if (
         type(x) is not Array

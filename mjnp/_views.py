@@ -29,7 +29,7 @@ import numpy as np
 
 from mjcore import core, lax
 from mjcore.array import Array as _Array
-from mjcore.dispatch import host_getitem, host_view
+from mjcore.dispatch import host_getitem, host_view, host_view_of
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
 from mjnp._elementwise import real as _elementwise_real
@@ -128,12 +128,10 @@ def link(base: Any, view: Any, read: Any, write: Any, arg: Any = None) -> Any:
 
 
 def _link_new(base: Any, view: Any, read: Any, write: Any, arg: Any) -> Any:
-    """`link` for a new Array `view` of an Array `base` (the hot path: `x.T`, `x[0]`)."""
+    """`link` for a new Array `view` of an Array `base`. NB: `getitem` and `transposed`
+    inline it (a frame is ~10% of `x.T`): keep the three alike."""
     view._link = (base, read, write, arg)
-    try:
-        children = base._children
-    except AttributeError:  # an Array made without the view slots set
-        children = None
+    children = getattr(base, "_children", None)  # None also for an Array made without it
     if children is None:
         children = base._children = _Children()
     refs = children.refs
@@ -241,9 +239,17 @@ def getitem(self: Array, idx: Any) -> Array:
                     break
             else:
                 return out
-    if new:
-        return _link_new(self, out, _getitem_read, _getitem_write, idx)
-    return link(self, out, _getitem_read, _getitem_write, idx)
+    if not new:
+        return link(self, out, _getitem_read, _getitem_write, idx)
+    out._link = (self, _getitem_read, _getitem_write, idx)  # `_link_new` inlined
+    children = getattr(self, "_children", None)
+    if children is None:
+        children = self._children = _Children()
+    refs = children.refs
+    if len(refs) >= children.limit:
+        children.prune()
+    refs.append(_weak(out))
+    return out
 
 
 def real(self: Array) -> Array:
@@ -264,10 +270,18 @@ def imag(self: Array) -> Array:
 
 def transposed(self: Array) -> Array:
     """`x.T`: a view with the axes reversed."""
-    out = host_view(self, "T")
+    out = host_view_of(self, "T", None)
     if out is None:
         return link(self, _manipulation.transpose(self), _permute_read, _permute_write)
-    return _link_new(self, out, _permute_read, _permute_write, None)  # perm None: reversed
+    out._link = (self, _permute_read, _permute_write, None)  # `_link_new` inlined; None: x.T
+    children = getattr(self, "_children", None)
+    if children is None:
+        children = self._children = _Children()
+    refs = children.refs
+    if len(refs) >= children.limit:
+        children.prune()
+    refs.append(_weak(out))
+    return out
 
 
 def matrix_transposed(self: Array) -> Array:
