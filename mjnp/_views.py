@@ -102,7 +102,9 @@ class _Children:
     def prune(self) -> None:
         # amortised O(1) a view: the list holds at most ~2x the live views (and 8)
         refs = self.refs
-        refs[:] = [r for r in refs if r() is not None]
+        n = len(refs)
+        # One slice assignment: a view another thread appends meanwhile (past n) is kept.
+        refs[:n] = [r for r in refs[:n] if r() is not None]
         self.limit = max(8, 2 * len(refs))
 
     def live(self) -> list[Any]:
