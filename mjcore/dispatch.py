@@ -360,9 +360,10 @@ def _index_value(e: Any) -> Any:
     return e
 
 
-def host_getitem(x: Any, idx: Any) -> Array | None:
-    """`host_view(x, "getitem", idx)`, with the commonest indexes (an int, a slice of ints,
-    a tuple of those, None and Ellipsis) checked inline: `x[1:]` costs ~1 µs over NumPy's."""
+def host_basic_getitem(x: Any, idx: Any) -> Array | None:
+    """`x[idx]` for a basic index only (an int, a slice of ints, None, Ellipsis, or a tuple of
+    those), checked inline: NumPy's view of the host value, as `host_view` gives it. None for
+    any other index, or where `host_view` gives None. `x[1:]` costs ~1 µs over NumPy's."""
     t = type(idx)
     if t is int:
         pass
@@ -379,10 +380,17 @@ def host_getitem(x: Any, idx: Any) -> Array | None:
                     continue
             elif te in _INDEX_ENTRY_TYPES:
                 continue
-            return host_view(x, "getitem", idx)  # index arrays, or the general path
-    else:
-        return host_view(x, "getitem", idx)
+            return None
+    elif t not in _INDEX_ENTRY_TYPES:
+        return None
     return host_view_of(x, "getitem", idx)
+
+
+def host_getitem(x: Any, idx: Any) -> Array | None:
+    """`host_view(x, "getitem", idx)`, with the basic indexes checked inline
+    (`host_basic_getitem`)."""
+    out = host_basic_getitem(x, idx)
+    return host_view(x, "getitem", idx) if out is None else out
 
 
 def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
@@ -425,12 +433,15 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
     return host_view_of(x, op, arg)
 
 
+_trace_state = core._state
+
+
 def host_view_of(x: Any, op: str, arg: Any) -> Array | None:
     """`host_view` once `arg` is known to be of a kind NumPy takes (any arg for "T")."""
     platform = _host_platform  # `on_cpu()` inlined: a frame is a tenth of `x.T`
     if (
         type(x) is not Array
-        or not core._state.eager
+        or not _trace_state.eager
         or not (platform[0] if platform else on_cpu())
         or backend.several_devices_in_use
     ):

@@ -29,7 +29,7 @@ import numpy as np
 
 from mjcore import core, lax
 from mjcore.array import Array as _Array
-from mjcore.dispatch import host_getitem, host_view, host_view_of
+from mjcore.dispatch import host_basic_getitem, host_view, host_view_of
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
 from mjnp._elementwise import real as _elementwise_real
@@ -216,33 +216,15 @@ def getitem(self: Array, idx: Any) -> Array:
 
     An index that selects one element (every axis an integer) gives a scalar, not a view.
     """
-    out = host_getitem(self, idx)  # eagerly on CPU, NumPy's own view (docs/eager.md)
-    new = out is not None  # then a new Array, and `self` an Array
-    if not new:
-        out = _indexing.getitem(self, idx)
-        if type(self) is not _Array or type(out) is not _Array:
-            return out
-    t = type(idx)
-    if t is slice:  # the commonest indexes first: this is on every `x[1:]`
-        pass
-    elif t is int:
-        if not out.aval.shape:
-            return out
-    else:
-        entries = idx if t is tuple else (idx,)
-        for e in entries:
-            if type(e) not in _BASIC_ENTRY_TYPES and (
-                not isinstance(e, _BASIC_TYPES) or isinstance(e, bool | np.bool_)
-            ):
-                return out  # advanced indexing copies
-        if not out.aval.shape:
-            for e in entries:
-                if e is Ellipsis:
-                    break
-            else:
-                return out
-    if not new:
-        return link(self, out, _getitem_read, _getitem_write, idx)
+    # eagerly on CPU, NumPy's own view (docs/eager.md); an int needs no checks
+    out = host_view_of(self, "getitem", idx) if type(idx) is int else host_basic_getitem(self, idx)
+    if out is None:
+        return _getitem(self, idx)
+    # A basic index, `self` an Array and `out` a new one. (`in` compares with ==: safe here,
+    # every entry is an int, a slice, None or Ellipsis.)
+    if not out.aval.shape and (type(idx) is not tuple or Ellipsis not in idx):
+        if idx is not Ellipsis:
+            return out  # one element: a scalar
     out._link = (self, _getitem_read, _getitem_write, idx)  # `_link_new` inlined
     children = getattr(self, "_children", None)
     if children is None:
@@ -252,6 +234,28 @@ def getitem(self: Array, idx: Any) -> Array:
         children.prune()
     refs.append(_weak(out))
     return out
+
+
+def _getitem(self: Array, idx: Any) -> Array:
+    """`getitem` past the basic host path: index arrays, tracers, other devices."""
+    out = host_view(self, "getitem", idx)  # eagerly on CPU, NumPy's advanced indexing
+    if out is None:
+        out = _indexing.getitem(self, idx)
+    if type(self) is not _Array or type(out) is not _Array:
+        return out
+    entries = idx if type(idx) is tuple else (idx,)
+    for e in entries:
+        if type(e) not in _BASIC_ENTRY_TYPES and (
+            not isinstance(e, _BASIC_TYPES) or isinstance(e, bool | np.bool_)
+        ):
+            return out  # advanced indexing copies
+    if not out.aval.shape:
+        for e in entries:
+            if e is Ellipsis:
+                break
+        else:
+            return out
+    return link(self, out, _getitem_read, _getitem_write, idx)
 
 
 def real(self: Array) -> Array:
