@@ -355,6 +355,7 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                     a._dbuf = None
                     a.aval = out_aval
                     a._npy = r
+                    a._link = a._children = None
                     return a
 
                 return run_host

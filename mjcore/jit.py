@@ -508,6 +508,7 @@ class JittedFunction:
                     out._dbuf = buf
                     out.aval = out_aval
                     out._npy = None
+                    out._link = out._children = None
                     return out
         flat_calls = self._flat_calls
         if flat_calls is not None and not kwargs:

@@ -147,6 +147,9 @@ def _dot_general_lowering(
     )
 
 
+_MATRIX_PRODUCT = (((1,), (0,)), ((), ()))
+
+
 @dot_general_p.def_host
 def _dot_general_host(
     lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers, preferred_element_type
@@ -157,6 +160,8 @@ def _dot_general_host(
     if preferred_element_type is not None:
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
+    if dimension_numbers == _MATRIX_PRODUCT and lhs.ndim == 2 and rhs.ndim == 2:
+        return np.dot(lhs, rhs)  # `x @ y` of matrices: what the general path below computes
     (lc, rc), (lb, rb) = dimension_numbers
     lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
     batch = [lhs.shape[d] for d in lb]
