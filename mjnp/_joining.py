@@ -545,9 +545,7 @@ def _roll_axis(a: Array, shift: Any, axis: int) -> Array:
         s = shift % n
         if s == 0:
             return a
-        return lax.concatenate(
-            [_slice_axis(a, n - s, n, axis), _slice_axis(a, 0, n - s, axis)], axis
-        )
+        return lax.roll(a, s, axis)
     # A traced shift: a window of `a` repeated twice.
     shift = lax.convert_element_type(shift, _INT64)
     size = lax.full((), n, _INT64)
@@ -575,7 +573,7 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
 
     `shift` may be traced; `axis` is static.
     """
-    if type(a) is _Array and type(shift) is int and type(axis) is int:
+    if (type(a) is _Array or isinstance(a, Tracer)) and type(shift) is int and type(axis) is int:
         aval = a.aval  # the common call, without the general checks (~15 µs of Python)
         if not aval.weak_type and -len(aval.shape) <= axis < len(aval.shape):
             out = _roll_axis(a, shift, axis % len(aval.shape))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad import Zero, is_undefined_primal
+from mjcore.ad import MULTILINEAR, Zero, is_undefined_primal
 from mjcore.backend.hlo import Value, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
@@ -179,6 +179,9 @@ def _dot_general_jvp(primals, tangents, **params):
     if type(rhs_dot) is not Zero:
         terms.append(dot_general_p.bind1(lhs, rhs_dot, **params))
     return out, terms[0] if len(terms) == 1 else add(*terms)
+
+
+dot_general_p.def_eager_vjp(MULTILINEAR)
 
 
 def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_ans: bool):

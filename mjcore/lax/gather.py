@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mjcore.ad import Zero, instantiate, is_undefined_primal
+from mjcore.ad import LINEAR, Zero, instantiate, is_undefined_primal
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
@@ -254,6 +254,9 @@ def _gather_jvp(primals, tangents, *, dimension_numbers, slice_sizes):
     if type(operand_dot) is Zero:
         return out, None
     return out, gather_p.bind1(operand_dot, indices, **params)
+
+
+gather_p.def_eager_vjp(LINEAR)  # linear in the operand; integer indices are never differentiated
 
 
 def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:

@@ -204,7 +204,18 @@ def _chooser_jvp(prim: Primitive) -> None:
         total = reduce_sum_p.bind1(arithmetic.mul(x_dot, weights), axes=axes)
         return out, arithmetic.div(total, reduce_sum_p.bind1(weights, axes=axes))
 
+    def vjp(ct, out, primals, linear, *, axes):
+        # The transpose of the jvp's tangent equation: the weights are made only when needed.
+        (x,), (lin,) = primals, linear
+        aval = get_aval(x)
+        kept = _kept_axes(aval.ndim, axes)
+        chosen = eq(x, broadcast_in_dim(out, aval.shape, kept))
+        weights = convert_element_type(chosen, lin.aval.dtype)
+        share = arithmetic.div(ct, reduce_sum_p.bind1(weights, axes=axes))
+        return [arithmetic.mul(broadcast_in_dim(share, aval.shape, kept), weights)]
+
     prim.def_jvp(jvp)
+    prim.def_eager_vjp(vjp)
 
 
 _chooser_jvp(reduce_max_p)

@@ -71,6 +71,11 @@ def _exp_jvp(primals, tangents):
     return y, mul(x_dot, y)
 
 
+# Eager reverse mode's direct rules (`Primitive.eager_vjp_rule`): the transposes of the jvp
+# rules' tangent equations, with the coefficient computed only when a cotangent arrives.
+exp_p.def_eager_vjp(lambda ct, y, primals, linear: [mul(ct, y)])
+
+
 # --- exp2 -----------------------------------------------------------------------------------
 
 exp2_p = Primitive("exp2")
@@ -118,6 +123,9 @@ log_p.def_host(host.ufunc(np.log))
 def _log_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     return log(x), div(x_dot, x)
+
+
+log_p.def_eager_vjp(lambda ct, y, primals, linear: [div(ct, primals[0])])
 
 
 # --- log1p ----------------------------------------------------------------------------------
@@ -250,6 +258,9 @@ def _sin_jvp(primals, tangents):
     return sin(x), mul(x_dot, cos(x))
 
 
+sin_p.def_eager_vjp(lambda ct, y, primals, linear: [mul(ct, cos(primals[0]))])
+
+
 # --- cos ------------------------------------------------------------------------------------
 
 cos_p = Primitive("cos")
@@ -269,6 +280,9 @@ cos_p.def_host(host.ufunc(np.cos))
 def _cos_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     return cos(x), neg(mul(x_dot, sin(x)))
+
+
+cos_p.def_eager_vjp(lambda ct, y, primals, linear: [mul(neg(ct), sin(primals[0]))])
 
 
 # --- tan ------------------------------------------------------------------------------------
@@ -454,6 +468,12 @@ def _tanh_jvp(primals, tangents):
     one = _const(y, 1)
     # (1 + y)(1 - y) rather than 1 - y**2: no cancellation where |y| is near 1.
     return y, mul(x_dot, mul(add(one, y), sub(one, y)))
+
+
+@tanh_p.def_eager_vjp
+def _tanh_vjp(ct, y, primals, linear):
+    one = _const(y, 1)
+    return [mul(ct, mul(add(one, y), sub(one, y)))]
 
 
 # --- asinh ----------------------------------------------------------------------------------
