@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.ad import LINEAR, MULTILINEAR, Zero
+from mjcore.ad import LINEAR, MULTILINEAR, Zero, fused_rule_body
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import host
@@ -160,8 +160,13 @@ def _div_vjp(ct, out, primals, linear):
     (_, y), (lx, ly) = primals, linear
     return [
         None if lx is None else unbroadcast(div(ct, y), lx.aval),
-        None if ly is None else unbroadcast(neg(mul(ct, div(out, y))), ly.aval),
+        None if ly is None else unbroadcast(_div_vjp_divisor(ct, out, y), ly.aval),
     ]
+
+
+@fused_rule_body
+def _div_vjp_divisor(ct, out, y):
+    return neg(mul(ct, div(out, y)))
 
 
 # --- rem ------------------------------------------------------------------------------------
@@ -468,11 +473,15 @@ def _integer_pow_jvp(primals, tangents, *, y):
 
 @integer_pow_p.def_eager_vjp
 def _integer_pow_vjp(ct, out, primals, linear, *, y):
-    (x,) = primals
     if y == 0:
         return [None]
+    return [_integer_pow_vjp_body(ct, primals[0], y=y)]
+
+
+@fused_rule_body
+def _integer_pow_vjp_body(ct, x, *, y):
     coeff = _scalar(y, get_aval(x).dtype)
-    return [mul(coeff if y == 1 else mul(coeff, integer_pow(x, y - 1)), ct)]
+    return mul(coeff if y == 1 else mul(coeff, integer_pow(x, y - 1)), ct)
 
 
 # --- square / reciprocal (compositions, as JAX's reciprocal is) ------------------------------

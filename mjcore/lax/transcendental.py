@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.ad import Zero
+from mjcore.ad import Zero, fused_rule_body
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, get_aval
 from mjcore.lax import host
@@ -258,7 +258,12 @@ def _sin_jvp(primals, tangents):
     return sin(x), mul(x_dot, cos(x))
 
 
-sin_p.def_eager_vjp(lambda ct, y, primals, linear: [mul(ct, cos(primals[0]))])
+sin_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_cos(ct, primals[0])])
+
+
+@fused_rule_body
+def _mul_by_cos(ct, x):
+    return mul(ct, cos(x))
 
 
 # --- cos ------------------------------------------------------------------------------------
@@ -282,7 +287,12 @@ def _cos_jvp(primals, tangents):
     return cos(x), neg(mul(x_dot, sin(x)))
 
 
-cos_p.def_eager_vjp(lambda ct, y, primals, linear: [mul(neg(ct), sin(primals[0]))])
+cos_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_minus_sin(ct, primals[0])])
+
+
+@fused_rule_body
+def _mul_by_minus_sin(ct, x):
+    return mul(neg(ct), sin(x))
 
 
 # --- tan ------------------------------------------------------------------------------------
@@ -470,10 +480,13 @@ def _tanh_jvp(primals, tangents):
     return y, mul(x_dot, mul(add(one, y), sub(one, y)))
 
 
-@tanh_p.def_eager_vjp
-def _tanh_vjp(ct, y, primals, linear):
+tanh_p.def_eager_vjp(lambda ct, y, primals, linear: [_tanh_vjp(ct, y)])
+
+
+@fused_rule_body
+def _tanh_vjp(ct, y):
     one = _const(y, 1)
-    return [mul(ct, mul(add(one, y), sub(one, y)))]
+    return mul(ct, mul(add(one, y), sub(one, y)))
 
 
 # --- asinh ----------------------------------------------------------------------------------
