@@ -187,21 +187,14 @@ class VJPTrace(Trace):
             tape.append((primitive, ins, params, [var]))
         elif rule is MULTILINEAR:
             # One linear equation per differentiated operand, the others fixed, and their sum.
-            terms = []
-            for i, t in enumerate(tracers):
-                if t.var is not None:
-                    ins = list(primals)
-                    ins[i] = t.var
-                    terms.append((primitive, ins, params, [var]))
-            if len(terms) > 1:
-                parts = []
-                for k, (prim, ins, ps, _) in enumerate(terms):
-                    terms[k] = (prim, ins, ps, [LinVar(var.aval)])
-                    parts.append(terms[k][3][0])
-                tape.extend(terms)
+            tracked = [i for i, t in enumerate(tracers) if t.var is not None]
+            parts = [var] if len(tracked) == 1 else [LinVar(var.aval) for _ in tracked]
+            for i, part in zip(tracked, parts, strict=True):
+                ins = list(primals)
+                ins[i] = tracers[i].var
+                tape.append((primitive, ins, params, [part]))
+            if len(parts) > 1:
                 _add_all(tape, parts, var)
-            else:
-                tape.append(terms[0])
         else:
             linear = [t.var for t in tracers]
             tape.append((_VJP, linear, (rule, primals, out, params), [var]))
