@@ -302,6 +302,8 @@ class Primitive:
         return rule
 
     def def_eager_vjp(self, rule: Any) -> Any:
+        """Register eager reverse mode's direct rule (see `eager_vjp_rule` above and
+        docs/extending.md); without one, eager `grad` runs the jvp rule and transposes."""
         self.eager_vjp_rule = rule
         return rule
 
