@@ -15,7 +15,10 @@ their own (control flow, `pjit`, `checkpoint`, custom derivatives) hit with tang
 partially evaluated one equation at a time by that rule, and their linear jaxpr becomes one
 tape entry transposed by `ad.backward_pass`.
 
-Nothing is compiled here beyond what eager evaluation of each primitive compiles.
+Primitives with a direct rule (`Primitive.eager_vjp_rule`) skip the jvp rule: they are
+evaluated and record one entry (see `VJPTrace._direct`). Nothing is compiled here beyond what
+eager evaluation compiles: each primitive's executable, and for mjnp calls on undifferentiated
+values (replayed fused, as in plain eager code) their traced body's, both only for large arrays.
 """
 
 from __future__ import annotations
