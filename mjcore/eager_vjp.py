@@ -18,7 +18,8 @@ tape entry transposed by `ad.backward_pass`.
 Primitives with a direct rule (`Primitive.eager_vjp_rule`) skip the jvp rule: they are
 evaluated and record one entry (see `VJPTrace._direct`). Nothing is compiled here beyond what
 eager evaluation compiles: each primitive's executable, and for mjnp calls on undifferentiated
-values (replayed fused, as in plain eager code) their traced body's, both only for large arrays.
+values (replayed fused, as in plain eager code) their traced body's; on the CPU, only for large
+arrays or primitives without a host rule.
 """
 
 from __future__ import annotations
