@@ -133,8 +133,33 @@ def jvp_flat(fun: Any, primals: list[Any], tangents: list[Any]) -> tuple[list[An
     return primals_out, tangents_out
 
 
+# `Primitive.def_eager_vjp` markers for eager reverse mode (`mjcore.eager_vjp`): the primitive
+# applied to the tangents of its differentiated operands and the values of the others is the
+# tangent equation, recorded as is, without running the jvp rule.
+LINEAR = "linear"  # linear in all its array operands together (add, reshape, concatenate)
+MULTILINEAR = "multilinear"  # linear in each with the others fixed (mul, dot_general)
+
+
+def fused_rule_body(fun: Any) -> Any:
+    """`fun` (positional Arrays in, an Array out, static keywords) replayed as one program when
+    called eagerly (`mjcore.eager_fusion.fuse_eagerly`): the backward pass of eager grad runs a
+    direct rule's few primitives without a `bind` each. Traced calls run `fun` itself."""
+    fused: list[Any] = []
+
+    def call(*args: Any, **params: Any) -> Any:
+        if not fused:
+            from mjcore.eager_fusion import fuse_eagerly
+
+            fused.append(fuse_eagerly(fun))
+        return fused[0](*args, **params)
+
+    return call
+
+
 def linear_jvp(primitive: Primitive) -> None:
-    """A jvp rule for primitives linear in all their array operands."""
+    """A jvp rule for primitives linear in all their array operands (and the matching direct
+    rule of eager reverse mode)."""
+    primitive.def_eager_vjp(LINEAR)
 
     def jvp(primals: list[Any], tangents: list[Any], **params: Any):
         return primitive.bind(*primals, **params), primitive.bind(*tangents, **params)

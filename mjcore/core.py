@@ -236,6 +236,13 @@ class Primitive:
         # A jvp rule that handles `ad.Zero` tangents itself (otherwise zeros are instantiated).
         self.jvp_symbolic_zeros = False
         self.transpose_rule: Callable[..., Any] | None = None
+        # Eager reverse mode's direct rule (`mjcore.eager_vjp`), or None for the general
+        # jvp-then-transpose route: `ad.LINEAR` / `ad.MULTILINEAR` (the application itself,
+        # with tangents in place of the differentiated operands, is its tangent equation; the
+        # transpose rule is its vjp), or rule(ct, out, primals, linear, **params) -> operand
+        # cotangents, where linear[i] has the tangent `aval` of a differentiated operand and
+        # is None for the others (which get None).
+        self.eager_vjp_rule: Any = None
         self.batching_rule: Callable[..., Any] | None = None
         self.lowering_rule: Callable[..., Any] | None = None
         self.partial_eval_rule: Callable[..., Any] | None = None
@@ -292,6 +299,12 @@ class Primitive:
 
     def def_transpose(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.transpose_rule = rule
+        return rule
+
+    def def_eager_vjp(self, rule: Any) -> Any:
+        """Register eager reverse mode's direct rule (see `eager_vjp_rule` above and
+        docs/extending.md); without one, eager `grad` runs the jvp rule and transposes."""
+        self.eager_vjp_rule = rule
         return rule
 
     def def_batching(self, rule: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,7 +21,7 @@ from numpy.exceptions import AxisError
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
-from mjcore.dispatch import host_getitem, host_view
+from mjcore.dispatch import host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.structural import concatenate_p
@@ -553,12 +553,7 @@ def _roll_axis(a: Array, shift: Any, axis: int) -> Array:
         s = shift % n
         if s == 0:
             return a
-        before = (slice(None),) * axis
-        high = host_getitem(a, (*before, slice(n - s, n)))  # eagerly on CPU: NumPy's views
-        low = host_getitem(a, (*before, slice(0, n - s)))
-        if high is None or low is None:
-            high, low = _slice_axis(a, n - s, n, axis), _slice_axis(a, 0, n - s, axis)
-        return concatenate_p.bind1(high, low, dimension=axis)
+        return lax.roll(a, s, axis)
     # A traced shift: a window of `a` repeated twice.
     shift = lax.convert_element_type(shift, _INT64)
     size = lax.full((), n, _INT64)
@@ -586,7 +581,7 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
 
     `shift` may be traced; `axis` is static.
     """
-    if type(a) is _Array and type(shift) is int and type(axis) is int:
+    if (type(a) is _Array or isinstance(a, Tracer)) and type(shift) is int and type(axis) is int:
         aval = a.aval  # the common call, without the general checks (~15 µs of Python)
         if not aval.weak_type and -len(aval.shape) <= axis < len(aval.shape):
             out = _roll_axis(a, shift, axis % len(aval.shape))

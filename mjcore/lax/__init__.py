@@ -54,7 +54,7 @@ from mjcore.lax.reductions import (
     reduce_sum,
 )
 from mjcore.lax.slicing import dynamic_slice, dynamic_update_slice, slice, slice_in_dim
-from mjcore.lax.structural import broadcasted_iota, concatenate, iota, pad, rev, squeeze
+from mjcore.lax.structural import broadcasted_iota, concatenate, iota, pad, rev, roll, squeeze
 from mjcore.lax.transcendental import (
     acos,
     acosh,
@@ -151,6 +151,7 @@ __all__ = [
     "rem",
     "reshape",
     "rev",
+    "roll",
     "round",
     "rsqrt",
     "select_n",

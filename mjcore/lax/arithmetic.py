@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.ad import Zero
+from mjcore.ad import LINEAR, MULTILINEAR, Zero, fused_rule_body
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import host
@@ -57,6 +57,9 @@ def _add_jvp(primals, tangents):
     return out, add(x_dot, y_dot)
 
 
+add_p.def_eager_vjp(LINEAR)
+
+
 # --- sub ------------------------------------------------------------------------------------
 
 sub_p = Primitive("sub")
@@ -81,6 +84,9 @@ def _sub_jvp(primals, tangents):
     if type(x_dot) is Zero:
         return out, _tangent_to_shape(neg(y_dot), shape)
     return out, sub(x_dot, y_dot)
+
+
+sub_p.def_eager_vjp(LINEAR)
 
 
 # --- mul ------------------------------------------------------------------------------------
@@ -117,6 +123,9 @@ def _mul_jvp(primals, tangents):
     return out, _tangent_to_shape(t, shape)
 
 
+mul_p.def_eager_vjp(MULTILINEAR)
+
+
 # --- div ------------------------------------------------------------------------------------
 
 div_p = Primitive("div")
@@ -143,6 +152,21 @@ def _div_jvp(primals, tangents):
         t_y = neg(mul(y_dot, div(out, y)))
         t = t_y if t is None else add(t, t_y)
     return out, _tangent_to_shape(t, shape)
+
+
+@div_p.def_eager_vjp
+def _div_vjp(ct, out, primals, linear):
+    # The transposes of `_div_jvp`'s two terms.
+    (_, y), (lx, ly) = primals, linear
+    return [
+        None if lx is None else unbroadcast(div(ct, y), lx.aval),
+        None if ly is None else unbroadcast(_div_vjp_divisor(ct, out, y), ly.aval),
+    ]
+
+
+@fused_rule_body
+def _div_vjp_divisor(ct, out, y):
+    return neg(mul(ct, div(out, y)))
 
 
 # --- rem ------------------------------------------------------------------------------------
@@ -185,6 +209,9 @@ neg_p.def_host(host.ufunc(np.negative))
 @neg_p.def_jvp
 def _neg_jvp(primals, tangents):
     return neg(primals[0]), neg(tangents[0])
+
+
+neg_p.def_eager_vjp(LINEAR)
 
 
 # --- sign -----------------------------------------------------------------------------------
@@ -442,6 +469,19 @@ def _integer_pow_jvp(primals, tangents, *, y):
     coeff = _scalar(y, dtype)
     deriv = coeff if y == 1 else mul(coeff, integer_pow(x, y - 1))
     return out, mul(deriv, x_dot)
+
+
+@integer_pow_p.def_eager_vjp
+def _integer_pow_vjp(ct, out, primals, linear, *, y):
+    if y == 0:
+        return [None]
+    return [_integer_pow_vjp_body(ct, primals[0], y=y)]
+
+
+@fused_rule_body
+def _integer_pow_vjp_body(ct, x, *, y):
+    coeff = _scalar(y, get_aval(x).dtype)
+    return mul(coeff if y == 1 else mul(coeff, integer_pow(x, y - 1)), ct)
 
 
 # --- square / reciprocal (compositions, as JAX's reciprocal is) ------------------------------

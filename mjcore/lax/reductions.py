@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core, dtypes
-from mjcore.ad import Zero, jvp_flat, linear_jvp
+from mjcore.ad import Zero, fused_rule_body, jvp_flat, linear_jvp
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, moveaxis_to
@@ -204,7 +204,20 @@ def _chooser_jvp(prim: Primitive) -> None:
         total = reduce_sum_p.bind1(arithmetic.mul(x_dot, weights), axes=axes)
         return out, arithmetic.div(total, reduce_sum_p.bind1(weights, axes=axes))
 
+    @fused_rule_body
+    def vjp_body(ct, out, x, *, axes):
+        # The transpose of the jvp's tangent equation: the weights are made only when needed.
+        aval = get_aval(x)
+        kept = _kept_axes(aval.ndim, axes)
+        chosen = eq(x, broadcast_in_dim(out, aval.shape, kept))
+        weights = convert_element_type(chosen, aval.dtype)
+        share = arithmetic.div(ct, reduce_sum_p.bind1(weights, axes=axes))
+        return arithmetic.mul(broadcast_in_dim(share, aval.shape, kept), weights)
+
     prim.def_jvp(jvp)
+    prim.def_eager_vjp(
+        lambda ct, out, primals, linear, *, axes: [vjp_body(ct, out, *primals, axes=axes)]
+    )
 
 
 _chooser_jvp(reduce_max_p)
