@@ -15,6 +15,7 @@ from mjcore import dtypes
 from mjcore.errors import (
     ConcretizationTypeError,
     InPlaceUpdateError,
+    MissingRuleError,
     TracerArrayConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
@@ -166,11 +167,6 @@ class ShapedArray:
         return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
 
 
-def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedArray:
-    """Kept for API familiarity with JAX; our avals are already shaped."""
-    return aval if weak_type is None else aval.update(weak_type=weak_type)
-
-
 # Mapping from Python types to functions producing their abstract values. `mjcore.array`
 # registers the device-backed Array here.
 pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
@@ -310,8 +306,6 @@ class Primitive:
         """Output avals as a list, whatever the rule returns."""
         rule = self.abstract_eval_rule
         if rule is None:
-            from mjcore.errors import MissingRuleError
-
             raise MissingRuleError(
                 self.name, "abstract_eval", "Abstract evaluation (jit, make_jaxpr, grad)"
             )
@@ -474,10 +468,6 @@ def set_debug_nans(enabled: bool) -> None:
     state = _state
     state.debug_nans = enabled
     state.eager = _nothing_traced(state)
-
-
-def cur_level() -> int:
-    return len(_state.trace_stack) - 1
 
 
 class Trace:
