@@ -10,7 +10,7 @@ import numpy as np
 
 from mjcore import core, dtypes
 
-# Re-exported: rules and callers import these from `ad` as well.
+# The `name as name` imports are re-exports: rules and callers import them from `ad` too.
 from mjcore.ad_util import UndefinedPrimal as UndefinedPrimal
 from mjcore.ad_util import Zero as Zero
 from mjcore.ad_util import is_undefined_primal as is_undefined_primal

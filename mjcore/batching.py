@@ -9,7 +9,7 @@ from typing import Any
 
 from mjcore import core
 
-# Re-exported: batching rules import these from `batching` as well.
+# The `name as name` imports are re-exports: rules import them from `batching` too.
 from mjcore.ad_util import NOT_MAPPED as NOT_MAPPED
 from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.errors import MissingRuleError
