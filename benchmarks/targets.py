@@ -99,7 +99,7 @@ MISS_REASONS: dict[str, str] = {
     "eager_add_1e6": _NOISE_1E6,
     "eager_sin_1e6": (
         "mjnp lowers sin of a large float32 array to its vectorised kernel "
-        "(`mjcore/lax/fast_trig.py`), 3-4x faster than XLA's op that JAX runs; a miss here "
+        "(`mjcore/lax/kernels/fast_trig.py`), 3-4x faster than XLA's op that JAX runs; a miss here "
         "would be this shared machine's noise."
     ),
     "eager_sum_1e6": _NOISE_1E6,

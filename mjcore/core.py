@@ -15,6 +15,7 @@ from mjcore import dtypes
 from mjcore.errors import (
     ConcretizationTypeError,
     InPlaceUpdateError,
+    MissingRuleError,
     TracerArrayConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
@@ -164,11 +165,6 @@ class ShapedArray:
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
-
-
-def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedArray:
-    """Kept for API familiarity with JAX; our avals are already shaped."""
-    return aval if weak_type is None else aval.update(weak_type=weak_type)
 
 
 # Mapping from Python types to functions producing their abstract values. `mjcore.array`
@@ -323,8 +319,6 @@ class Primitive:
         """Output avals as a list, whatever the rule returns."""
         rule = self.abstract_eval_rule
         if rule is None:
-            from mjcore.errors import MissingRuleError
-
             raise MissingRuleError(
                 self.name, "abstract_eval", "Abstract evaluation (jit, make_jaxpr, grad)"
             )
@@ -487,10 +481,6 @@ def set_debug_nans(enabled: bool) -> None:
     state = _state
     state.debug_nans = enabled
     state.eager = _nothing_traced(state)
-
-
-def cur_level() -> int:
-    return len(_state.trace_stack) - 1
 
 
 class Trace:

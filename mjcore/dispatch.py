@@ -23,6 +23,7 @@ from mjcore.backend.lowering import lower_primitive
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.errors import MissingRuleError
 from mjcore.sharding import Sharding
+from mjcore.tree_util import tree_leaves, tree_map
 
 # (primitive, input avals, params) -> (program, output avals); emptied when full, so that eager
 # calls on ever new shapes (which go to XLA only when large) hold a bounded number of programs
@@ -602,8 +603,6 @@ def to_dlpack(x: Array, stream: int | None = None) -> Any:
 
 def device_get(tree: Any) -> Any:
     """Copy every Array leaf of a pytree to the host as a NumPy array."""
-    from mjcore.tree_util import tree_map
-
     return tree_map(lambda x: np.asarray(x) if isinstance(x, Array) else x, tree)
 
 
@@ -611,8 +610,6 @@ def block_until_ready(tree: Any) -> Any:
     """Wait until every Array leaf of a pytree is computed; returns the tree."""
     if type(tree) is Array:  # one array, the commonest tree: no flattening
         return tree.block_until_ready()
-    from mjcore.tree_util import tree_leaves
-
     for x in tree_leaves(tree):
         if isinstance(x, Array):
             x.block_until_ready()

@@ -31,8 +31,14 @@ import numpy as np
 
 from mjcore import core
 from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, backward_pass, tangent_aval
+from mjcore.array import Array
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
+from mjcore.dispatch import device_put
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
+from mjcore.jaxpr import eval_jaxpr
+from mjcore.lax.base import add_any, full
+from mjcore.partial_eval import PartialVal, partial_eval_flat, trace_to_jaxpr
+from mjcore.tree_util import tree_flatten, tree_unflatten
 
 
 class LinVar:
@@ -266,8 +272,6 @@ class LinearTrace(Trace):
     ) -> list[Any]:
         """A higher-order primitive with tangents among its operands: its own partial-eval
         rule splits it, and the unknown (linear) part becomes one jaxpr entry of the tape."""
-        from mjcore.partial_eval import PartialVal, partial_eval_flat
-
         pvals = [
             PartialVal.unknown(x.var.aval) if type(x) is LinearTracer else PartialVal.known(x)
             for x in tracers
@@ -410,8 +414,6 @@ _ARRAY_TYPES: tuple[type, ...] | None = None
 def _array_types() -> tuple[type, ...]:
     global _ARRAY_TYPES
     if _ARRAY_TYPES is None:
-        from mjcore.array import Array
-
         _ARRAY_TYPES = (Array, np.ndarray, core.Tracer)
     return _ARRAY_TYPES
 
@@ -431,8 +433,6 @@ def backward(
 
     `env` maps ids of residuals to values to read in their place.
     """
-    from mjcore.lax.base import add_any
-
     ct_env: dict[LinVar, Any] = {}
 
     def write(v: LinVar, ct: Any) -> None:
@@ -516,13 +516,6 @@ def value_and_grad_by_tracing(
     its eager run raised `InPlaceUpdateError`; traced as a whole, `zeros(n)` is traced too.
     Only that failed run and this trace run the Python; nothing is compiled as a whole.
     """
-    from mjcore.array import Array
-    from mjcore.dispatch import device_put
-    from mjcore.jaxpr import eval_jaxpr
-    from mjcore.lax.base import full
-    from mjcore.partial_eval import trace_to_jaxpr
-    from mjcore.tree_util import tree_flatten, tree_unflatten
-
     flat, in_tree = tree_flatten(args)
     avals = []
     for i, x in enumerate(flat):

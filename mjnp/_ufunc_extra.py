@@ -22,8 +22,10 @@ from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.special import I0E_CHEBYSHEV_LARGE, I0E_CHEBYSHEV_SMALL, chebyshev_series
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
+from mjnp._manipulation import normalize_axis
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import asarray_arg, promote_args, promote_args_float
+from mjnp.linalg import eigvals, lstsq
 
 ArrayLike = Any
 Array = Any
@@ -584,12 +586,8 @@ def _bits_axis(fname: str, a: Array, axis: int | None) -> tuple[Array, int]:
     if axis is None or a.ndim == 0:
         # NumPy treats a 0-d array as 1-d here, whatever the axis (as long as it is valid there).
         if axis is not None:
-            from mjnp._manipulation import normalize_axis
-
             normalize_axis(fname, axis, 1, allow_bool=False)
         return lax.reshape(a, (a.size,)), 0
-    from mjnp._manipulation import normalize_axis
-
     return a, normalize_axis(fname, axis, a.ndim, allow_bool=False)
 
 
@@ -691,8 +689,6 @@ def unwrap(
     period: float = 2 * np.pi,
 ) -> Array:
     """Undo jumps larger than `discont` by adding multiples of `period`, as `numpy.unwrap`."""
-    from mjnp._manipulation import normalize_axis
-
     p = asarray_arg("unwrap", p)
     if p.ndim == 0:  # NumPy's diff checks this before it looks at `axis`
         raise ValueError("mjnp.unwrap: p must be at least one dimensional, got a 0-d array")
@@ -905,8 +901,6 @@ def poly(seq_of_zeros: ArrayLike) -> Array | float:
         TypeError: for a 0-d input (NumPy cannot iterate it either).
         ValueError: for anything but a 1-d array or a non-empty square matrix.
     """
-    from mjnp.linalg import eigvals
-
     _, (seq_of_zeros,) = _unwrap_poly1d(seq_of_zeros)
     z = asarray_arg("poly", seq_of_zeros)
     if z.ndim == 0:
@@ -980,8 +974,6 @@ def roots(p: ArrayLike) -> Array:
     NB: leading and trailing zero coefficients are trimmed only for concrete input; a traced
     `p` must have a nonzero first and last coefficient.
     """
-    from mjnp.linalg import eigvals
-
     _, (p,) = _unwrap_poly1d(p)
     p = asarray_arg("roots", p)
     if p.ndim == 0:
@@ -1026,8 +1018,6 @@ def polyfit(
     NB: `cov` is not supported, and the RankWarning for a rank-deficient fit is only issued
     for concrete input.
     """
-    from mjnp.linalg import lstsq
-
     if cov:
         raise NotImplementedError("mjnp.polyfit: cov=True is not supported")
     order = int(deg) + 1

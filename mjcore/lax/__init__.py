@@ -313,9 +313,10 @@ __all__ += [
     "top_k",
 ]
 
+from mjcore.lax.arithmetic import mulhi  # noqa: E402  (composed of arithmetic and bitwise)
 from mjcore.lax.base import broadcast_to_rank, collapse, empty, select  # noqa: E402  (appended)
 from mjcore.lax.bitcast import reduce_precision  # noqa: E402
-from mjcore.lax.bitwise import clz, mulhi  # noqa: E402
+from mjcore.lax.bitwise import clz  # noqa: E402
 from mjcore.lax.dot import batch_matmul  # noqa: E402
 from mjcore.lax.gather import scatter_sub  # noqa: E402
 from mjcore.lax.optimization_barrier import optimization_barrier  # noqa: E402

@@ -17,34 +17,12 @@ from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import arithmetic, host
 from mjcore.lax.base import broadcast_in_dim, full, reshape, select_n
+from mjcore.lax.families import check_axes as check_axes
 from mjcore.lax.families import check_same_dtypes
+from mjcore.lax.families import normalize_axes as normalize_axes
 
 ArrayLike = Any
 Shape = tuple[int, ...]
-
-
-def normalize_axes(x: ArrayLike, axes: int | Sequence[int]) -> tuple[int, ...]:
-    """`axes` as a tuple with negative entries counted from the end of `x`'s shape.
-
-    Out-of-range entries are left alone so that the primitive's abstract_eval reports them.
-    """
-    ndim = get_aval(x).ndim
-    if type(axes) is int:  # the common case, without the general loop (this is on hot paths)
-        return (axes + ndim if -ndim <= axes < 0 else axes,)
-    axes = (axes,) if isinstance(axes, int | np.integer) else axes
-    return tuple([int(a) + ndim if -ndim <= int(a) < 0 else int(a) for a in axes])
-
-
-def check_axes(name: str, axes: tuple[int, ...], shape: Shape) -> None:
-    """Raise AxisError unless `axes` are distinct, in-range axes of `shape`."""
-    ndim = len(shape)
-    for a in axes:
-        if not 0 <= a < ndim:
-            raise np.exceptions.AxisError(
-                f"{name}: axes {axes} out of range for an array of shape {shape}"
-            )
-    if len(axes) > 1 and len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: repeated axis in {axes}")
 
 
 def _axes_after_batching(axes: tuple[int, ...], bdim: int) -> tuple[int, ...]:
