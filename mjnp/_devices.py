@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from mjcore import core
 from mjcore.array import Array as _Array
-from mjcore.dispatch import all_devices, current_device, device_of, device_put, devices
+from mjcore.dispatch import all_devices, current_device, device_of, device_put, local_devices
 
 Array = Any
 Device = Any
@@ -38,7 +38,7 @@ def check_device(fname: str, device: Device) -> Device:
         return default_device()
     if isinstance(device, str):
         try:
-            return devices(device)[0]
+            return local_devices(backend=device)[0]
         except RuntimeError:
             pass
     available = all_devices()

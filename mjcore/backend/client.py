@@ -113,6 +113,18 @@ def set_cpu_device_count(n: int) -> None:
     _registry.cpu_devices = int(n)
 
 
+def started() -> bool:
+    """Whether the backends have started (the first operation starts them)."""
+    return _registry.started()
+
+
+def set_distributed(options: tuple[Any, int, int] | None) -> None:
+    """Make the CPU client join other processes: (runtime client, process id, process count)
+    from `mjcore.distributed.initialize`; None: one process again. Only before the first
+    operation (`mjcore.distributed` checks)."""
+    _registry.distributed = options
+
+
 # Caches of executables, jaxprs and buffers elsewhere in mjcore, emptied at interpreter exit
 # and by `mjcore.clear_caches()`.
 _exit_hooks: list[Callable[[], None]] = []
@@ -160,8 +172,20 @@ def device() -> Device:
 
 
 def devices(platform: str | None = None) -> list[Device]:
-    """The devices of `platform` (None: of the default platform)."""
+    """The devices of `platform` (None: of the default platform) that this process addresses."""
     return list(get_backend(platform).devices)
+
+
+def global_devices(platform: str | None = None) -> list[Device]:
+    """The devices of `platform` over every process (`mjcore.distributed`): this process's
+    and the others', which its programs can name but not hold buffers on."""
+    return list(get_backend(platform).global_devices)
+
+
+def release_backends() -> None:
+    """Drop every cached executable and buffer and the clients (the next use starts the
+    backends again); `mjcore.distributed.shutdown` does it before leaving the runtime."""
+    _release_client()
 
 
 @contextlib.contextmanager

@@ -1,0 +1,250 @@
+"""Many processes (issue 22): `mjcore.distributed` joins two processes on localhost, with two
+CPU devices each, into one 4-device program; XLA's collectives run over gloo between them.
+
+The two processes (and one that finds no coordinator) run as subprocesses, started together;
+each reports its observations as one JSON line, checked here against NumPy. The processes that
+start backends are fresh ones: this test process has long started its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as onp
+import pytest
+
+import mjcore
+from mjcore import distributed
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 120  # seconds per subprocess; together they normally take a few seconds
+
+# One process of two: joins, reports its devices, runs programs over all four devices.
+_WORKER = """
+    import json, sys
+    import numpy as onp
+    pid, port = int(sys.argv[1]), sys.argv[2]
+    from mjcore.backend import client
+    client.set_cpu_device_count(2)
+    import mjcore
+    import mjnp
+    from mjcore import distributed
+    from mjcore.backend import compat
+
+    distributed.initialize(f"localhost:{port}", 2, pid, initialization_timeout=60)
+    out = {"initialized": distributed.is_initialized()}
+    try:
+        distributed.initialize(f"localhost:{port}", 2, pid)
+    except RuntimeError as err:
+        out["twice"] = str(err)
+    out["process_index"] = mjcore.process_index()
+    out["process_count"] = mjcore.process_count()
+    out["device_count"] = mjcore.device_count()
+    out["local_device_count"] = mjcore.local_device_count()
+    devices = mjcore.devices()
+    out["devices"] = [[d.id, d.process_index] for d in devices]
+    out["local"] = [d.id for d in mjcore.local_devices()]
+    out["local_of"] = [[d.id for d in mjcore.local_devices(p)] for p in range(2)]
+    out["eager_sum"] = float(mjcore.jit(mjnp.sum)(mjnp.arange(5.0)))
+
+    b = client.get_backend()
+    mine = [devices.index(d) for d in b.devices]  # this process's partitions
+
+    def put(host):
+        return [client.device_put(onp.ascontiguousarray(host[i]), d)
+                for i, d in zip(mine, b.devices)]
+
+    # SPMD: a global f32[8,3] split by rows over the 4 devices; XLA partitions the sum (and
+    # adds the all-reduce that gloo carries between the processes).
+    text = '''module @spmd attributes {mhlo.num_partitions = 4 : i32,
+                                  mhlo.num_replicas = 1 : i32} {
+      func.func public @main(%x: tensor<8x3xf32> {mhlo.sharding = "{devices=[4,1]0,1,2,3}"})
+          -> (tensor<f32> {mhlo.sharding = "{replicated}"},
+              tensor<8x3xf32> {mhlo.sharding = "{devices=[4,1]0,1,2,3}"}) {
+        %zero = stablehlo.constant dense<0.0> : tensor<f32>
+        %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0, 1]
+            : (tensor<8x3xf32>, tensor<f32>) -> tensor<f32>
+        %y = stablehlo.multiply %x, %x : tensor<8x3xf32>
+        return %s, %y : tensor<f32>, tensor<8x3xf32>
+      }
+    }'''
+    data = (onp.arange(24, dtype=onp.float32).reshape(8, 3) - 5) / 4
+    assignment = onp.array([devices], dtype=object)
+    exe = compat.compile_for_devices(b.client, text, assignment, spmd=True)
+    aval = client._HostAval((8, 3), onp.dtype(onp.float32))
+    arg = compat.multi_device_array(
+        aval, devices, "{devices=[4,1]0,1,2,3}", put(data.reshape(4, 2, 3)))
+    totals, squares = compat.execute_for_devices(exe, [arg])
+    out["spmd_totals"] = [float(client.to_numpy(t)) for t in totals]
+    out["spmd_squares"] = [client.to_numpy(s).tolist() for s in squares]
+    out["spmd_devices"] = [client.buffer_device(t).id for t in totals]
+
+    # Replicas: one value per device, summed over all four by an explicit all-reduce.
+    text = '''module @replicas attributes {mhlo.num_partitions = 1 : i32,
+                                      mhlo.num_replicas = 4 : i32} {
+      func.func public @main(%x: tensor<2xi32>) -> tensor<2xi32> {
+        %r = "stablehlo.all_reduce"(%x) ({
+          ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+            %c = stablehlo.add %a, %b : tensor<i32>
+            stablehlo.return %c : tensor<i32>
+        }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}
+          : (tensor<2xi32>) -> tensor<2xi32>
+        return %r : tensor<2xi32>
+      }
+    }'''
+    per_device = onp.array([[1, 10], [2, 20], [3, 30], [4, 40]], dtype=onp.int32) ** 2
+    exe = compat.compile_for_devices(b.client, text, assignment.T, spmd=False)
+    aval = client._HostAval((8,), onp.dtype(onp.int32))
+    arg = compat.multi_device_array(aval, devices, "{devices=[4]0,1,2,3}", put(per_device))
+    (sums,) = compat.execute_for_devices(exe, [arg])
+    out["allreduce"] = [client.to_numpy(s).tolist() for s in sums]
+
+    distributed.shutdown()
+    out["after_shutdown"] = [distributed.is_initialized(), mjcore.process_count(),
+                             mjcore.device_count()]
+    print("RESULT " + json.dumps(out), flush=True)
+"""
+
+# A process whose coordinator never comes: a bounded wait, then a clear error.
+_ORPHAN = """
+    import json, sys, time
+    from mjcore import distributed
+    t0 = time.monotonic()
+    try:
+        distributed.initialize(f"localhost:{sys.argv[1]}", 2, 1, initialization_timeout=2)
+        out = {"error": None}
+    except TimeoutError as err:
+        out = {"error": str(err)}
+    out["seconds"] = time.monotonic() - t0
+    out["initialized"] = distributed.is_initialized()
+    import mjcore
+    out["process_count"] = mjcore.process_count()  # one process still works
+    print("RESULT " + json.dumps(out), flush=True)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(script: str, *args: object) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    for name in ("MJCORE_NUM_CPU_DEVICES", "JAX_NUM_CPU_DEVICES", "XLA_FLAGS"):
+        env.pop(name, None)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _result(proc: subprocess.Popen) -> dict:
+    try:
+        stdout, stderr = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"a process ran past {TIMEOUT} s:\n{stdout}\n{stderr[-3000:]}")
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, f"rc={proc.returncode}\n{stdout}\n{stderr[-3000:]}"
+    return json.loads(lines[-1].removeprefix("RESULT "))
+
+
+@pytest.fixture(scope="module")
+def runs() -> tuple[list[dict], dict]:
+    port, dead_port = _free_port(), _free_port()
+    procs = [_start(_WORKER, pid, port) for pid in (1, 0)]  # the coordinator may come last
+    orphan = _start(_ORPHAN, dead_port)
+    results = [_result(p) for p in procs]
+    return results[::-1], _result(orphan)
+
+
+def test_two_processes_form_one_four_device_system(runs):
+    workers, _ = runs
+    for pid, out in enumerate(workers):
+        assert out["initialized"]
+        assert out["process_index"] == pid and out["process_count"] == 2
+        assert out["device_count"] == 4 and out["local_device_count"] == 2
+        assert [p for _, p in out["devices"]] == [0, 0, 1, 1]
+        ids = [i for i, _ in out["devices"]]
+        assert out["local"] == ids[2 * pid : 2 * pid + 2]
+        assert out["local_of"] == [ids[:2], ids[2:]]
+        assert out["eager_sum"] == 10.0  # one-device programs run locally, as before
+        assert out["after_shutdown"] == [False, 1, 2]  # shutdown leaves one process behind
+    # Both processes name the same global devices in the same order.
+    assert workers[0]["devices"] == workers[1]["devices"]
+
+
+def test_initialize_twice_is_an_error(runs):
+    workers, _ = runs
+    for out in workers:
+        assert "should only be called once" in out["twice"]
+
+
+def test_a_program_over_both_processes_gives_each_the_right_total(runs):
+    workers, _ = runs
+    data = (onp.arange(24, dtype=onp.float32).reshape(8, 3) - 5) / 4
+    rows = data.reshape(4, 2, 3)
+    for pid, out in enumerate(workers):
+        # the replicated total on each of this process's devices (exact in float32 here)
+        assert out["spmd_totals"] == [float(data.sum())] * 2
+        ids = [i for i, _ in out["devices"]]
+        assert out["spmd_devices"] == ids[2 * pid : 2 * pid + 2]
+        # the sharded output: this process's rows, squared
+        for k, got in enumerate(out["spmd_squares"]):
+            onp.testing.assert_array_equal(got, rows[2 * pid + k] ** 2)
+
+
+def test_an_all_reduce_sums_over_the_devices_of_both_processes(runs):
+    workers, _ = runs
+    per_device = onp.array([[1, 10], [2, 20], [3, 30], [4, 40]], dtype=onp.int32) ** 2
+    for out in workers:
+        assert out["allreduce"] == [per_device.sum(axis=0).tolist()] * 2
+
+
+def test_a_dead_coordinator_times_out_with_a_clear_error(runs):
+    _, out = runs
+    assert out["error"] is not None and "no coordinator answered at localhost:" in out["error"]
+    assert "initialization_timeout=2 s" in out["error"]
+    assert out["seconds"] < 30  # bounded: the 2 s asked for, plus start-up
+    assert not out["initialized"] and out["process_count"] == 1
+
+
+# In this process, whose backends started long ago: the checks that come before any joining.
+
+
+def test_initialize_after_the_first_operation_is_an_error():
+    mjcore.devices()  # the backends are started
+    with pytest.raises(RuntimeError, match="must be called before any mjcore operation"):
+        distributed.initialize("localhost:1234", 2, 0)
+    assert not distributed.is_initialized()
+    distributed.shutdown()  # not initialized: nothing to do
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"process_id": 2}, ValueError, r"process_id must be in 0\.\.1 \(num_processes=2\), got 2"),
+        ({"process_id": -1}, ValueError, "process_id must be in"),
+        ({"num_processes": 0, "process_id": 0}, ValueError, "num_processes must be positive"),
+        ({"num_processes": "2"}, TypeError, "num_processes must be an int, got '2' of type str"),
+        ({"process_id": 1.0}, TypeError, "process_id must be an int"),
+        ({"coordinator_address": "localhost"}, ValueError, "must be 'host:port'"),
+        ({"coordinator_address": 1234}, TypeError, "must be a 'host:port' string"),
+    ],
+)
+def test_initialize_bad_arguments(kwargs, error, match):
+    args = {"coordinator_address": "localhost:1234", "num_processes": 2, "process_id": 0}
+    with pytest.raises(error, match=match):
+        distributed.initialize(**{**args, **kwargs})
