@@ -383,3 +383,8 @@ __all__ += [
     "padtype_to_pads",
     "reduce_window_shape_tuple",
 ]
+
+# Sharding (issue 22).
+from mjcore.lax.sharding import with_sharding_constraint  # noqa: E402
+
+__all__ += ["with_sharding_constraint"]
