@@ -54,6 +54,10 @@ from mjcore.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from mjcore.global_arrays import (
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+)
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
 from mjcore.sharded import make_array_from_callback
@@ -110,6 +114,8 @@ __all__ = [
     "local_devices",
     "lower_fun",
     "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
     "make_jaxpr",
     "make_mesh",
     "named_call",

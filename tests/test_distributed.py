@@ -54,6 +54,7 @@ _WORKER = """
     out["eager_sum"] = float(mjcore.jit(mjnp.sum)(mjnp.arange(5.0)))
 
     b = client.get_backend()
+    b_devices = b.devices
     mine = [devices.index(d) for d in b.devices]  # this process's partitions
 
     def put(host):
@@ -104,6 +105,67 @@ _WORKER = """
     arg = compat.multi_device_array(aval, devices, "{devices=[4]0,1,2,3}", put(per_device))
     (sums,) = compat.execute_for_devices(exe, [arg])
     out["allreduce"] = [client.to_numpy(s).tolist() for s in sums]
+
+    # Global arrays from process-local data, and jit over them (XLA's SPMD partitioner).
+    from mjcore.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = mjcore.make_mesh((4,), ("x",))
+    rows = NamedSharding(mesh, P("x"))
+    x = mjcore.make_array_from_process_local_data(rows, data[4 * pid : 4 * pid + 4])
+    x2 = mjcore.make_array_from_process_local_data(rows, data[4 * pid : 4 * pid + 4], (8, 3))
+    out["global_shape"] = [list(x.shape), list(x2.shape), str(x.dtype)]
+    out["fully_addressable"] = [x.is_fully_addressable, x.sharding.is_fully_addressable]
+    out["shards"] = [[sh.device.id, [[i.start, i.stop] for i in sh.index],
+                      onp.asarray(sh.data).tolist()] for sh in x.addressable_shards]
+    total = mjcore.jit(mjnp.sum)(x)
+    out["jit_total"] = [float(onp.asarray(total)), str(total.sharding.spec)]
+    out["jit_total2"] = float(onp.asarray(mjcore.jit(mjnp.sum)(x2)))
+    g = mjcore.jit(mjcore.grad(lambda x: mjnp.sum(mjnp.sin(x) * x)))(x)
+    out["grad_shards"] = [onp.asarray(sh.data).tolist() for sh in g.addressable_shards]
+    try:
+        onp.asarray(g)
+    except RuntimeError as err:
+        out["gather_error"] = str(err)
+    whole = mjcore.jit(lambda x: x * 2, out_shardings=NamedSharding(mesh, P()))(x)
+    out["replicated_whole"] = onp.asarray(whole).tolist()
+    try:
+        mjcore.make_array_from_process_local_data(rows, data[:3], (8, 3))
+    except ValueError as err:
+        out["bad_local_shape"] = str(err)
+    try:
+        mjcore.make_array_from_process_local_data(rows, data[:3])  # global (6, 3): 4 ∤ 6
+    except ValueError as err:
+        out["bad_inferred_shape"] = str(err)
+    try:
+        mjcore.device_put(onp.ones(2), devices[2 - 2 * pid])
+    except ValueError as err:
+        out["put_elsewhere"] = str(err)
+
+    # A 2-d mesh: axis 'p' across the processes, axis 'd' within each.
+    mesh2 = mjcore.make_mesh((2, 2), ("p", "d"))
+    grid = onp.arange(24, dtype=onp.float32).reshape(4, 6) ** 2
+    a = mjcore.make_array_from_process_local_data(
+        NamedSharding(mesh2, P("p", "d")), grid[2 * pid : 2 * pid + 2])
+    b = mjcore.make_array_from_process_local_data(
+        NamedSharding(mesh2, P(None, "p")), grid[:, 3 * pid : 3 * pid + 3])
+    c = mjcore.make_array_from_process_local_data(NamedSharding(mesh2, P("d")), grid)
+    out["grid"] = [[list(t.shape), float(onp.asarray(mjcore.jit(mjnp.sum)(t))),
+                    onp.asarray(mjcore.jit(lambda t: mjnp.max(t, axis=0))(t)).tolist()
+                    if t.sharding.spec == P("d") else None]
+                   for t in (a, b, c)]
+    cols = mjcore.jit(lambda a, b: mjnp.sum(a * b, axis=0),
+                      out_shardings=NamedSharding(mesh2, P()))(a, b)
+    out["grid_cols"] = onp.asarray(cols).tolist()
+
+    # From this process's single-device arrays.
+    local = [mjcore.device_put(data[2 * k : 2 * k + 2], d)
+             for k, d in enumerate(devices) if d in b_devices]
+    z = mjcore.make_array_from_single_device_arrays((8, 3), rows, local)
+    out["single_device_total"] = float(onp.asarray(mjcore.jit(lambda z: mjnp.sum(z * z))(z)))
+    try:
+        mjcore.make_array_from_single_device_arrays((8, 3), rows, local[:1])
+    except ValueError as err:
+        out["too_few_arrays"] = str(err)
 
     distributed.shutdown()
     out["after_shutdown"] = [distributed.is_initialized(), mjcore.process_count(),
@@ -213,6 +275,63 @@ def test_an_all_reduce_sums_over_the_devices_of_both_processes(runs):
         assert out["allreduce"] == [per_device.sum(axis=0).tolist()] * 2
 
 
+def test_global_arrays_from_process_local_data(runs):
+    workers, _ = runs
+    data = (onp.arange(24, dtype=onp.float32).reshape(8, 3) - 5) / 4
+    for pid, out in enumerate(workers):
+        assert out["global_shape"] == [[8, 3], [8, 3], "float32"]
+        assert out["fully_addressable"] == [False, False]
+        ids = [i for i, _ in out["devices"]]
+        # each local device holds its rows of the global array: rows 2k..2k+2 on device k
+        want = [
+            [ids[k], [[2 * k, 2 * k + 2], [None, None]], data[2 * k : 2 * k + 2].tolist()]
+            for k in (2 * pid, 2 * pid + 1)
+        ]
+        assert out["shards"] == want
+
+
+def test_jit_over_a_global_array_gives_each_process_the_total(runs):
+    workers, _ = runs
+    data = (onp.arange(24, dtype=onp.float32).reshape(8, 3) - 5) / 4
+    grad = onp.sin(data) + data * onp.cos(data)  # d/dx sum(sin(x) x)
+    for pid, out in enumerate(workers):
+        assert out["jit_total"] == [float(data.sum()), "PartitionSpec()"]
+        assert out["jit_total2"] == float(data.sum())
+        for k, got in enumerate(out["grad_shards"]):
+            r = 2 * (2 * pid + k)
+            onp.testing.assert_allclose(got, grad[r : r + 2], rtol=1e-6)
+        assert "spans devices of other processes" in out["gather_error"]
+        assert out["replicated_whole"] == (data * 2).tolist()
+        z = data * data
+        assert out["single_device_total"] == pytest.approx(float(z.sum()), rel=1e-6)
+
+
+def test_global_arrays_over_a_two_dimensional_mesh(runs):
+    workers, _ = runs
+    grid = onp.arange(24, dtype=onp.float32).reshape(4, 6) ** 2
+    for out in workers:
+        (a_shape, a_sum, _), (b_shape, b_sum, _), (c_shape, c_sum, c_max) = out["grid"]
+        assert a_shape == b_shape == c_shape == [4, 6]
+        assert a_sum == b_sum == c_sum == float(grid.sum())
+        assert c_max == grid.max(axis=0).tolist()
+        assert out["grid_cols"] == (grid * grid).sum(axis=0).tolist()
+
+
+def test_global_array_bad_input(runs):
+    workers, _ = runs
+    for pid, out in enumerate(workers):
+        assert out["bad_local_shape"] == (
+            "make_array_from_process_local_data: local_data has shape (3, 3), but along "
+            "dimension 0 it must hold either the global extent 8 (global_shape=(8, 3)) or "
+            "this process's part, 4; got 3. Every process must give data of the shape its "
+            "devices' shards add up to."
+        )
+        assert "dimension 0 should be divisible by 4" in out["bad_inferred_shape"]
+        assert "(full shape: (6, 3))" in out["bad_inferred_shape"]
+        assert "expected 2 arrays, one per device" in out["too_few_arrays"]
+        assert f"belongs to process {1 - pid}, not to this one ({pid})" in out["put_elsewhere"]
+
+
 def test_a_dead_coordinator_times_out_with_a_clear_error(runs):
     _, out = runs
     assert out["error"] is not None and "no coordinator answered at localhost:" in out["error"]
@@ -248,3 +367,33 @@ def test_initialize_bad_arguments(kwargs, error, match):
     args = {"coordinator_address": "localhost:1234", "num_processes": 2, "process_id": 0}
     with pytest.raises(error, match=match):
         distributed.initialize(**{**args, **kwargs})
+
+
+def test_global_arrays_in_one_process():
+    from mjcore.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+
+    mesh = mjcore.make_mesh((1,), ("x",))
+    s = NamedSharding(mesh, PartitionSpec("x"))
+    data = onp.arange(12.0).reshape(4, 3)
+    x = mjcore.make_array_from_process_local_data(s, data)
+    assert x.shape == (4, 3) and x.sharding == s and x.is_fully_addressable
+    onp.testing.assert_array_equal(onp.asarray(x), data)
+    assert onp.asarray(mjcore.make_array_from_process_local_data(s, data, (4, 3))).shape == (4, 3)
+    with pytest.raises(ValueError, match=r"global_shape must be None or local_data.shape; got "):
+        mjcore.make_array_from_process_local_data(s, data, (8, 3))
+
+    (dev,) = mjcore.local_devices()
+    part = mjcore.device_put(data, dev)
+    y = mjcore.make_array_from_single_device_arrays((4, 3), s, [part])
+    assert y.sharding == s
+    onp.testing.assert_array_equal(onp.asarray(y), data)
+    z = mjcore.make_array_from_single_device_arrays((4, 3), SingleDeviceSharding(dev), [part])
+    onp.testing.assert_array_equal(onp.asarray(z), data)
+    with pytest.raises(ValueError, match=r"arrays\[0\] has shape \(2, 3\), but the shard shape"):
+        mjcore.make_array_from_single_device_arrays((4, 3), s, [mjcore.device_put(data[:2], dev)])
+    with pytest.raises(ValueError, match="expected 1 arrays, one per device"):
+        mjcore.make_array_from_single_device_arrays((4, 3), s, [part, part])
+    with pytest.raises(TypeError, match=r"arrays\[0\] must be a concrete single-device Array"):
+        mjcore.make_array_from_single_device_arrays((4, 3), s, [data])
+    with pytest.raises(TypeError, match="expected a Sharding"):
+        mjcore.make_array_from_process_local_data(PartitionSpec("x"), data)
