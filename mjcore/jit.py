@@ -537,6 +537,13 @@ class JittedFunction:
         if core._state.jit_disabled:  # `disable_jit()` turns the fast paths above off too
             return self._fun(*args, **kwargs)
         entry, flat = self._entry_for(args, kwargs)
+        if _sharding.in_use and core._state.eager:
+            # (tracing may have just constrained the first sharding of the process)
+            from mjcore import sharded_jit
+
+            out = sharded_jit.call(self, args, kwargs)
+            if out is not sharded_jit.UNSHARDED:
+                return out
         if entry.eager_ok and core._state.eager:
             # Eager fast path: straight to the executable, no bind.
             exe = entry._exe or self._executable(entry)
@@ -552,6 +559,7 @@ class JittedFunction:
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace (if needed) and lower for these arguments; `.as_text()` gives StableHLO."""
+        self._entry_for(args, kwargs)  # (tracing may constrain the first sharding)
         if _sharding.in_use:
             from mjcore import sharded_jit
 

@@ -295,7 +295,9 @@ class _Program:
 
 def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
     """The NamedSharding over `mesh` whose HLO sharding is `hlo` (XLA's choice for an
-    output)."""
+    output; None: XLA reported none, as for a one-device program)."""
+    if hlo is None:
+        return NamedSharding(mesh, PartitionSpec())
     for candidate in named_sharding_candidates(mesh, ndim):
         if backend.hlo_sharding_equals(candidate._hlo_sharding_text(ndim), hlo):
             return candidate

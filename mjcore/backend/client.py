@@ -818,8 +818,8 @@ class SpmdProgram:
         chosen = compat.output_hlo_shardings(self.executable)
         shardings = []
         for i, (s, aval) in enumerate(zip(out_shardings, out_avals, strict=True)):
-            if s is None:
-                s = to_mj_sharding(chosen[i], len(aval.shape))
+            if s is None:  # (XLA reports none for a one-device program: replicated)
+                s = to_mj_sharding(chosen[i] if i < len(chosen) else None, len(aval.shape))
             shardings.append(s)
         self.out_shardings = shardings
         self.handlers = [
