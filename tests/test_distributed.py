@@ -232,7 +232,14 @@ def runs() -> tuple[list[dict], dict]:
     return results[::-1], _result(orphan)
 
 
-def test_two_processes_form_one_four_device_system(runs):
+@pytest.fixture(scope="module")
+def example() -> subprocess.Popen:
+    """examples/data_parallel_processes.py, started at once (it runs while other tests do)."""
+    path = ROOT / "examples" / "data_parallel_processes.py"
+    return _start(f"import runpy; runpy.run_path({str(path)!r}, run_name='__main__')")
+
+
+def test_two_processes_form_one_four_device_system(runs, example):
     workers, _ = runs
     for pid, out in enumerate(workers):
         assert out["initialized"]
@@ -397,3 +404,19 @@ def test_global_arrays_in_one_process():
         mjcore.make_array_from_single_device_arrays((4, 3), s, [data])
     with pytest.raises(TypeError, match="expected a Sharding"):
         mjcore.make_array_from_process_local_data(PartitionSpec("x"), data)
+
+
+def test_example_trains_data_parallel_over_two_processes_with_one_devices_losses(example):
+    try:
+        stdout, stderr = example.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        example.kill()
+        pytest.fail(f"examples/data_parallel_processes.py ran past {TIMEOUT} s")
+    assert example.returncode == 0, f"{stdout}\n{stderr[-3000:]}"
+    lines = stdout.splitlines()
+    assert lines[0].split() == ["step", "one", "device", "process", "0", "process", "1"]
+    rows = [[float(v) for v in ln.split()[1:]] for ln in lines[1:9]]
+    assert len(rows) == 8 and rows[-1][0] < rows[0][0]  # it trains
+    for ref, *others in rows:
+        assert others == pytest.approx([ref, ref], rel=1e-5)
+    assert lines[-1].endswith("-> same losses")
