@@ -65,6 +65,23 @@ def _split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def _check_port_free(bind_address: str) -> None:
+    """Raise when the coordinator's port is taken (jaxlib's service, failing to bind,
+    crashes the process instead of raising)."""
+    host, port = _split_address(bind_address)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
+            s.bind((host, port))
+    except OSError as err:
+        raise RuntimeError(
+            f"mjcore.distributed.initialize: process 0 cannot start the coordinator on "
+            f"{bind_address}: {err.strerror or err}. Choose a free port for "
+            "coordinator_address (the same in every process)."
+        ) from err
+
+
 def _wait_for_coordinator(address: str, timeout: float) -> None:
     """Return once the coordinator at `address` accepts TCP connections.
 
@@ -126,7 +143,8 @@ def initialize(
       coordinator_bind_address: where process 0's service listens (default '[::]:port').
 
     Raises:
-      RuntimeError: when called twice, or after the first operation started the backends.
+      RuntimeError: when called twice, or after the first operation started the backends, or
+        (process 0) when the coordinator's port is taken.
       TypeError: for a non-int process count or id.
       ValueError: for an id outside 0..num_processes-1 or a malformed address.
       TimeoutError: when no coordinator answers within `initialization_timeout` seconds.
@@ -166,6 +184,7 @@ def initialize(
         service = None
         if process_id == 0:
             bind = coordinator_bind_address or f"[::]:{port}"
+            _check_port_free(bind)
             service = compat.distributed_service(
                 bind, num_processes, heartbeat_timeout_seconds, shutdown_timeout_seconds
             )

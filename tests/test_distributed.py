@@ -8,6 +8,7 @@ start backends are fresh ones: this test process has long started its own.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -25,8 +26,50 @@ from mjcore import distributed
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120  # seconds per subprocess; together they normally take a few seconds
 
+
+# Global arrays from process-local data over several meshes and specs, in mjcore or in JAX
+# (`fw`, `fnp`, `Mesh`, `NamedSharding`, `P` and `devices` are set by the caller): per case,
+# the global shape, this process's shards (device id, index, values) and a jitted total.
+_CASES = """
+    def cases(pid):
+        grid = (onp.arange(64, dtype=onp.float32).reshape(8, 8) - 7) / 8
+        d = onp.empty(4, dtype=object)
+        d[:] = devices
+        line, square = Mesh(d, ("x",)), Mesh(d.reshape(2, 2), ("p", "d"))
+        crossed = Mesh(d.reshape(2, 2).T, ("a", "b"))  # axis 'b' across the processes
+        found = []
+        for mesh, spec, local, global_shape in [
+            (line, P("x"), grid[4 * pid : 4 * pid + 4], None),
+            (line, P("x"), grid[4 * pid : 4 * pid + 4], (8, 8)),
+            (line, P(None, "x"), grid[:, 4 * pid : 4 * pid + 4], None),
+            (line, P(), grid, None),
+            (square, P("p", "d"), grid[4 * pid : 4 * pid + 4], None),
+            (square, P(None, "p"), grid[:, 4 * pid : 4 * pid + 4], None),
+            (square, P("d"), grid, None),
+            (square, P(("p", "d")), grid[4 * pid : 4 * pid + 4], None),
+            (square, P("d", "p"), grid[:4, 4 * pid : 4 * pid + 4], (4, 8)),
+            (crossed, P("b", "a"), grid[4 * pid : 4 * pid + 4], None),
+            (crossed, P("a"), grid, None),
+        ]:
+            x = fw.make_array_from_process_local_data(NamedSharding(mesh, spec), local,
+                                                      global_shape)
+            shards = sorted(
+                [s.device.id, [[i.start, i.stop] for i in s.index],
+                 onp.asarray(s.data).tolist()] for s in x.addressable_shards)
+            total = float(onp.asarray(fw.jit(lambda t: fnp.sum(t * t))(x)))
+            found.append([list(x.shape), shards, total])
+        try:
+            fw.make_array_from_process_local_data(NamedSharding(line, P("x")), grid[:3], (8, 8))
+            found.append(None)
+        except ValueError as err:
+            found.append(type(err).__name__)
+        return found
+"""
+
 # One process of two: joins, reports its devices, runs programs over all four devices.
-_WORKER = """
+_WORKER = (
+    _CASES
+    + """
     import json, sys
     import numpy as onp
     pid, port = int(sys.argv[1]), sys.argv[2]
@@ -167,16 +210,52 @@ _WORKER = """
     except ValueError as err:
         out["too_few_arrays"] = str(err)
 
+    fw, fnp, Mesh = mjcore, mjnp, mjcore.sharding.Mesh
+    out["cases"] = cases(pid)
+
     distributed.shutdown()
     out["after_shutdown"] = [distributed.is_initialized(), mjcore.process_count(),
                              mjcore.device_count()]
     print("RESULT " + json.dumps(out), flush=True)
 """
+)
+
+# The oracle: the same cases in JAX (x64), two processes with two CPU devices each.
+_JAX_WORKER = (
+    """
+    import json, sys
+    import numpy as onp
+    pid, port = int(sys.argv[1]), sys.argv[2]
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_num_cpu_devices", 2)
+    jax.config.update("jax_platforms", "cpu")
+    jax.distributed.initialize(f"localhost:{port}", 2, pid, initialization_timeout=60)
+    import jax.numpy as fnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    fw, devices = jax, jax.devices()
+"""
+    + _CASES
+    + """
+    out = {"cases": cases(pid), "devices": [[d.id, d.process_index] for d in devices]}
+    print("RESULT " + json.dumps(out), flush=True)
+"""
+)
 
 # A process whose coordinator never comes: a bounded wait, then a clear error.
 _ORPHAN = """
-    import json, sys, time
+    import json, socket, sys, time
     from mjcore import distributed
+
+    taken = socket.socket(socket.AF_INET6)  # a coordinator port someone else listens on
+    taken.bind(("::", 0))
+    taken.listen()
+    try:
+        distributed.initialize(f"localhost:{taken.getsockname()[1]}", 2, 0)
+        busy = None
+    except RuntimeError as err:
+        busy = str(err)
+    taken.close()
     t0 = time.monotonic()
     try:
         distributed.initialize(f"localhost:{sys.argv[1]}", 2, 1, initialization_timeout=2)
@@ -184,6 +263,7 @@ _ORPHAN = """
     except TimeoutError as err:
         out = {"error": str(err)}
     out["seconds"] = time.monotonic() - t0
+    out["busy"] = busy
     out["initialized"] = distributed.is_initialized()
     import mjcore
     out["process_count"] = mjcore.process_count()  # one process still works
@@ -224,22 +304,43 @@ def _result(proc: subprocess.Popen) -> dict:
 
 
 @pytest.fixture(scope="module")
-def runs() -> tuple[list[dict], dict]:
-    port, dead_port = _free_port(), _free_port()
-    procs = [_start(_WORKER, pid, port) for pid in (1, 0)]  # the coordinator may come last
-    orphan = _start(_ORPHAN, dead_port)
-    results = [_result(p) for p in procs]
-    return results[::-1], _result(orphan)
+def started() -> dict[str, list[subprocess.Popen]]:
+    """Every subprocess of this module, started together so that their waits overlap: the
+    two mjcore processes, the two JAX ones (the oracle), the orphan and the example."""
+    port, jax_port, dead_port = _free_port(), _free_port(), _free_port()
+    out = {"mjcore": [_start(_WORKER, pid, port) for pid in (1, 0)]}  # coordinator last
+    out["orphan"] = [_start(_ORPHAN, dead_port)]
+    path = ROOT / "examples" / "data_parallel_processes.py"
+    out["example"] = [_start(f"import runpy; runpy.run_path({str(path)!r}, run_name='__main__')")]
+    if importlib.util.find_spec("jax") is not None:
+        out["jax"] = [_start(_JAX_WORKER, pid, jax_port) for pid in (1, 0)]
+    yield out
+    for procs in out.values():
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
 
 
 @pytest.fixture(scope="module")
-def example() -> subprocess.Popen:
-    """examples/data_parallel_processes.py, started at once (it runs while other tests do)."""
-    path = ROOT / "examples" / "data_parallel_processes.py"
-    return _start(f"import runpy; runpy.run_path({str(path)!r}, run_name='__main__')")
+def runs(started) -> tuple[list[dict], dict]:
+    results = [_result(p) for p in started["mjcore"]]
+    return results[::-1], _result(started["orphan"][0])
 
 
-def test_two_processes_form_one_four_device_system(runs, example):
+@pytest.fixture(scope="module")
+def jax_runs(started) -> list[dict]:
+    if "jax" not in started:
+        pytest.skip("jax (the oracle) is not installed")
+    return [_result(p) for p in started["jax"]][::-1]
+
+
+@pytest.fixture(scope="module")
+def example(started) -> subprocess.Popen:
+    return started["example"][0]
+
+
+def test_two_processes_form_one_four_device_system(runs):
     workers, _ = runs
     for pid, out in enumerate(workers):
         assert out["initialized"]
@@ -313,6 +414,15 @@ def test_jit_over_a_global_array_gives_each_process_the_total(runs):
         assert out["single_device_total"] == pytest.approx(float(z.sum()), rel=1e-6)
 
 
+def test_global_arrays_match_jax_over_two_processes(runs, jax_runs):
+    workers, _ = runs
+    for pid, (ours, theirs) in enumerate(zip(workers, jax_runs, strict=True)):
+        assert ours["devices"] == theirs["devices"]
+        assert len(ours["cases"]) == len(theirs["cases"]) == 12
+        for k, (got, want) in enumerate(zip(ours["cases"], theirs["cases"], strict=True)):
+            assert got == want, f"process {pid}, case {k}"
+
+
 def test_global_arrays_over_a_two_dimensional_mesh(runs):
     workers, _ = runs
     grid = onp.arange(24, dtype=onp.float32).reshape(4, 6) ** 2
@@ -345,6 +455,13 @@ def test_a_dead_coordinator_times_out_with_a_clear_error(runs):
     assert "initialization_timeout=2 s" in out["error"]
     assert out["seconds"] < 30  # bounded: the 2 s asked for, plus start-up
     assert not out["initialized"] and out["process_count"] == 1
+
+
+def test_a_taken_coordinator_port_is_a_clear_error(runs):
+    _, out = runs
+    assert out["busy"] is not None
+    assert "process 0 cannot start the coordinator on [::]:" in out["busy"]
+    assert "Address already in use. Choose a free port" in out["busy"]
 
 
 # In this process, whose backends started long ago: the checks that come before any joining.
