@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
+from mjcore.api import ShapeDtypeStruct
 from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_jaxpr
@@ -42,6 +43,9 @@ UNSHARDED = object()  # `call`'s answer when the call is an ordinary one-device 
 _constrained: weakref.WeakKeyDictionary[ClosedJaxpr, bool] = weakref.WeakKeyDictionary()
 _programs: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
 _PROGRAMS_PER_JAXPR = 32
+
+# Emptied with every other cache of executables (`mjcore.clear_caches`, the compile budget).
+backend.clear_at_exit(_programs.clear)
 
 
 def _has_constraint(closed: ClosedJaxpr) -> bool:
@@ -138,7 +142,7 @@ def lower(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The sharded `Lowered` of a call, or None when the call is not sharded."""
     explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
     entry, flat = jitted._entry_for(args, kwargs)
-    sharded_args = any(isinstance(x, ShardedArray) for x in flat)
+    sharded_args = any(_layout_of(x) is not None for x in flat)
     if not (explicit or sharded_args or _has_constraint(entry.closed)) or not entry.eager_ok:
         return None
     text, _, _, _ = _lowering(jitted, entry, args, kwargs, flat)
@@ -183,6 +187,16 @@ class _ShardedCompiled:
         return self._lowered._jitted(*args, **kwargs)
 
 
+def _layout_of(x: Any) -> Sharding | None:
+    """The multi-device layout an argument brings (a ShardedArray's, or the sharding of a
+    ShapeDtypeStruct given to `lower`), else None."""
+    if isinstance(x, ShardedArray):
+        return x._sharding
+    if isinstance(x, ShapeDtypeStruct):
+        return x.sharding
+    return None
+
+
 def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) -> tuple:
     fname = jitted._name
     closed = entry.closed
@@ -193,8 +207,8 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     explicit_in += [None] * (len(flat) - len(explicit_in))  # keyword arguments
     leaf_in: list[Sharding | None] = []
     for x, s in zip(flat, explicit_in, strict=True):
-        if s is None and isinstance(x, ShardedArray):
-            s = x._sharding
+        if s is None:
+            s = _layout_of(x)
         leaf_in.append(None if isinstance(s, SingleDeviceSharding) else s)
     n_out = len(closed.out_avals)
     out_structure = tree_unflatten(entry.out_tree, list(range(n_out)))
@@ -285,12 +299,14 @@ def _shardings_key(s: Any) -> Any:
 class _Program:
     """A compiled sharded program and the layout of each of its arguments."""
 
-    __slots__ = ("spmd", "in_shardings", "out_shardings")
+    __slots__ = ("spmd", "in_shardings", "out_shardings", "const_bufs")
 
     def __init__(self, spmd: Any, in_shardings: tuple[Sharding, ...]):
         self.spmd = spmd
         self.in_shardings = in_shardings
         self.out_shardings = spmd.out_shardings
+        # The function's constants, laid out on the first call (they never change).
+        self.const_bufs: list[Any] | None = None
 
 
 def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
@@ -308,8 +324,13 @@ def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
 
 
 def _execute(program: _Program, entry: Any, flat: list[Any], in_shardings: tuple) -> list[Array]:
-    bufs = []
-    for x, s in zip([*entry.consts, *flat], in_shardings, strict=True):
+    n_consts = len(entry.consts)
+    if program.const_bufs is None:
+        program.const_bufs = [
+            _laid_out(c, s) for c, s in zip(entry.consts, in_shardings[:n_consts], strict=True)
+        ]
+    bufs = list(program.const_bufs)
+    for x, s in zip(flat, in_shardings[n_consts:], strict=True):
         bufs.append(_laid_out(x, s))
     outs = program.spmd.run(bufs)
     return [

@@ -250,10 +250,16 @@ def check_jit_takes_shardings_from_arguments():
         (lambda a, b: np.tanh(a @ b), lambda a, b: jnp.tanh(a @ b), [(x, P("x", "y")), (w, P())]),
         (lambda a: a.T, lambda a: a.T, [(x, P("x", "y"))]),
     ]
+    # closed-over constants (replicated onto the mesh), Python scalars, NumPy arguments
+    cases += [
+        (lambda a: a * w.sum() + 1.5, lambda a: a * w.sum() + 1.5, [(x, P("x", "y"))]),
+        (lambda a: a @ np.asarray(w), lambda a: a @ jnp.asarray(w), [(x, P(None, "y"))]),
+    ]
     for f, jf, specs in cases:
         pairs = [_put(v, m, jm, s) for v, s in specs]
         out, jout = _both(mjcore.jit(f), jax.jit(jf), *pairs)
         _same_layout(out, jout)
+        _same_layout(mjcore.jit(f)(*[p[0] for p in pairs]), jout)  # the cached program
 
 
 def check_jit_in_and_out_shardings():
@@ -386,6 +392,48 @@ def check_vmap_of_sharded_programs():
         mjcore.jit(mjcore.vmap(lambda a: a.sum(axis=0)))(xs),
         jax.jit(jax.vmap(lambda a: a.sum(axis=0)))(jxs),
     )
+
+
+def check_mixed_arguments_and_donation():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.arange(64.0).reshape(8, 8)
+    a, ja = _put(x, m, jm, P("x"))
+    for f in (lambda a, b: a + b, lambda a, b: a @ b, lambda a, b: (a * b[0]).sum(axis=0)):
+        _same_layout(mjcore.jit(f)(a, x), jax.jit(f)(ja, x))  # a NumPy argument: replicated
+        _same_layout(mjcore.jit(f)(a, mjcore.device_put(x)), jax.jit(f)(ja, jax.device_put(x)))
+    out = mjcore.jit(lambda a, s: a * s + 2.0)(a, 3)
+    _same_layout(out, jax.jit(lambda a, s: a * s + 2.0)(ja, 3))
+    b = mjcore.device_put(x, NamedSharding(m, P("x")))
+    out = mjcore.jit(lambda v: v * 2, donate_argnums=0)(b)
+    assert b.is_deleted() and _spec(out.sharding) == ("x",)
+    onp.testing.assert_array_equal(onp.asarray(out), x * 2)
+    _raises(RuntimeError, "Array has been deleted", lambda: b + 1)
+
+
+def check_shape_dtype_struct_with_sharding():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    s = NamedSharding(m, P("x", "y"))
+    sds = mjcore.ShapeDtypeStruct((8, 4), onp.float32, sharding=s)
+    assert sds.sharding is s and sds != mjcore.ShapeDtypeStruct((8, 4), onp.float32)
+    text = mjcore.jit(lambda a: a * 2).lower(sds).as_text()
+    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    a = mjcore.device_put(onp.ones((8, 4)), s)
+    assert mjcore.ShapeDtypeStruct.like(a).sharding == s
+    assert mjcore.eval_shape(lambda v: v + 1, sds).shape == (8, 4)
+    _raises(
+        ValueError,
+        "dimension 0 should be divisible by 2",
+        mjcore.ShapeDtypeStruct,
+        (3, 4),
+        onp.float32,
+        sharding=s,
+    )
+    jtext = (
+        jax.jit(lambda a: a * 2)
+        .lower(jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=JNamed(jm, JP("x", "y"))))
+        .as_text()
+    )
+    assert "mhlo.sharding" in jtext or "sdy.sharding" in jtext
 
 
 def check_bad_jit_shardings():
