@@ -11,6 +11,7 @@ carrying data between them. Nothing of ours is on the wire.
 from __future__ import annotations
 
 import atexit
+import errno
 import socket
 import threading
 import time
@@ -75,6 +76,8 @@ def _check_port_free(bind_address: str) -> None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
             s.bind((host, port))
     except OSError as err:
+        if err.errno not in (errno.EADDRINUSE, errno.EACCES):
+            return  # (no IPv6 here, an unknown host, ...: gRPC may still manage; let it try)
         raise RuntimeError(
             f"mjcore.distributed.initialize: process 0 cannot start the coordinator on "
             f"{bind_address}: {err.strerror or err}. Choose a free port for "
@@ -149,6 +152,15 @@ def initialize(
       ValueError: for an id outside 0..num_processes-1 or a malformed address.
       TimeoutError: when no coordinator answers within `initialization_timeout` seconds.
     """
+    for name, value in (
+        ("initialization_timeout", initialization_timeout),
+        ("heartbeat_timeout_seconds", heartbeat_timeout_seconds),
+        ("shutdown_timeout_seconds", shutdown_timeout_seconds),
+    ):
+        if _check_int(name, value) < 1:
+            raise ValueError(
+                f"mjcore.distributed.initialize: {name} must be at least 1 (seconds), got {value}"
+            )
     num_processes = _check_int("num_processes", num_processes)
     process_id = _check_int("process_id", process_id)
     if num_processes < 1:

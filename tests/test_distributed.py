@@ -485,6 +485,8 @@ def test_initialize_after_the_first_operation_is_an_error():
         ({"process_id": 1.0}, TypeError, "process_id must be an int"),
         ({"coordinator_address": "localhost"}, ValueError, "must be 'host:port'"),
         ({"coordinator_address": 1234}, TypeError, "must be a 'host:port' string"),
+        ({"initialization_timeout": 0}, ValueError, "initialization_timeout must be at least 1"),
+        ({"heartbeat_timeout_seconds": 2.5}, TypeError, "heartbeat_timeout_seconds must be an"),
     ],
 )
 def test_initialize_bad_arguments(kwargs, error, match):
