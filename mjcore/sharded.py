@@ -91,6 +91,17 @@ class ShardedArray(Array):
     def devices(self) -> set[Device]:
         return self._sharding.device_set
 
+    def __repr__(self) -> str:
+        if self.is_fully_addressable or self.is_fully_replicated:
+            return super().__repr__()
+        # Other processes hold the rest of the value (`mjcore.distributed`): JAX's summary.
+        return f"Array(shape={self.aval.shape}, dtype={np.dtype(self.aval.dtype).name})"
+
+    def __str__(self) -> str:
+        if self.is_fully_addressable or self.is_fully_replicated:
+            return super().__str__()
+        return repr(self)
+
     def block_until_ready(self) -> ShardedArray:
         self._shards.block_until_ready()
         return self

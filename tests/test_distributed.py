@@ -58,6 +58,8 @@ _CASES = """
                  onp.asarray(s.data).tolist()] for s in x.addressable_shards)
             total = float(onp.asarray(fw.jit(lambda t: fnp.sum(t * t))(x)))
             found.append([list(x.shape), shards, total])
+        x = fw.make_array_from_process_local_data(NamedSharding(line, P("x")), grid[:4])
+        found.append([repr(x), str(x)])  # other processes hold the rest: a summary
         try:
             fw.make_array_from_process_local_data(NamedSharding(line, P("x")), grid[:3], (8, 8))
             found.append(None)
@@ -418,7 +420,8 @@ def test_global_arrays_match_jax_over_two_processes(runs, jax_runs):
     workers, _ = runs
     for pid, (ours, theirs) in enumerate(zip(workers, jax_runs, strict=True)):
         assert ours["devices"] == theirs["devices"]
-        assert len(ours["cases"]) == len(theirs["cases"]) == 12
+        assert len(ours["cases"]) == len(theirs["cases"]) == 13
+        assert ours["cases"][-2] == ["Array(shape=(8, 8), dtype=float32)"] * 2
         for k, (got, want) in enumerate(zip(ours["cases"], theirs["cases"], strict=True)):
             assert got == want, f"process {pid}, case {k}"
 
@@ -539,3 +542,10 @@ def test_example_trains_data_parallel_over_two_processes_with_one_devices_losses
     for ref, *others in rows:
         assert others == pytest.approx([ref, ref], rel=1e-5)
     assert lines[-1].endswith("-> same losses")
+
+
+def test_one_process_reports_itself():
+    assert mjcore.process_index() == 0 and mjcore.process_count() == 1
+    assert mjcore.local_devices(0) == mjcore.local_devices() == mjcore.devices()
+    with pytest.raises(ValueError, match=r"unknown process_index 1; the processes are 0 to 0"):
+        mjcore.local_devices(1)
