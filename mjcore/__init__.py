@@ -141,7 +141,7 @@ __all__ = [
 
 
 # JAX API modules real programs import (issue 23), also loaded on first use.
-_LAZY_JAX_API = ("example_libraries", "flatten_util", "distributed")
+_LAZY_JAX_API = ("example_libraries", "flatten_util", "distributed", "multihost_utils")
 __all__ += list(_LAZY_JAX_API)
 
 

@@ -60,6 +60,30 @@ _CASES = """
             found.append([list(x.shape), shards, total])
         x = fw.make_array_from_process_local_data(NamedSharding(line, P("x")), grid[:4])
         found.append([repr(x), str(x)])  # other processes hold the rest: a summary
+        # multihost_utils: gathers, a broadcast, a barrier, an equality check
+        def show(a):
+            return [onp.asarray(a).tolist(), str(onp.asarray(a).dtype)]
+        mine = onp.array([pid, 10 * pid], dtype=onp.int32)
+        found.append([
+            show(mh.process_allgather(mine)),
+            show(mh.process_allgather(mine, tiled=True)),
+            show(mh.process_allgather(onp.float32(pid) / 4)),
+            show(mh.process_allgather({"a": onp.ones((2, 2)) * pid})["a"]),
+            show(mh.process_allgather(x, tiled=True)),
+            show(mh.broadcast_one_to_all(onp.arange(3.0) + pid)),
+            show(mh.broadcast_one_to_all(onp.arange(3) + pid, is_source=pid == 1)),
+        ])
+        mh.sync_global_devices("cases")
+        try:
+            mh.assert_equal(onp.array([pid]), "processes differ")
+            found.append(None)
+        except AssertionError as err:
+            found.append(str(err).split(".")[0])
+        try:
+            mh.process_allgather(x)
+            found.append(None)
+        except ValueError as err:
+            found.append(type(err).__name__)
         try:
             fw.make_array_from_process_local_data(NamedSharding(line, P("x")), grid[:3], (8, 8))
             found.append(None)
@@ -213,6 +237,7 @@ _WORKER = (
         out["too_few_arrays"] = str(err)
 
     fw, fnp, Mesh = mjcore, mjnp, mjcore.sharding.Mesh
+    from mjcore import multihost_utils as mh
     out["cases"] = cases(pid)
 
     distributed.shutdown()
@@ -235,6 +260,7 @@ _JAX_WORKER = (
     jax.distributed.initialize(f"localhost:{port}", 2, pid, initialization_timeout=60)
     import jax.numpy as fnp
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.experimental import multihost_utils as mh
     fw, devices = jax, jax.devices()
 """
     + _CASES
@@ -420,8 +446,12 @@ def test_global_arrays_match_jax_over_two_processes(runs, jax_runs):
     workers, _ = runs
     for pid, (ours, theirs) in enumerate(zip(workers, jax_runs, strict=True)):
         assert ours["devices"] == theirs["devices"]
-        assert len(ours["cases"]) == len(theirs["cases"]) == 13
-        assert ours["cases"][-2] == ["Array(shape=(8, 8), dtype=float32)"] * 2
+        assert len(ours["cases"]) == len(theirs["cases"]) == 16
+        assert ours["cases"][11] == ["Array(shape=(8, 8), dtype=float32)"] * 2
+        gathered = ours["cases"][12]
+        assert gathered[0] == [[[0, 0], [1, 10]], "int32"]
+        assert gathered[5] == [[0.0, 1.0, 2.0], "float64"]
+        assert ours["cases"][13] == "processes differ"
         for k, (got, want) in enumerate(zip(ours["cases"], theirs["cases"], strict=True)):
             assert got == want, f"process {pid}, case {k}"
 
