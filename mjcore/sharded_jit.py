@@ -207,8 +207,16 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     explicit_in += [None] * (len(flat) - len(explicit_in))  # keyword arguments
     leaf_in: list[Sharding | None] = []
     for x, s in zip(flat, explicit_in, strict=True):
+        own = _layout_of(x)
         if s is None:
-            s = _layout_of(x)
+            s = own
+        elif own is not None and not own.is_equivalent_to(s, len(core.get_aval(x).shape)):
+            raise ValueError(
+                "Sharding passed to jit does not match the sharding on the respective arg. "
+                f"Got jit sharding: {s},\narg sharding: {own} for arg type: "
+                f"{core.get_aval(x).str_short()} (jit({fname})); pass the argument laid out "
+                "as in_shardings says (mjcore.device_put(x, sharding)), or drop in_shardings"
+            )
         leaf_in.append(None if isinstance(s, SingleDeviceSharding) else s)
     n_out = len(closed.out_avals)
     out_structure = tree_unflatten(entry.out_tree, list(range(n_out)))

@@ -67,6 +67,8 @@ def _ids_map(m):
 
 
 def check_devices():
+    assert mjcore.NamedSharding is NamedSharding and mjcore.P is P  # as jax.NamedSharding, jax.P
+    assert mjcore.sharding.Mesh is Mesh and mjcore.make_mesh is mjcore.sharding.make_mesh
     assert mjcore.device_count() == 8 and len(mjcore.devices()) == 8
     assert [d.id for d in mjcore.local_devices()] == list(range(8))
     assert mjcore.process_index() == 0 and mjcore.process_count() == 1
@@ -104,8 +106,21 @@ def check_named_sharding_layouts():
                 d.id for d in js.devices_indices_map(shape)
             ]
             assert {d.id for d in s.device_set} == {d.id for d in js.device_set}
+            assert s.is_equivalent_to(NamedSharding(m, P(*spec, None, None)), ndim + 2)
             mine = xc.HloSharding.from_string(s._hlo_sharding_text(ndim))
             assert mine == js._to_xla_hlo_sharding(ndim), (name, spec, str(mine))
+
+
+def check_equivalent_shardings():
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    one = Mesh(onp.array(mjcore.devices()[:1]).reshape(1, 1), ("x", "y"))
+    assert NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P("x", None)), 2)
+    assert not NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P("y")), 2)
+    assert not NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P(None, "x")), 2)
+    d0 = SingleDeviceSharding(mjcore.devices()[0])
+    assert NamedSharding(one, P("x", "y")).is_equivalent_to(d0, 2)
+    assert NamedSharding(m, P("x")) == NamedSharding(m, P("x", None))
+    assert hash(NamedSharding(m, P("x"))) == hash(NamedSharding(m, P("x", None)))
 
 
 def check_single_device_sharding():
@@ -186,6 +201,9 @@ def check_device_put_and_shards():
             _same_layout(a, ja)
             assert str(a) == str(x) and repr(a) == onp.array_repr(x)
             assert a.is_fully_replicated == ja.is_fully_replicated
+            assert a.device == a.sharding and {d.id for d in a.devices()} == {
+                d.id for d in ja.devices()
+            }
     a = mjcore.device_put(
         onp.int32(7) * onp.ones((4, 8), onp.int32),
         NamedSharding(mjcore.make_mesh((2, 4), ("x", "y")), P(None, "y")),
@@ -228,6 +246,11 @@ def check_eager_ops_on_sharded_arrays():
     g = mjcore.grad(lambda v: (np.sin(v) ** 2).sum())(a)
     onp.testing.assert_allclose(onp.asarray(g), 2 * onp.sin(x) * onp.cos(x), rtol=1e-14)
     assert float(a[1, 2]) == x[1, 2] and a.tolist() == x.tolist()
+    d0 = mjcore.devices()[0]
+    b = a.to_device(d0)
+    assert b.sharding == SingleDeviceSharding(d0) and b.tolist() == x.tolist()
+    c = mjcore.device_put(a, mjcore.devices()[2])
+    assert c.sharding.device_set == {mjcore.devices()[2]} and c.tolist() == x.tolist()
 
 
 def _both(fn_m, fn_j, *args_pairs):
@@ -445,6 +468,17 @@ def check_bad_jit_shardings():
     a = mjcore.device_put(onp.ones(8), NamedSharding(m, P("x")))
     b = mjcore.device_put(onp.ones(8), NamedSharding(m2, P("x")))
     _raises(ValueError, "incompatible devices", mjcore.jit(lambda a, b: a + b), a, b)
+    msg = _raises(
+        ValueError,
+        "does not match the sharding on the respective arg",
+        mjcore.jit(lambda v: v * 2, in_shardings=NamedSharding(m, P("y"))),
+        a,
+    )
+    assert "PartitionSpec('y',)" in msg and "PartitionSpec('x',)" in msg
+    # an equivalent layout is accepted
+    a2 = mjcore.device_put(onp.ones((8, 4)), NamedSharding(m, P("x")))
+    out = mjcore.jit(lambda v: v * 2, in_shardings=NamedSharding(m, P("x", None)))(a2)
+    assert _spec(out.sharding) == ("x",)
     _raises(TypeError, "wrap a PartitionSpec", mjcore.jit, lambda a: a, in_shardings=P("x"))
 
 

@@ -26,7 +26,6 @@ Executable = Any
 Device = Any
 
 _lock = threading.Lock()
-_registry = Registry(lambda: config.read("jax_platforms"))
 
 
 def _cpu_device_count_from_env() -> int | None:
@@ -46,7 +45,9 @@ def _cpu_device_count_from_env() -> int | None:
     return None
 
 
-_registry.cpu_devices = _cpu_device_count_from_env()
+_registry = Registry(
+    lambda: config.read("jax_platforms"), read_cpu_devices=_cpu_device_count_from_env
+)
 # The default device, once the backends are started (None until then).
 _device: Any = None
 # `mjcore.default_device(d)`: a per-thread override of the default device.
