@@ -10,6 +10,7 @@ buffers. See docs/eager.md.
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -545,12 +546,16 @@ def local_devices(process_index: int | None = None, backend: str | None = None) 
     if process_index is None:
         return _backend_module.devices(backend)
     count = process_count(backend)
-    if not isinstance(process_index, int) or not 0 <= process_index < count:
+    try:
+        index = operator.index(process_index)
+    except TypeError:
+        index = -1
+    if not 0 <= index < count:
         raise ValueError(
             f"mjcore.local_devices: unknown process_index {process_index!r}; the processes "
             f"are 0 to {count - 1}"
         )
-    return [d for d in devices(backend) if d.process_index == process_index]
+    return [d for d in devices(backend) if d.process_index == index]
 
 
 def process_index(backend: str | None = None) -> int:
