@@ -8,6 +8,7 @@ start backends are fresh ones: this test process has long started its own.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -319,53 +320,78 @@ def _start(script: str, *args: object) -> subprocess.Popen:
     )
 
 
-def _result(proc: subprocess.Popen) -> dict:
+def _finish(proc: subprocess.Popen) -> dict:
+    """What a subprocess printed, once it ends (killed past TIMEOUT)."""
     try:
         stdout, stderr = proc.communicate(timeout=TIMEOUT)
+        timed_out = False
     except subprocess.TimeoutExpired:
         proc.kill()
         stdout, stderr = proc.communicate()
-        pytest.fail(f"a process ran past {TIMEOUT} s:\n{stdout}\n{stderr[-3000:]}")
-    lines = [ln for ln in stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, f"rc={proc.returncode}\n{stdout}\n{stderr[-3000:]}"
-    return json.loads(lines[-1].removeprefix("RESULT "))
+        timed_out = True
+    return {"rc": proc.returncode, "out": stdout, "err": stderr[-3000:], "timed_out": timed_out}
 
 
-@pytest.fixture(scope="module")
-def started() -> dict[str, list[subprocess.Popen]]:
+def _run_all() -> dict[str, list[dict]]:
     """Every subprocess of this module, started together so that their waits overlap: the
     two mjcore processes, the two JAX ones (the oracle), the orphan and the example."""
     port, jax_port, dead_port = _free_port(), _free_port(), _free_port()
-    out = {"mjcore": [_start(_WORKER, pid, port) for pid in (1, 0)]}  # coordinator last
-    out["orphan"] = [_start(_ORPHAN, dead_port)]
+    procs = {"mjcore": [_start(_WORKER, pid, port) for pid in (1, 0)]}  # coordinator last
+    procs["orphan"] = [_start(_ORPHAN, dead_port)]
     path = ROOT / "examples" / "data_parallel_processes.py"
-    out["example"] = [_start(f"import runpy; runpy.run_path({str(path)!r}, run_name='__main__')")]
+    procs["example"] = [_start(f"import runpy; runpy.run_path({str(path)!r}, run_name='__main__')")]
     if importlib.util.find_spec("jax") is not None:
-        out["jax"] = [_start(_JAX_WORKER, pid, jax_port) for pid in (1, 0)]
-    yield out
-    for procs in out.values():
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
+        procs["jax"] = [_start(_JAX_WORKER, pid, jax_port) for pid in (1, 0)]
+    try:
+        return {k: [_finish(p) for p in ps] for k, ps in procs.items()}
+    finally:
+        for ps in procs.values():
+            for p in ps:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
 
 
-@pytest.fixture(scope="module")
-def runs(started) -> tuple[list[dict], dict]:
-    results = [_result(p) for p in started["mjcore"]]
-    return results[::-1], _result(started["orphan"][0])
+@pytest.fixture(scope="session")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
+    """`_run_all()`'s results, made once per test session: under pytest-xdist the first
+    worker to ask runs the subprocesses, the others wait for its results (a file lock in the
+    directory the workers share)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # one process: nothing to share
+        return _run_all()
+    shared = tmp_path_factory.getbasetemp().parent  # this session's, common to its workers
+    path = shared / "test_distributed_outcomes.json"
+    with open(shared / "test_distributed_outcomes.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            path.write_text(json.dumps(_run_all()))
+        return json.loads(path.read_text())  # type: ignore[no-any-return]
 
 
-@pytest.fixture(scope="module")
-def jax_runs(started) -> list[dict]:
-    if "jax" not in started:
+def _result(done: dict) -> dict:
+    if done["timed_out"]:
+        pytest.fail(f"a process ran past {TIMEOUT} s:\n{done['out']}\n{done['err']}")
+    lines = [ln for ln in done["out"].splitlines() if ln.startswith("RESULT ")]
+    assert done["rc"] == 0 and lines, f"rc={done['rc']}\n{done['out']}\n{done['err']}"
+    return json.loads(lines[-1].removeprefix("RESULT "))  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def runs(outcomes) -> tuple[list[dict], dict]:
+    results = [_result(d) for d in outcomes["mjcore"]]
+    return results[::-1], _result(outcomes["orphan"][0])
+
+
+@pytest.fixture
+def jax_runs(outcomes) -> list[dict]:
+    if "jax" not in outcomes:
         pytest.skip("jax (the oracle) is not installed")
-    return [_result(p) for p in started["jax"]][::-1]
+    return [_result(d) for d in outcomes["jax"]][::-1]
 
 
-@pytest.fixture(scope="module")
-def example(started) -> subprocess.Popen:
-    return started["example"][0]
+@pytest.fixture
+def example(outcomes) -> dict:
+    return outcomes["example"][0]  # type: ignore[no-any-return]
 
 
 def test_two_processes_form_one_four_device_system(runs):
@@ -559,13 +585,9 @@ def test_global_arrays_in_one_process():
 
 
 def test_example_trains_data_parallel_over_two_processes_with_one_devices_losses(example):
-    try:
-        stdout, stderr = example.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        example.kill()
-        pytest.fail(f"examples/data_parallel_processes.py ran past {TIMEOUT} s")
-    assert example.returncode == 0, f"{stdout}\n{stderr[-3000:]}"
-    lines = stdout.splitlines()
+    assert not example["timed_out"], f"examples/data_parallel_processes.py ran past {TIMEOUT} s"
+    assert example["rc"] == 0, f"{example['out']}\n{example['err']}"
+    lines = example["out"].splitlines()
     assert lines[0].split() == ["step", "one", "device", "process", "0", "process", "1"]
     rows = [[float(v) for v in ln.split()[1:]] for ln in lines[1:9]]
     assert len(rows) == 8 and rows[-1][0] < rows[0][0]  # it trains
