@@ -383,3 +383,30 @@ __all__ += [
     "padtype_to_pads",
     "reduce_window_shape_tuple",
 ]
+
+# Collectives over named axes (issue 22).
+from mjcore.lax.parallel import (  # noqa: E402
+    all_gather,
+    all_to_all,
+    axis_index,
+    axis_size,
+    pmax,
+    pmean,
+    pmin,
+    ppermute,
+    psum,
+    psum_scatter,
+)
+
+__all__ += [
+    "all_gather",
+    "all_to_all",
+    "axis_index",
+    "axis_size",
+    "pmax",
+    "pmean",
+    "pmin",
+    "ppermute",
+    "psum",
+    "psum_scatter",
+]
