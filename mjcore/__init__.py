@@ -4,7 +4,7 @@ The system of JAX's "Autodidax: JAX core from scratch", grown into a library.
 """
 
 from mjcore import dispatch as _dispatch  # noqa: F401  (installs eager XLA execution)
-from mjcore import lax, tree, tree_util
+from mjcore import lax, sharding, tree, tree_util
 from mjcore.ad import UndefinedPrimal, is_undefined_primal
 from mjcore.api import (
     ShapeDtypeStruct,
@@ -56,6 +56,8 @@ from mjcore.errors import (
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
+from mjcore.sharded import make_array_from_callback
+from mjcore.sharding import make_mesh
 
 __all__ = [
     "Array",
@@ -107,7 +109,9 @@ __all__ = [
     "local_device_count",
     "local_devices",
     "lower_fun",
+    "make_array_from_callback",
     "make_jaxpr",
+    "make_mesh",
     "named_call",
     "nn",
     "process_count",
@@ -117,6 +121,7 @@ __all__ = [
     "remat",
     "scan",
     "scipy",
+    "sharding",
     "switch",
     "tree",
     "tree_util",

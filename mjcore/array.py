@@ -186,6 +186,21 @@ class Array:
         out = memo[id(self)] = self.__copy__()
         return out
 
+    # -- devices (mjcore.sharded: Arrays made of shards override these) ----------------------
+    @property
+    def sharding(self) -> Any:
+        """The layout over devices: here the whole array on one device."""
+        from mjcore.sharded import array_sharding
+
+        return array_sharding(self)
+
+    @property
+    def addressable_shards(self) -> list[Any]:
+        """The per-device parts (`.data`, `.index`, `.device`): here one, the whole array."""
+        from mjcore.sharded import array_shards
+
+        return array_shards(self)
+
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
     return array_from_numpy(value, weak_type)

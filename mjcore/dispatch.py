@@ -22,6 +22,7 @@ from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_primitive
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.errors import MissingRuleError
+from mjcore.sharding import Sharding
 
 # (primitive, input avals, params) -> (program, output avals); emptied when full, so that eager
 # calls on ever new shapes (which go to XLA only when large) hold a bounded number of programs
@@ -105,7 +106,12 @@ def to_buffer(x: Any) -> tuple[Any, ShapedArray]:
 def device_put(x: Any, device: Any = None) -> Array:
     """Put an array-like value on `device` (None: the default device) as an Array. An Array
     already committed there is returned as it is; otherwise it is copied there and committed
-    (operations with it run on that device)."""
+    (operations with it run on that device). `device` may be a `mjcore.sharding.Sharding`:
+    the result is then laid out over its devices (`mjcore.sharded`)."""
+    if isinstance(device, Sharding):
+        from mjcore.sharded import device_put_sharded
+
+        return device_put_sharded(x, device)
     if device is None:
         if isinstance(x, Array):
             return x

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from mjcore import core
+from mjcore import sharding as _sharding
 from mjcore.ad import Zero, jvp_flat, zeros_like_aval
 from mjcore.array import Array, avals_and_buffers, new_object, wrap_buffer
 from mjcore.backend import client as backend
@@ -95,6 +96,12 @@ def compile_closed_jaxpr(closed: ClosedJaxpr, name: str) -> _Executable:
 
 @pjit_p.def_impl
 def _pjit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[Array]:
+    if _sharding.in_use:
+        from mjcore import sharded_jit
+
+        outs = sharded_jit.run_closed(jaxpr, name, list(args))
+        if outs is not None:
+            return outs
     exe = compile_closed_jaxpr(jaxpr, name)
     return exe([to_buffer(x)[0] for x in args])
 
@@ -319,6 +326,8 @@ class JittedFunction:
             {} if self._flat_calls is not None else None
         )
         self._cache_size = cache_size
+        self._in_shardings: Any = None
+        self._out_shardings: Any = None
         self._lock = threading.RLock()
         self.trace_count = 0
         self.compile_count = 0
@@ -467,6 +476,13 @@ class JittedFunction:
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _sharding.in_use and core._state.eager and not core._state.jit_disabled:
+            # Shardings exist in this process: the call may be partitioned over a mesh.
+            from mjcore import sharded_jit
+
+            out = sharded_jit.call(self, args, kwargs)
+            if out is not sharded_jit.UNSHARDED:
+                return out
         simple = self._simple
         if simple is not None and not kwargs:
             # Fastest path: Array arguments, one output, no constants, no transformation.
@@ -522,6 +538,13 @@ class JittedFunction:
         if core._state.jit_disabled:  # `disable_jit()` turns the fast paths above off too
             return self._fun(*args, **kwargs)
         entry, flat = self._entry_for(args, kwargs)
+        if _sharding.in_use and core._state.eager:
+            # (tracing may have just constrained the first sharding of the process)
+            from mjcore import sharded_jit
+
+            out = sharded_jit.call(self, args, kwargs)
+            if out is not sharded_jit.UNSHARDED:
+                return out
         if entry.eager_ok and core._state.eager:
             # Eager fast path: straight to the executable, no bind.
             exe = entry._exe or self._executable(entry)
@@ -537,6 +560,13 @@ class JittedFunction:
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace (if needed) and lower for these arguments; `.as_text()` gives StableHLO."""
+        self._entry_for(args, kwargs)  # (tracing may constrain the first sharding)
+        if _sharding.in_use:
+            from mjcore import sharded_jit
+
+            lowered = sharded_jit.lower(self, args, kwargs)
+            if lowered is not None:
+                return lowered  # type: ignore[no-any-return]
         entry, _ = self._entry_for(args, kwargs)
         return Lowered(self, entry)
 
@@ -728,6 +758,8 @@ def jit(
     static_argnames: str | Sequence[str] = (),
     donate_argnums: int | Sequence[int] = (),
     cache_size: int = DEFAULT_CACHE_SIZE,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Any:
     """Compile `fun` with XLA, as JAX's `jit`.
 
@@ -747,6 +779,11 @@ def jit(
         transformation (or inside another jit) the arguments are left alone. 0-d arrays are
         never donated.
       cache_size: how many signatures to keep compiled (least recently used are evicted).
+      in_shardings / out_shardings: the layout over devices (`mjcore.sharding`) of the
+        arguments / outputs: a Sharding for all, or a tuple with one per positional argument
+        / output (None: taken from the argument, or chosen by XLA for an output). The program
+        is then partitioned over the mesh by XLA (`mjcore.sharded_jit`); so it is when an
+        argument is an Array made of shards or the function constrains a sharding.
 
     Python control flow on traced values raises `ConcretizationTypeError`; use static
     arguments or `mjcore.cond`-style primitives instead.
@@ -760,7 +797,15 @@ def jit(
     def wrap(f: Callable[..., Any]) -> JittedFunction:
         if not callable(f):
             raise TypeError(f"jit: expected a callable, got {type(f).__name__}")
-        return JittedFunction(f, nums, names, donate, cache_size)
+        jitted = JittedFunction(f, nums, names, donate, cache_size)
+        if in_shardings is not None or out_shardings is not None:
+            from mjcore import sharded_jit
+
+            sharded_jit.check_shardings(jitted._name, "in_shardings", in_shardings)
+            sharded_jit.check_shardings(jitted._name, "out_shardings", out_shardings)
+            jitted._in_shardings, jitted._out_shardings = in_shardings, out_shardings
+            _sharding.in_use = True
+        return jitted
 
     return wrap if fun is None else wrap(fun)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -26,6 +27,26 @@ Device = Any
 
 _lock = threading.Lock()
 _registry = Registry(lambda: config.read("jax_platforms"))
+
+
+def _cpu_device_count_from_env() -> int | None:
+    """`MJCORE_NUM_CPU_DEVICES` (or JAX's `JAX_NUM_CPU_DEVICES`): the CPU client's device
+    count; None leaves it to XLA, which reads `--xla_force_host_platform_device_count` from
+    `XLA_FLAGS` itself.
+
+    Raises:
+      ValueError: for a value that is not a positive integer.
+    """
+    for name in ("MJCORE_NUM_CPU_DEVICES", "JAX_NUM_CPU_DEVICES"):
+        text = os.environ.get(name, "").strip()
+        if text:
+            if not text.isdigit() or int(text) < 1:
+                raise ValueError(f"mjcore: {name}={text!r} must be a positive integer")
+            return int(text)
+    return None
+
+
+_registry.cpu_devices = _cpu_device_count_from_env()
 # The default device, once the backends are started (None until then).
 _device: Any = None
 # `mjcore.default_device(d)`: a per-thread override of the default device.
@@ -145,6 +166,7 @@ def _release_client() -> None:
     _device = None  # (a later use starts the backends again)
     _put_targets.clear()
     _sharding_cache.clear()
+    _jaxlib_shardings.clear()
     _registry.reset()
     gc.collect()
 
@@ -631,3 +653,150 @@ def deleted_error(buf: Buffer) -> RuntimeError:
 
 
 RuntimeError_ = compat.JaxRuntimeError
+
+
+# --- several devices: SPMD programs and arrays made of shards -------------------------------
+
+
+class _JaxlibSharding(compat.GSPMDSharding):
+    """The jaxlib sharding a multi-device buffer carries (devices + HLO sharding, for one
+    rank), with the methods jaxlib calls on it (JAX adds them in Python); `.mj` is the mjcore
+    sharding (`mjcore.sharding`) it was made from."""
+
+    @property
+    def memory_kind(self) -> str | None:
+        return self._memory_kind  # type: ignore[no-any-return]
+
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> Any:
+        return self._hlo_sharding
+
+
+_jaxlib_shardings: dict[tuple[Any, int], _JaxlibSharding] = {}
+
+
+def jaxlib_sharding(s: Any, ndim: int) -> _JaxlibSharding:
+    """The jaxlib sharding of mjcore sharding `s` for arrays of rank `ndim` (cached)."""
+    key = (s, ndim)
+    out = _jaxlib_shardings.get(key)
+    if out is None:
+        hlo = compat.HloSharding.from_string(s._hlo_sharding_text(ndim))
+        out = _JaxlibSharding(tuple(s._device_assignment), hlo)
+        out.mj = s
+        if len(_jaxlib_shardings) >= 1024:  # bounded: shardings are few in real programs
+            _jaxlib_shardings.clear()
+        _jaxlib_shardings[key] = out
+    return out
+
+
+def put_sharded(value: np.ndarray, s: Any, aval: Any) -> Buffer:
+    """A multi-device buffer holding `value` laid out as sharding `s` says: each device gets
+    a copy of its slice (replicated slices are copied to each of their devices)."""
+    index = s.devices_indices_map(value.shape)
+    shards = [device_put(np.ascontiguousarray(value[index[d]]), d) for d in s._device_assignment]
+    return compat.assemble_array(aval, jaxlib_sharding(s, value.ndim), shards)
+
+
+def assemble(aval: Any, s: Any, shards: list[Buffer]) -> Buffer:
+    """A multi-device buffer from single-device `shards`, one per device of `s` in its device
+    order (each already holding that device's slice)."""
+    return compat.assemble_array(aval, jaxlib_sharding(s, len(aval.shape)), shards)
+
+
+def shards_of(buf: Buffer) -> list[Buffer]:
+    """The single-device buffers of a multi-device buffer, in its sharding's device order."""
+    return list(buf._arrays)
+
+
+def gather_to_numpy(buf: Buffer, s: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """The whole value of a multi-device buffer, assembled on the host from its shards (each
+    index written once; replicas are skipped)."""
+    out = np.empty(shape, dtype)
+    index = s.devices_indices_map(shape)
+    done: set[Any] = set()
+    for dev, shard in zip(s._device_assignment, shards_of(buf), strict=True):
+        idx = index[dev]
+        key = tuple((sl.start, sl.stop) for sl in idx)
+        if key not in done:
+            done.add(key)
+            out[idx] = to_numpy(shard)
+    out.flags.writeable = False
+    return out
+
+
+def compile_spmd(
+    module_text: str, devices: tuple[Device, ...], propagate_outputs: Sequence[bool]
+) -> Executable:
+    """Compile a StableHLO module whose arguments and results carry `mhlo.sharding`
+    attributes for `devices` (logical device i of those attributes is `devices[i]`),
+    partitioned by XLA's SPMD partitioner; XLA picks output i's sharding where
+    `propagate_outputs[i]`."""
+    global _compiles_since_clear
+    b = backend_of(devices[0])
+    _compiles_since_clear += 1
+    if _over_budget() and _clearing.acquire(blocking=False):
+        try:
+            clear_caches()
+            gc.collect()
+        finally:
+            _clearing.release()
+    opts = compat.spmd_compile_options(tuple(d.id for d in devices), list(propagate_outputs))
+    try:
+        exe = compat.compile_spmd(b.client, module_text, tuple(devices), opts)
+    except compat.JaxRuntimeError as err:
+        raise RuntimeError(
+            "mjcore internal error: XLA rejected a lowered SPMD module. Please report it with "
+            f"this module:\n{module_text}"
+        ) from err
+    for hook in compile_hooks:
+        hook(module_text)
+    return exe
+
+
+class SpmdProgram:
+    """A module compiled for several devices; runs on multi-device buffers (one per
+    argument, each laid out as the module's argument sharding says) and returns
+    multi-device buffers laid out as `out_shardings` (the mjcore shardings of the outputs,
+    read back from the executable where XLA chose them)."""
+
+    __slots__ = ("executable", "text", "devices", "out_shardings", "handlers")
+
+    def __init__(
+        self,
+        module_text: str,
+        devices: tuple[Device, ...],
+        out_avals: Sequence[Any],
+        out_shardings: Sequence[Any | None],
+        to_mj_sharding: Callable[[Any, int], Any],
+    ):
+        self.text = module_text
+        self.devices = devices
+        propagate = [s is None for s in out_shardings]
+        self.executable = compile_spmd(module_text, devices, propagate)
+        chosen = compat.output_hlo_shardings(self.executable)
+        shardings = []
+        for i, (s, aval) in enumerate(zip(out_shardings, out_avals, strict=True)):
+            if s is None:
+                s = to_mj_sharding(chosen[i], len(aval.shape))
+            shardings.append(s)
+        self.out_shardings = shardings
+        self.handlers = [
+            compat.result_handler(a, jaxlib_sharding(s, len(a.shape)), True)
+            for a, s in zip(out_avals, shardings, strict=True)
+        ]
+
+    def run(self, buffers: list[Buffer]) -> list[Buffer]:
+        """Execute on multi-device buffers; outputs stay on the devices."""
+        try:
+            return self.executable.execute_sharded(buffers).consume_with_handlers(  # type: ignore[no-any-return]
+                self.handlers
+            )
+        except compat.JaxRuntimeError as err:
+            for buf in buffers:
+                if buf.is_deleted():
+                    raise deleted_error(buf) from err
+            raise
+
+
+def hlo_sharding_equals(text: str, hlo: Any) -> bool:
+    """Whether the HLO sharding text `text` is the sharding `hlo` (as XLA reports it)."""
+    return bool(compat.HloSharding.from_string(text) == hlo)

@@ -270,3 +270,47 @@ def signature_text(fn: Any) -> str:
         return str(inspect.signature(fn))
     except (TypeError, ValueError):
         return (fn.__doc__ or "").split("\n")[0]
+
+
+# --- several devices (SPMD programs, arrays made of shards) ---------------------------------
+
+GSPMDSharding = xla.GSPMDSharding
+
+
+def spmd_compile_options(device_ids: tuple[int, ...], propagate_outputs: list[bool]) -> Any:
+    """Options for one program partitioned over the devices `device_ids` (logical device i
+    is `device_ids[i]`) by XLA's SPMD partitioner, reading the `mhlo.sharding` attributes
+    (GSPMD, not Shardy). `propagate_outputs[i]`: XLA chooses output i's sharding."""
+    import numpy as np
+
+    opts = CompileOptions()
+    build = opts.executable_build_options
+    build.num_replicas = 1
+    build.num_partitions = len(device_ids)
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = False
+    build.allow_spmd_sharding_propagation_to_output = list(propagate_outputs)
+    assignment = np.array([list(device_ids)], dtype=np.int64)  # (replicas, partitions)
+    build.device_assignment = xc.DeviceAssignment.create(assignment)
+    opts.num_replicas = 1
+    opts.num_partitions = len(device_ids)
+    return opts
+
+
+def compile_spmd(client: Any, module_text: str, devices: tuple[Any, ...], opts: Any) -> Any:
+    """Compile a StableHLO module for several devices (one partition each)."""
+    return client.compile_and_load(module_text, DeviceList(tuple(devices)), opts)
+
+
+def output_hlo_shardings(executable: Any) -> list[Any]:
+    """The HLO sharding XLA chose for each output of a compiled SPMD program."""
+    out = []
+    for s in executable.get_output_shardings() or []:
+        out.append(s if isinstance(s, HloSharding) else HloSharding.from_proto(s))
+    return out
+
+
+def assemble_array(aval: Any, sharding: Any, shards: list[Any]) -> Any:
+    """jaxlib's multi-device array over single-device `shards` (committed), which must be in
+    the order of `sharding`'s devices; jaxlib's Python-level checks (JAX's) are skipped."""
+    return xla.ArrayImpl(aval, sharding, shards, True, True)

@@ -197,6 +197,7 @@ class ModuleBuilder:
         *,
         public: bool = False,
         arg_attrs: Sequence[str | None] | None = None,
+        result_attrs: Sequence[str | None] | None = None,
     ) -> list[ShapedArray]:
         """Add `func.func @name`; `build(builder, args)` returns the output values.
 
@@ -209,6 +210,12 @@ class ModuleBuilder:
         outs = list(build(fb, args))
         out_types = ", ".join(tensor_type(v.aval) for v in outs)
         names = ", ".join(v.name for v in outs)
+        out_header = out_types
+        if result_attrs is not None and any(result_attrs):  # e.g. `mhlo.sharding = "..."`
+            out_header = ", ".join(
+                tensor_type(v.aval) + (f" {{{a}}}" if a else "")
+                for v, a in zip(outs, result_attrs, strict=True)
+            )
         fb.lines.append(f'{fb.indent}"func.return"({names}) : ({out_types}) -> ()')
         attrs = arg_attrs if arg_attrs is not None else [None] * len(args)
         header = ", ".join(
@@ -217,7 +224,7 @@ class ModuleBuilder:
         )
         vis = "public" if public else "private"
         self.functions.append(
-            f"  func.func {vis} @{name}({header}) -> ({out_types}) {{\n"
+            f"  func.func {vis} @{name}({header}) -> ({out_header}) {{\n"
             + "\n".join(fb.lines)
             + "\n  }"
         )

@@ -152,11 +152,19 @@ def lower_fun(fun: Callable[..., Any], multiple_results: bool | None = None) -> 
     return rule
 
 
-def lower_jaxpr(jaxpr: Any, name: str = "jit", donated: Sequence[bool] = ()) -> LoweredModule:
+def lower_jaxpr(
+    jaxpr: Any,
+    name: str = "jit",
+    donated: Sequence[bool] = (),
+    arg_shardings: Sequence[str | None] | None = None,
+    out_shardings: Sequence[str | None] | None = None,
+) -> LoweredModule:
     """A module whose `main` computes a jaxpr with no constvars (consts are arguments).
 
     Arguments flagged in `donated` are marked so that XLA may reuse their buffers for outputs
     (see `donation_plan`); PJRT then deletes those input buffers when the module runs.
+    `arg_shardings` / `out_shardings` give arguments / results an `mhlo.sharding` attribute
+    (an HLO sharding text; None: none) for XLA's SPMD partitioner (`mjcore.sharded_jit`).
     """
     assert not jaxpr.constvars, "hoist constvars into invars before lowering"
     module = ModuleBuilder(_module_name(name))
@@ -169,8 +177,23 @@ def lower_jaxpr(jaxpr: Any, name: str = "jit", donated: Sequence[bool] = ()) -> 
     if any(donated):
         out_avals = [x.aval for x in jaxpr.outs]
         arg_attrs = donation_plan(in_avals, out_avals, donated).arg_attrs()
-    module.add_function("main", in_avals, build, public=True, arg_attrs=arg_attrs)
+    result_attrs = None
+    if arg_shardings is not None:
+        attrs = arg_attrs or [None] * len(in_avals)
+        arg_attrs = [_with_sharding(a, t) for a, t in zip(attrs, arg_shardings, strict=True)]
+    if out_shardings is not None:
+        result_attrs = [_with_sharding(None, t) for t in out_shardings]
+    module.add_function(
+        "main", in_avals, build, public=True, arg_attrs=arg_attrs, result_attrs=result_attrs
+    )
     return _finish(module)
+
+
+def _with_sharding(attrs: str | None, sharding: str | None) -> str | None:
+    if sharding is None:
+        return attrs
+    text = f'mhlo.sharding = "{sharding}"'
+    return text if attrs is None else f"{attrs}, {text}"
 
 
 class DonationPlan(NamedTuple):

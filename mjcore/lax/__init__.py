@@ -410,3 +410,8 @@ __all__ += [
     "psum",
     "psum_scatter",
 ]
+
+# Sharding (issue 22).
+from mjcore.lax.sharding import with_sharding_constraint  # noqa: E402
+
+__all__ += ["with_sharding_constraint"]

@@ -1,0 +1,365 @@
+"""Sharded jit: one program partitioned over a mesh's devices by XLA's SPMD partitioner.
+
+`jit` calls come here (`call`) once shardings are in use (`mjcore.sharding.in_use`): when
+the jitted function was given `in_shardings`/`out_shardings`, an argument is an Array made
+of shards, or the traced program constrains a sharding. We lower the same jaxpr as for one
+device, with an `mhlo.sharding` attribute on each argument (its layout) and on each result
+that has a requested layout; XLA partitions the program, inserts the communication, and
+chooses the layout of the other results, which we read back from the executable and name as
+a `NamedSharding` over the mesh. Arguments that are not laid out on the mesh (ordinary
+single-device Arrays, Python scalars, the function's constants) are replicated onto it.
+
+See docs/sharding.md.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from mjcore import core
+from mjcore.array import Array
+from mjcore.backend import client as backend
+from mjcore.backend.lowering import lower_jaxpr
+from mjcore.jaxpr import ClosedJaxpr
+from mjcore.lax.sharding import constraint_shardings, has_sharding_constraint
+from mjcore.sharded import ShardedArray, device_put_sharded
+from mjcore.sharding import (
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    named_sharding_candidates,
+)
+from mjcore.tree_util import tree_flatten, tree_unflatten
+
+UNSHARDED = object()  # `call`'s answer when the call is an ordinary one-device call
+
+# Per traced jaxpr: whether it constrains shardings, and its programs by layout.
+_constrained: weakref.WeakKeyDictionary[ClosedJaxpr, bool] = weakref.WeakKeyDictionary()
+_programs: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_PROGRAMS_PER_JAXPR = 32
+
+
+def _has_constraint(closed: ClosedJaxpr) -> bool:
+    out = _constrained.get(closed)
+    if out is None:
+        out = _constrained[closed] = has_sharding_constraint(closed.jaxpr)
+    return out
+
+
+def check_shardings(fname: str, which: str, shardings: Any) -> None:
+    """Raise TypeError unless `shardings` is None, a Sharding, or a pytree of those."""
+    leaves, _ = tree_flatten(shardings, is_leaf=lambda s: s is None or isinstance(s, Sharding))
+    for s in leaves:
+        if s is not None and not isinstance(s, Sharding):
+            hint = (
+                " (wrap a PartitionSpec as NamedSharding(mesh, spec))"
+                if isinstance(s, PartitionSpec)
+                else ""
+            )
+            raise TypeError(
+                f"jit({fname}): {which} must be Sharding objects (or None), got "
+                f"{type(s).__name__}{hint}"
+            )
+
+
+def _per_leaf(spec: Any, tree_children: list[int], what: str, fname: str) -> list[Any]:
+    """Broadcast `spec` (None, a Sharding, or a tuple with one entry per child, each a
+    Sharding/None or a pytree of them) over the leaves; `tree_children[i]` counts child i's
+    leaves."""
+    n = sum(tree_children)
+    if spec is None or isinstance(spec, Sharding):
+        return [spec] * n
+    if isinstance(spec, tuple | list) and len(spec) == len(tree_children):
+        out: list[Any] = []
+        for sub, count in zip(spec, tree_children, strict=True):
+            if sub is None or isinstance(sub, Sharding):
+                out += [sub] * count
+            else:
+                leaves, _ = tree_flatten(sub, is_leaf=lambda s: s is None)
+                if len(leaves) != count:
+                    raise ValueError(
+                        f"jit({fname}): {what} entry {sub!r} has {len(leaves)} shardings for "
+                        f"an argument of {count} arrays"
+                    )
+                out += leaves
+        return out
+    raise ValueError(
+        f"jit({fname}): {what} must be a Sharding, None, or a tuple with one entry per "
+        f"{'argument' if what == 'in_shardings' else 'output'} ({len(tree_children)}); got "
+        f"{spec!r}"
+    )
+
+
+def _mesh_of(fname: str, shardings: list[Sharding]) -> Mesh:
+    """The mesh every multi-device sharding is over (its devices in one order).
+
+    Raises:
+      ValueError: for shardings over different devices (JAX's "incompatible devices")."""
+    mesh = None
+    for s in shardings:
+        if isinstance(s, NamedSharding):
+            if mesh is None:
+                mesh = s.mesh
+            elif s.mesh._flat_devices != mesh._flat_devices:
+                raise ValueError(
+                    f"Received incompatible devices for jitted computation jit({fname}): "
+                    f"{s} is over device ids {[d.id for d in s.mesh._flat_devices]} but "
+                    f"{mesh} is over {[d.id for d in mesh._flat_devices]}; put every array on "
+                    "one mesh (mjcore.device_put(x, NamedSharding(mesh, spec)))"
+                )
+    assert mesh is not None
+    return mesh
+
+
+def call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run a jitted function partitioned over a mesh, or UNSHARDED when nothing about the
+    call is sharded (the caller then runs it on one device)."""
+    explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
+    if not explicit and not any(
+        isinstance(x, ShardedArray) for x in tree_flatten((args, kwargs))[0]
+    ):
+        entry, flat = jitted._entry_for(args, kwargs)
+        if not entry.eager_ok or not _has_constraint(entry.closed):
+            return UNSHARDED
+    else:
+        entry, flat = jitted._entry_for(args, kwargs)
+        if not entry.eager_ok:
+            return UNSHARDED
+    program, in_shardings, out_shardings = _program_for(jitted, entry, args, kwargs, flat)
+    return tree_unflatten(entry.out_tree, _execute(program, entry, flat, in_shardings))
+
+
+def lower(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The sharded `Lowered` of a call, or None when the call is not sharded."""
+    explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
+    entry, flat = jitted._entry_for(args, kwargs)
+    sharded_args = any(isinstance(x, ShardedArray) for x in flat)
+    if not (explicit or sharded_args or _has_constraint(entry.closed)) or not entry.eager_ok:
+        return None
+    text, _, _, _ = _lowering(jitted, entry, args, kwargs, flat)
+    return ShardedLowered(text, jitted, args, kwargs)
+
+
+class ShardedLowered:
+    """The StableHLO of a sharded jit call (`jit(f).lower(x)`), with its `mhlo.sharding`
+    attributes and partition count."""
+
+    def __init__(self, text: str, jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]):
+        self._text = text
+        self._jitted = jitted
+        self._call = (args, kwargs)
+
+    def as_text(self) -> str:
+        return self._text
+
+    def compile(self) -> Any:
+        return _ShardedCompiled(self)
+
+
+class _ShardedCompiled:
+    def __init__(self, lowered: ShardedLowered):
+        self._lowered = lowered
+        args, kwargs = lowered._call
+        entry, flat = lowered._jitted._entry_for(args, kwargs)
+        self._program = _program_for(lowered._jitted, entry, args, kwargs, flat)[0]
+
+    def as_text(self) -> str:
+        return self._lowered.as_text()
+
+    @property
+    def input_shardings(self) -> Any:
+        return self._program.in_shardings
+
+    @property
+    def output_shardings(self) -> Any:
+        return self._program.out_shardings
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._lowered._jitted(*args, **kwargs)
+
+
+def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) -> tuple:
+    fname = jitted._name
+    closed = entry.closed
+    n_consts = len(entry.consts)
+    dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
+    counts = [len(tree_flatten(a)[0]) for a in dyn_args]
+    explicit_in = _per_leaf(jitted._in_shardings, counts, "in_shardings", fname)
+    explicit_in += [None] * (len(flat) - len(explicit_in))  # keyword arguments
+    leaf_in: list[Sharding | None] = []
+    for x, s in zip(flat, explicit_in, strict=True):
+        if s is None and isinstance(x, ShardedArray):
+            s = x._sharding
+        leaf_in.append(None if isinstance(s, SingleDeviceSharding) else s)
+    n_out = len(closed.out_avals)
+    out_structure = tree_unflatten(entry.out_tree, list(range(n_out)))
+    if isinstance(out_structure, tuple | list):
+        out_counts = [len(tree_flatten(c)[0]) for c in out_structure]
+    else:
+        out_counts = [n_out]
+    out_spec = jitted._out_shardings
+    if isinstance(out_spec, tuple | list) and not isinstance(out_structure, tuple | list):
+        out_spec = out_spec[0] if len(out_spec) == 1 else out_spec
+    leaf_out = _per_leaf(out_spec, out_counts, "out_shardings", fname)
+    leaf_out = [None if isinstance(s, SingleDeviceSharding) else s for s in leaf_out]
+    known = [s for s in leaf_in + leaf_out if s is not None]
+    known += constraint_shardings(closed.jaxpr)
+    if not any(isinstance(s, NamedSharding) for s in known):
+        raise ValueError(f"jit({fname}): the shardings name no mesh; use NamedSharding(mesh, spec)")
+    mesh = _mesh_of(fname, known)
+    in_avals = closed.in_avals
+    replicated = NamedSharding(mesh, PartitionSpec())
+    in_shardings: list[Sharding] = [replicated] * n_consts
+    for i, (s, aval) in enumerate(zip(leaf_in, in_avals[n_consts:], strict=True)):
+        if s is None:
+            s = replicated
+        elif isinstance(s, NamedSharding):
+            s.check_shape(aval.shape, f"jit({fname}) argument {i} of shape {aval.str_short()}")
+        in_shardings.append(s)
+    for i, (s, aval) in enumerate(zip(leaf_out, closed.out_avals, strict=True)):
+        if isinstance(s, NamedSharding):
+            s.check_shape(aval.shape, f"jit({fname}) output {i} of shape {aval.str_short()}")
+    lowered = lower_jaxpr(
+        closed.jaxpr,
+        entry.name,
+        entry.donated,
+        arg_shardings=[
+            s._hlo_sharding_text(a.ndim) for s, a in zip(in_shardings, in_avals, strict=True)
+        ],
+        out_shardings=[
+            None if s is None else s._hlo_sharding_text(a.ndim)
+            for s, a in zip(leaf_out, closed.out_avals, strict=True)
+        ],
+    )
+    if lowered.host_callbacks:
+        raise NotImplementedError(
+            f"jit({fname}): host callbacks in a program partitioned over several devices are "
+            "not supported yet"
+        )
+    head, rest = lowered.text.split(" {\n", 1)
+    attrs = f"mhlo.num_partitions = {mesh.size} : i32, mhlo.num_replicas = 1 : i32"
+    text = f"{head} attributes {{{attrs}}} {{\n{rest}"
+    return text, mesh, in_shardings, leaf_out
+
+
+def _program_for(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) -> tuple:
+    fname = jitted._name
+    key = (
+        jitted._in_shardings is None and jitted._out_shardings is None,
+        tuple(x._sharding if isinstance(x, ShardedArray) else None for x in flat),
+        _shardings_key(jitted._in_shardings),
+        _shardings_key(jitted._out_shardings),
+    )
+    programs = _programs.get(entry.closed)
+    if programs is None:
+        programs = _programs[entry.closed] = {}
+    found = programs.get(key)
+    if found is None:
+        text, mesh, in_shardings, leaf_out = _lowering(jitted, entry, args, kwargs, flat)
+        program = backend.SpmdProgram(
+            text,
+            mesh._flat_devices,
+            entry.closed.out_avals,
+            leaf_out,
+            lambda hlo, ndim: _name_sharding(fname, mesh, hlo, ndim),
+        )
+        program_in = tuple(in_shardings)
+        if len(programs) >= _PROGRAMS_PER_JAXPR:
+            programs.clear()
+        found = programs[key] = (_Program(program, program_in), program_in, leaf_out)
+    return found
+
+
+def _shardings_key(s: Any) -> Any:
+    if s is None or isinstance(s, Sharding):
+        return s
+    leaves, tree = tree_flatten(s, is_leaf=lambda x: x is None)
+    return (tuple(leaves), tree)
+
+
+class _Program:
+    """A compiled sharded program and the layout of each of its arguments."""
+
+    __slots__ = ("spmd", "in_shardings", "out_shardings")
+
+    def __init__(self, spmd: Any, in_shardings: tuple[Sharding, ...]):
+        self.spmd = spmd
+        self.in_shardings = in_shardings
+        self.out_shardings = spmd.out_shardings
+
+
+def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
+    """The NamedSharding over `mesh` whose HLO sharding is `hlo` (XLA's choice for an
+    output)."""
+    for candidate in named_sharding_candidates(mesh, ndim):
+        if backend.hlo_sharding_equals(candidate._hlo_sharding_text(ndim), hlo):
+            return candidate
+    raise NotImplementedError(
+        f"jit({fname}): XLA laid an output of rank {ndim} out as {hlo}, which no "
+        f"PartitionSpec over {mesh} describes; pass out_shardings= to choose its layout"
+    )
+
+
+def _execute(program: _Program, entry: Any, flat: list[Any], in_shardings: tuple) -> list[Array]:
+    bufs = []
+    for x, s in zip([*entry.consts, *flat], in_shardings, strict=True):
+        bufs.append(_laid_out(x, s))
+    outs = program.spmd.run(bufs)
+    return [
+        ShardedArray(b, aval, s)
+        for b, aval, s in zip(outs, entry.closed.out_avals, program.out_shardings, strict=True)
+    ]
+
+
+def _laid_out(x: Any, s: Sharding) -> Any:
+    """`x`'s multi-device buffer laid out as `s` (moved through the host when it is not)."""
+    if isinstance(x, ShardedArray) and x._sharding == s:
+        return x._shards
+    if not isinstance(x, Array):
+        aval = core.get_aval(x)
+        x = np.asarray(x, aval.dtype)
+    out = device_put_sharded(x, s)
+    return out._shards  # type: ignore[union-attr]
+
+
+def run_closed(closed: ClosedJaxpr, name: str, args: list[Any]) -> list[Array] | None:
+    """Eagerly run a const-free jaxpr that constrains shardings (a `pjit` applied under an
+    eager transformation), partitioned over the mesh of its shardings; None if it does
+    not constrain any and no argument is sharded."""
+    if not (_has_constraint(closed) or any(isinstance(x, ShardedArray) for x in args)):
+        return None
+    jitted = _ClosedCall(closed, name)
+    return call(jitted, tuple(args), {})  # type: ignore[no-any-return]
+
+
+class _ClosedCall:
+    """Just enough of a JittedFunction for `call`: a const-free jaxpr called flat."""
+
+    _in_shardings = None
+    _out_shardings = None
+
+    def __init__(self, closed: ClosedJaxpr, name: str):
+        self._name = name
+        self._entry = _FlatEntry(closed, name)
+
+    def _entry_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+        return self._entry, list(args)
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+        return args, {}, ()
+
+
+class _FlatEntry:
+    def __init__(self, closed: ClosedJaxpr, name: str):
+        self.closed = closed
+        self.consts: list[Any] = []
+        self.name = name
+        self.donated: tuple[bool, ...] = ()
+        self.eager_ok = True
+        n = len(closed.out_avals)
+        self.out_tree = tree_flatten(list(range(n)))[1]

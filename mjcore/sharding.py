@@ -1,0 +1,473 @@
+"""Meshes and shardings, as JAX's `jax.sharding`: which device holds which slice of an array.
+
+A `Mesh` arranges devices in an n-d grid with named axes; a `PartitionSpec` says, per array
+dimension, which mesh axes split it; a `NamedSharding` is the pair. XLA's SPMD partitioner
+reads a sharding as an HLO sharding (`_hlo_sharding_text`): a tile assignment over the
+*logical* device ids 0..n-1, which are positions in the mesh's flat device order (the device
+assignment a program is compiled for). Everything here is plain Python; the jaxlib objects
+that multi-device buffers carry are made from it in `mjcore.backend.client`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+Device = Any
+Index = tuple[slice, ...]
+
+__all__ = [
+    "Mesh",
+    "NamedSharding",
+    "P",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "make_mesh",
+]
+
+
+class PartitionSpec(tuple):  # type: ignore[type-arg]
+    """Per array dimension: None (not split), a mesh axis name, or a tuple of names (split by
+    their product, major to minor). Dimensions past the spec's length are not split."""
+
+    def __new__(cls, *partitions: None | str | Sequence[str]) -> PartitionSpec:
+        parts: list[None | str | tuple[str, ...]] = []
+        for p in partitions:
+            if p is None or isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, tuple | list) and all(isinstance(a, str) for a in p):
+                parts.append(tuple(p) if len(p) != 1 else p[0])
+                if len(p) == 0:
+                    parts[-1] = None
+            else:
+                raise TypeError(
+                    "PartitionSpec entries must be None, a mesh axis name (str) or a tuple of "
+                    f"names; got {p!r}"
+                )
+        return super().__new__(cls, parts)
+
+    def __repr__(self) -> str:
+        return f"PartitionSpec{tuple.__repr__(self)}"  # as JAX's: PartitionSpec('x',)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (PartitionSpec, tuple(self))
+
+    def _axes(self, dim: int) -> tuple[str, ...]:
+        """The mesh axes splitting dimension `dim` (none past the end)."""
+        if dim >= len(self):
+            return ()
+        p = self[dim]
+        if p is None:
+            return ()
+        return (p,) if isinstance(p, str) else tuple(p)
+
+
+P = PartitionSpec
+
+_mesh_stack = threading.local()
+# Set once a program or value uses a multi-device sharding (a ShardedArray was made, a
+# sharding constraint traced, a jit given shardings): until then `jit` calls skip every
+# sharding check.
+in_use = False
+
+
+class Mesh:
+    """Devices in an n-d grid whose axes have names (`Mesh(devices, ('x', 'y'))`).
+
+    Usable as a context manager (`with mesh:`), which makes it the current mesh (for
+    `with_sharding_constraint` given a bare `PartitionSpec`).
+    """
+
+    def __init__(self, devices: Any, axis_names: str | Sequence[str]):
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        axis_names = tuple(axis_names)
+        arr = np.array(devices, dtype=object)  # (a copy: the caller's array may change)
+        if arr.ndim != len(axis_names):
+            raise ValueError(
+                f"Mesh: devices.ndim == {arr.ndim} (shape {arr.shape}) must equal the number "
+                f"of axis names, {len(axis_names)} ({axis_names})"
+            )
+        if any(not isinstance(a, str) for a in axis_names):
+            raise TypeError(f"Mesh: axis names must be strings; got {axis_names}")
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"Mesh: axis names must be unique; got {axis_names}")
+        ids = [d.id for d in arr.flat]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"Mesh: a device appears twice in the mesh (device ids {ids})")
+        arr.flags.writeable = False
+        self.devices: np.ndarray = arr
+        self.axis_names: tuple[str, ...] = axis_names
+        self._key = (tuple(ids), arr.shape, axis_names)
+
+    @property
+    def shape(self) -> OrderedDict[str, int]:
+        """Axis name -> size, in axis order."""
+        return OrderedDict(zip(self.axis_names, self.devices.shape, strict=True))
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(self.devices.shape)
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(self.shape.items())
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        return self.size == 0
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        """The ids of the devices, in the mesh's shape."""
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    @property
+    def _flat_devices(self) -> tuple[Device, ...]:
+        """The devices in mesh order: logical device i of an HLO sharding is this [i]."""
+        return tuple(self.devices.flat)
+
+    @property
+    def local_devices(self) -> list[Device]:
+        return list(self.devices.flat)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        shape = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
+        return f"Mesh(axis_sizes={{{shape}}}, device_ids={self.device_ids.tolist()})"
+
+    def __enter__(self) -> Mesh:
+        stack = _stack()
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _stack().pop()
+
+
+def _stack() -> list[Mesh]:
+    stack = getattr(_mesh_stack, "stack", None)
+    if stack is None:
+        stack = _mesh_stack.stack = []
+    return stack  # type: ignore[no-any-return]
+
+
+def current_mesh() -> Mesh | None:
+    """The mesh of the innermost `with mesh:` block (None outside any)."""
+    stack = _stack()
+    return stack[-1] if stack else None
+
+
+def make_mesh(
+    axis_shapes: Sequence[int],
+    axis_names: Sequence[str],
+    devices: Sequence[Device] | None = None,
+) -> Mesh:
+    """A mesh of the given axis sizes over `devices` (default: all devices, in order).
+
+    Raises:
+      ValueError: when the axis sizes' product is not the number of devices.
+    """
+    from mjcore.backend import client as backend
+
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    if devices is None:
+        devices = backend.devices()
+    devices = list(devices)
+    if math.prod(axis_shapes) != len(devices):
+        raise ValueError(
+            f"make_mesh: the axis sizes {axis_shapes} multiply to {math.prod(axis_shapes)}, "
+            f"but there are {len(devices)} devices; choose sizes whose product is "
+            f"{len(devices)} (or pass devices=)"
+        )
+    arr = np.empty(len(devices), object)
+    arr[:] = devices
+    return Mesh(arr.reshape(axis_shapes), tuple(axis_names))
+
+
+class Sharding:
+    """How an array's elements are laid out over devices (the base of the kinds below)."""
+
+    @property
+    def device_set(self) -> set[Device]:
+        raise NotImplementedError
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        """The devices a program is compiled for, logical id order."""
+        raise NotImplementedError
+
+    @property
+    def addressable_devices(self) -> set[Device]:
+        """The devices this process holds shards on (one process: all)."""
+        return self.device_set
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.device_set)
+
+    @property
+    def memory_kind(self) -> str | None:
+        return None
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
+        raise NotImplementedError
+
+    def addressable_devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
+        return self.devices_indices_map(global_shape)
+
+    def _hlo_sharding_text(self, ndim: int) -> str:
+        raise NotImplementedError
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether both put the same slices on the same devices for arrays of rank `ndim`."""
+        return _layout(self, ndim) == _layout(other, ndim)
+
+
+def _layout(s: Sharding, ndim: int) -> tuple[Any, ...]:
+    # A shape divisible by any mesh axis product: the map then determines the sharding.
+    probe = (math.factorial(8) * 2,) * ndim if s.num_devices > 1 else (1,) * ndim
+    m = s.devices_indices_map(probe)
+    return tuple(sorted((d.id, tuple((sl.start, sl.stop) for sl in idx)) for d, idx in m.items()))
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device."""
+
+    def __init__(self, device: Device, *, memory_kind: str | None = None):
+        self._device = device
+        self._memory_kind = memory_kind
+
+    @property
+    def device_set(self) -> set[Device]:
+        return {self._device}
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return (self._device,)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        return tuple(global_shape)
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
+        return {self._device: tuple(slice(None) for _ in global_shape)}
+
+    def _hlo_sharding_text(self, ndim: int) -> str:
+        return "{replicated}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+
+    def __hash__(self) -> int:
+        return hash(("single", self._device))
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self._device!r})"
+
+
+class NamedSharding(Sharding):
+    """An array split over a `Mesh` as a `PartitionSpec` says.
+
+    Raises (at construction):
+      ValueError: for a spec naming an axis the mesh lacks, or a mesh axis used twice.
+    """
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding: mesh must be a Mesh; got {type(mesh).__name__}")
+        if not isinstance(spec, PartitionSpec):
+            if isinstance(spec, tuple | list) or spec is None:
+                spec = PartitionSpec(*(spec or ()))
+            else:
+                raise TypeError(
+                    f"NamedSharding: spec must be a PartitionSpec; got {type(spec).__name__}"
+                )
+        self.mesh = mesh
+        self.spec = spec
+        self._memory_kind = memory_kind
+        seen: set[str] = set()
+        for dim in range(len(spec)):
+            for axis in spec._axes(dim):
+                if axis not in mesh.shape:
+                    raise ValueError(
+                        f"Resource axis: {axis} of {spec} is not found in mesh: {mesh.axis_names}."
+                    )
+                if axis in seen:
+                    raise ValueError(
+                        "A single NamedSharding spec specification can map every mesh axis to "
+                        f"at most one positional dimension, but {spec} has duplicate entries "
+                        f"for `{axis}`"
+                    )
+                seen.add(axis)
+
+    @property
+    def device_set(self) -> set[Device]:
+        return set(self.mesh.devices.flat)
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return self.mesh._flat_devices
+
+    @property
+    def num_devices(self) -> int:
+        return self.mesh.size
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        sizes = self.mesh.shape
+        return all(sizes[a] == 1 for d in range(len(self.spec)) for a in self.spec._axes(d))
+
+    def _check_rank(self, ndim: int) -> None:
+        if len(self.spec) > ndim:
+            raise ValueError(
+                f"Sharding {self} is only valid for values of rank at least {len(self.spec)}, "
+                f"but was applied to a value of rank {ndim}"
+            )
+
+    def _tiles(self, ndim: int) -> list[int]:
+        sizes = self.mesh.shape
+        return [math.prod(sizes[a] for a in self.spec._axes(d)) for d in range(ndim)]
+
+    def check_shape(self, global_shape: Sequence[int], what: str = "an argument") -> None:
+        """Raise ValueError unless `global_shape` fits: rank at least the spec's, and each
+        split dimension divisible by its mesh axes' product."""
+        global_shape = tuple(global_shape)
+        self._check_rank(len(global_shape))
+        tiles_per_dim = self._tiles(len(global_shape))
+        for dim, (size, tiles) in enumerate(zip(global_shape, tiles_per_dim, strict=True)):
+            if size % tiles:
+                axes = self.spec._axes(dim)
+                raise ValueError(
+                    f"{what} was given the sharding of {self}, which implies that the global "
+                    f"size of its dimension {dim} should be divisible by {tiles} (mesh axes "
+                    f"{axes}), but it is equal to {size} (full shape: {global_shape})"
+                )
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        self.check_shape(global_shape, "shard_shape")
+        tiles = self._tiles(len(global_shape))
+        return tuple(s // t for s, t in zip(global_shape, tiles, strict=True))
+
+    def _tile_assignment(self, ndim: int) -> tuple[list[int], np.ndarray, int]:
+        """(tile counts per dimension, logical device ids shaped tiles + [replicas], replicas).
+
+        The mesh's logical ids are transposed so that the axes splitting dimension 0 come
+        first (in spec order), then those of dimension 1, ..., then the unused axes, whose
+        product is the replication count (XLA's `last_tile_dim_replicate`)."""
+        self._check_rank(ndim)
+        names = self.mesh.axis_names
+        used = [a for d in range(ndim) for a in self.spec._axes(d)]
+        unused = [a for a in names if a not in used]
+        ids = np.arange(self.mesh.size).reshape(self.mesh.devices.shape)
+        perm = [names.index(a) for a in used + unused]
+        tiles = self._tiles(ndim)
+        replicas = self.mesh.size // max(1, math.prod(tiles))
+        return tiles, ids.transpose(perm).reshape(tiles + [replicas]), replicas
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
+        global_shape = tuple(global_shape)
+        shard = self.shard_shape(global_shape)
+        tiles, assignment, _ = self._tile_assignment(len(global_shape))
+        flat = self.mesh._flat_devices
+        out: dict[Device, Index] = {}
+        for pos in np.ndindex(assignment.shape):
+            index = tuple(
+                slice(None) if t == 1 else slice(p * n, (p + 1) * n)
+                for p, n, t in zip(pos[:-1], shard, tiles, strict=True)
+            )
+            out[flat[assignment[pos]]] = index
+        # As JAX's: in the mesh's device order.
+        return {d: out[d] for d in flat}
+
+    def _hlo_sharding_text(self, ndim: int) -> str:
+        tiles, assignment, replicas = self._tile_assignment(ndim)
+        if math.prod(tiles) == 1:
+            return "{replicated}"
+        dims = tiles + [replicas] if replicas > 1 else tiles
+        ids = ",".join(str(int(i)) for i in assignment.flat)
+        suffix = " last_tile_dim_replicate" if replicas > 1 else ""
+        return f"{{devices=[{','.join(map(str, dims))}]{ids}{suffix}}}"
+
+    def with_spec(self, spec: PartitionSpec) -> NamedSharding:
+        return NamedSharding(self.mesh, spec)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, NamedSharding)
+            and self.mesh == other.mesh
+            and _normalized(self.spec) == _normalized(other.spec)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.mesh, _normalized(self.spec)))
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+
+
+def _normalized(spec: PartitionSpec) -> tuple[Any, ...]:
+    """The spec without trailing Nones (P('x', None) == P('x') as shardings)."""
+    parts = list(spec)
+    while parts and parts[-1] is None:
+        parts.pop()
+    return tuple(parts)
+
+
+def iter_shard_indices(
+    sharding: Sharding, global_shape: Sequence[int]
+) -> Iterator[tuple[Device, Index]]:
+    """(device, index) per device, in the sharding's device-assignment order."""
+    m = sharding.devices_indices_map(global_shape)
+    for d in sharding._device_assignment:
+        yield d, m[d]
+
+
+def named_sharding_candidates(mesh: Mesh, ndim: int) -> Iterator[NamedSharding]:
+    """Every NamedSharding over `mesh` for rank `ndim` that names only mesh axes of size > 1
+    (each layout once), fewest split axes first: to name the layout XLA chose for an output."""
+    axes = [a for a, n in mesh.shape.items() if n > 1]
+    choices = []
+    for placement in itertools.product(range(-1, ndim), repeat=len(axes)):
+        groups: list[list[str]] = [[] for _ in range(ndim)]
+        for a, d in zip(axes, placement, strict=True):
+            if d >= 0:
+                groups[d].append(a)
+        choices.append((sum(p >= 0 for p in placement), groups))
+    choices.sort(key=lambda c: c[0])
+    for _, groups in choices:
+        for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+            spec = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
+            while spec and spec[-1] is None:
+                spec.pop()
+            yield NamedSharding(mesh, PartitionSpec(*spec))

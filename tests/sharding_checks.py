@@ -1,0 +1,416 @@
+"""Multi-device checks of `mjcore.sharding` and sharded jit against JAX (x64), run by
+`tests/test_sharding.py` in one subprocess with 8 CPU devices (the test process has one).
+
+Each `check_*` function raises on failure; `main` runs them all and prints one JSON line
+{name: null | traceback}. Not collected by pytest itself (no `test_` prefix).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+os.environ["MJCORE_NUM_CPU_DEVICES"] = "8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402  (the oracle, with the same device count)
+import numpy as onp  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import NamedSharding as JNamed  # noqa: E402
+from jax.sharding import PartitionSpec as JP  # noqa: E402
+from jaxlib import xla_client as xc  # noqa: E402
+
+import mjcore  # noqa: E402
+import mjnp as np  # noqa: E402
+from mjcore.sharding import Mesh, NamedSharding, P, SingleDeviceSharding  # noqa: E402
+
+MESHES = {
+    "2x4": ((2, 4), ("x", "y")),
+    "8": ((8,), ("x",)),
+    "4x2": ((4, 2), ("a", "b")),
+    "2x2x2": ((2, 2, 2), ("x", "y", "z")),
+}
+SPECS = {
+    "2x4": [
+        P(),
+        P("x"),
+        P("y"),
+        P("x", "y"),
+        P("y", "x"),
+        P(None, "y"),
+        P(("x", "y")),
+        P(("y", "x"), None),
+        P(None, ("x", "y")),
+    ],
+    "8": [P(), P("x"), P(None, "x")],
+    "4x2": [P("a"), P("b", "a"), P(None, "b")],
+    "2x2x2": [P("x", "z"), P(("z", "x"), "y"), P(None, ("y", "z"))],
+}
+
+
+def _jmesh(shape, axes):
+    """JAX's mesh with Auto axes (the kind whose shardings XLA's partitioner propagates)."""
+    return jax.make_mesh(shape, axes, axis_types=(jax.sharding.AxisType.Auto,) * len(axes))
+
+
+def _meshes():
+    for name, (shape, axes) in MESHES.items():
+        yield name, mjcore.make_mesh(shape, axes), _jmesh(shape, axes)
+
+
+def _ids_map(m):
+    return {d.id: tuple((s.start, s.stop) for s in idx) for d, idx in m.items()}
+
+
+def check_devices():
+    assert mjcore.device_count() == 8 and len(mjcore.devices()) == 8
+    assert [d.id for d in mjcore.local_devices()] == list(range(8))
+    assert mjcore.process_index() == 0 and mjcore.process_count() == 1
+
+
+def check_mesh_attributes():
+    for _name, m, jm in _meshes():
+        assert m.axis_names == jm.axis_names
+        assert dict(m.shape) == dict(jm.shape) and list(m.shape) == list(jm.shape)
+        assert m.size == jm.size
+        onp.testing.assert_array_equal(m.device_ids, jm.device_ids)
+        assert m.devices.shape == jm.devices.shape
+    devs = mjcore.devices()
+    m = Mesh(onp.array(devs).reshape(4, 2), ("a", "b"))
+    assert m == Mesh(onp.array(devs).reshape(4, 2), ("a", "b")) and hash(m) == hash(
+        Mesh(onp.array(devs).reshape(4, 2), ("a", "b"))
+    )
+    with m as inner:
+        assert mjcore.sharding.current_mesh() is inner
+    assert mjcore.sharding.current_mesh() is None
+
+
+def check_named_sharding_layouts():
+    for name, m, jm in _meshes():
+        for spec in SPECS[name]:
+            ndim = max(2, len(spec))
+            shape = (8, 16, 4)[:ndim]
+            s, js = NamedSharding(m, spec), JNamed(jm, JP(*spec))
+            assert s.shard_shape(shape) == js.shard_shape(shape), (name, spec)
+            assert s.is_fully_replicated == js.is_fully_replicated, (name, spec)
+            assert _ids_map(s.devices_indices_map(shape)) == _ids_map(
+                js.devices_indices_map(shape)
+            ), (name, spec)
+            assert [d.id for d in s.devices_indices_map(shape)] == [
+                d.id for d in js.devices_indices_map(shape)
+            ]
+            assert {d.id for d in s.device_set} == {d.id for d in js.device_set}
+            mine = xc.HloSharding.from_string(s._hlo_sharding_text(ndim))
+            assert mine == js._to_xla_hlo_sharding(ndim), (name, spec, str(mine))
+
+
+def check_single_device_sharding():
+    d = mjcore.devices()[3]
+    s = SingleDeviceSharding(d)
+    assert s.device_set == {d} and s.is_fully_replicated and s.shard_shape((3, 5)) == (3, 5)
+    assert s.devices_indices_map((3,)) == {d: (slice(None),)}
+    assert s._hlo_sharding_text(2) == "{replicated}"
+
+
+def _raises(exc, match, fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except exc as err:
+        assert match in str(err), f"{match!r} not in {err}"
+        return str(err)
+    raise AssertionError(f"{fn} did not raise {exc.__name__}")
+
+
+def check_bad_specs():
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    _raises(
+        ValueError,
+        "Resource axis: z of PartitionSpec('z',) is not found in mesh: ('x', 'y')",
+        NamedSharding,
+        m,
+        P("z"),
+    )
+    _raises(ValueError, "duplicate entries for `x`", NamedSharding, m, P("x", "x"))
+    s = NamedSharding(m, P("y"))
+    msg = _raises(ValueError, "dimension 0 should be divisible by 4", s.shard_shape, (6, 8))
+    assert "'y'" in msg and "(6, 8)" in msg
+    _raises(
+        ValueError,
+        "only valid for values of rank at least 2",
+        NamedSharding(m, P("x", "y")).shard_shape,
+        (8,),
+    )
+    _raises(
+        ValueError, "multiply to 6, but there are 8 devices", mjcore.make_mesh, (2, 3), ("a", "b")
+    )
+    _raises(
+        ValueError,
+        "must equal the number of axis names",
+        Mesh,
+        onp.array(mjcore.devices()).reshape(2, 4),
+        ("x",),
+    )
+    _raises(TypeError, "PartitionSpec entries", P, 3)
+
+
+def _spec(s):
+    """A sharding's spec without trailing Nones, in mjcore's form (for JAX's too)."""
+    from mjcore.sharding import _normalized
+
+    return _normalized(P(*s.spec))
+
+
+def _same_layout(a, ja):
+    """`a` (mjcore) and `ja` (JAX) have the same values, spec and shards."""
+    onp.testing.assert_allclose(onp.asarray(a), onp.asarray(ja), rtol=1e-12, atol=1e-12)
+    assert a.shape == ja.shape and a.dtype == ja.dtype, (a.shape, a.dtype, ja.shape, ja.dtype)
+    assert _spec(a.sharding) == _spec(ja.sharding), (a.sharding.spec, ja.sharding.spec)
+    mine = [(s.device.id, s.index, s.replica_id) for s in a.addressable_shards]
+    theirs = [(s.device.id, s.index, s.replica_id) for s in ja.addressable_shards]
+    assert sorted(mine, key=str) == sorted(theirs, key=str), (mine, theirs)
+    for s in a.addressable_shards:
+        onp.testing.assert_allclose(onp.asarray(s.data), onp.asarray(ja)[s.index], rtol=1e-12)
+
+
+def check_device_put_and_shards():
+    x = onp.arange(8 * 16 * 4, dtype=onp.float64).reshape(8, 16, 4)
+    for name, m, jm in _meshes():
+        for spec in SPECS[name]:
+            a = mjcore.device_put(x, NamedSharding(m, spec))
+            ja = jax.device_put(x, JNamed(jm, JP(*spec)))
+            assert isinstance(a, mjcore.Array) and a.sharding == NamedSharding(m, spec)
+            _same_layout(a, ja)
+            assert str(a) == str(x) and repr(a) == onp.array_repr(x)
+            assert a.is_fully_replicated == ja.is_fully_replicated
+    a = mjcore.device_put(
+        onp.int32(7) * onp.ones((4, 8), onp.int32),
+        NamedSharding(mjcore.make_mesh((2, 4), ("x", "y")), P(None, "y")),
+    )
+    assert a.dtype == onp.int32 and int(a.sum()) == 7 * 32
+    # an ordinary Array reports its one device
+    b = mjcore.device_put(x)
+    assert b.sharding == SingleDeviceSharding(mjcore.devices()[0])
+    assert [s.index for s in b.addressable_shards] == [(slice(None),) * 3]
+    d = mjcore.device_put(x, SingleDeviceSharding(mjcore.devices()[5]))
+    assert d.sharding.device_set == {mjcore.devices()[5]}
+
+
+def check_make_array_from_callback():
+    x = onp.arange(64.0).reshape(8, 8)
+    for name, m, jm in _meshes():
+        for spec in SPECS[name][:3]:
+            a = mjcore.make_array_from_callback(x.shape, NamedSharding(m, spec), lambda i: x[i])
+            ja = jax.make_array_from_callback(x.shape, JNamed(jm, JP(*spec)), lambda i: x[i])
+            _same_layout(a, ja)
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    _raises(
+        ValueError,
+        "returned shape (8, 8)",
+        mjcore.make_array_from_callback,
+        x.shape,
+        NamedSharding(m, P("x")),
+        lambda i: x,
+    )
+
+
+def check_eager_ops_on_sharded_arrays():
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    x = onp.linspace(-2, 2, 32).reshape(8, 4)
+    a = mjcore.device_put(x, NamedSharding(m, P("x", "y")))
+    onp.testing.assert_allclose(onp.asarray(np.sin(a) * 2 + a), onp.sin(x) * 2 + x, rtol=1e-15)
+    onp.testing.assert_allclose(onp.asarray(a.sum(axis=0)), x.sum(axis=0), rtol=1e-14)
+    onp.testing.assert_allclose(onp.asarray(a @ a.T), x @ x.T, rtol=1e-14)
+    onp.testing.assert_array_equal(onp.asarray(a[2:5, 1]), x[2:5, 1])
+    g = mjcore.grad(lambda v: (np.sin(v) ** 2).sum())(a)
+    onp.testing.assert_allclose(onp.asarray(g), 2 * onp.sin(x) * onp.cos(x), rtol=1e-14)
+    assert float(a[1, 2]) == x[1, 2] and a.tolist() == x.tolist()
+
+
+def _both(fn_m, fn_j, *args_pairs):
+    return fn_m(*[p[0] for p in args_pairs]), fn_j(*[p[1] for p in args_pairs])
+
+
+def _put(x, m, jm, spec):
+    return (mjcore.device_put(x, NamedSharding(m, spec)), jax.device_put(x, JNamed(jm, JP(*spec))))
+
+
+def check_jit_takes_shardings_from_arguments():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    rng = onp.random.default_rng(0)
+    x, w = rng.normal(size=(8, 16)), rng.normal(size=(16, 4))
+    cases = [
+        (lambda a: np.sin(a) * 2, lambda a: jnp.sin(a) * 2, [(x, P("x", "y"))]),
+        (lambda a: a.sum(axis=1), lambda a: a.sum(axis=1), [(x, P("x", "y"))]),
+        (lambda a: a.sum(), lambda a: a.sum(), [(x, P("x", "y"))]),
+        (lambda a, b: a @ b, lambda a, b: a @ b, [(x, P("x", None)), (w, P(None, "y"))]),
+        (lambda a, b: np.tanh(a @ b), lambda a, b: jnp.tanh(a @ b), [(x, P("x", "y")), (w, P())]),
+        (lambda a: a.T, lambda a: a.T, [(x, P("x", "y"))]),
+    ]
+    for f, jf, specs in cases:
+        pairs = [_put(v, m, jm, s) for v, s in specs]
+        out, jout = _both(mjcore.jit(f), jax.jit(jf), *pairs)
+        _same_layout(out, jout)
+
+
+def check_jit_in_and_out_shardings():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.arange(64.0).reshape(8, 8)
+    for ins, outs in [(P("x"), P("y")), (P(None, "y"), P("x", "y")), (P(("x", "y")), P())]:
+        f = mjcore.jit(
+            lambda a: a * 3 + 1,
+            in_shardings=NamedSharding(m, ins),
+            out_shardings=NamedSharding(m, outs),
+        )
+        jf = jax.jit(
+            lambda a: a * 3 + 1,
+            in_shardings=JNamed(jm, JP(*ins)),
+            out_shardings=JNamed(jm, JP(*outs)),
+        )
+        _same_layout(f(x), jf(x))
+    # tuples per argument / output, None: from the argument / XLA's choice
+    f = mjcore.jit(
+        lambda a, b: (a + b, a - b),
+        in_shardings=(NamedSharding(m, P("x")), None),
+        out_shardings=(None, NamedSharding(m, P(None, "x"))),
+    )
+    jf = jax.jit(
+        lambda a, b: (a + b, a - b),
+        in_shardings=(JNamed(jm, JP("x")), None),
+        out_shardings=(None, JNamed(jm, JP(None, "x"))),
+    )
+    for o, jo in zip(f(x, x), jf(x, x), strict=True):
+        onp.testing.assert_allclose(onp.asarray(o), onp.asarray(jo))
+    o = f(x, x)[1]
+    assert _spec(o.sharding) == (None, "x")
+    text = (
+        mjcore.jit(lambda a: a * 2, in_shardings=NamedSharding(m, P("x", "y"))).lower(x).as_text()
+    )
+    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    assert "mhlo.num_partitions = 8" in text
+
+
+def check_with_sharding_constraint():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.linspace(-1, 1, 64).reshape(8, 8)
+    for spec in [P("x", "y"), P(None, "y"), P(("y", "x")), P()]:
+
+        def f(a, spec=spec):
+            return mjcore.lax.with_sharding_constraint(np.sin(a), NamedSharding(m, spec)) * 2
+
+        def jf(a, spec=spec):
+            return jax.lax.with_sharding_constraint(jnp.sin(a), JNamed(jm, JP(*spec))) * 2
+
+        _same_layout(mjcore.jit(f)(x), jax.jit(jf)(x))
+        # eagerly: lays the value out
+        _same_layout(
+            mjcore.lax.with_sharding_constraint(x, NamedSharding(m, spec)),
+            jax.lax.with_sharding_constraint(x, JNamed(jm, JP(*spec))),
+        )
+        text = mjcore.jit(f).lower(x).as_text()
+        assert 'call_target_name = "Sharding"' in text and "mhlo.sharding" in text
+    # a bare PartitionSpec under `with mesh:`
+    with m:
+        out = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a + 1, P("y")))(x)
+    assert _spec(out.sharding) == ("y",)
+    _raises(ValueError, "needs a mesh", mjcore.lax.with_sharding_constraint, x, P("x"))
+    _raises(
+        ValueError,
+        "dimension 1 should be divisible by 4",
+        mjcore.jit(
+            lambda a: mjcore.lax.with_sharding_constraint(a, NamedSharding(m, P(None, "y")))
+        ),
+        onp.ones((8, 6)),
+    )
+
+
+def check_grad_of_sharded_programs():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    rng = onp.random.default_rng(1)
+    x, w = rng.normal(size=(8, 16)), rng.normal(size=(16, 4))
+
+    def loss(w, x, wsc=mjcore.lax.with_sharding_constraint, mod=np, sh=NamedSharding, mm=m, p=P):
+        h = wsc(mod.tanh(x @ w), sh(mm, p("x")))
+        return (h**2).sum()
+
+    def jloss(w, x):
+        return loss(w, x, jax.lax.with_sharding_constraint, jnp, JNamed, jm, JP)
+
+    (xs, jxs), (ws, jws) = _put(x, m, jm, P("x", None)), _put(w, m, jm, P())
+    g, jg = mjcore.jit(mjcore.grad(loss))(ws, xs), jax.jit(jax.grad(jloss))(jws, jxs)
+    _same_layout(g, jg)
+    v, jv = (
+        mjcore.jit(mjcore.value_and_grad(loss, argnums=1))(ws, xs),
+        jax.jit(jax.value_and_grad(jloss, argnums=1))(jws, jxs),
+    )
+    onp.testing.assert_allclose(float(v[0]), float(jv[0]), rtol=1e-13)
+    _same_layout(v[1], jv[1])
+    # eager grad through a constraint, and grad of a sharded jit (finite differences too)
+    g2 = mjcore.grad(loss)(w, x)
+    onp.testing.assert_allclose(onp.asarray(g2), onp.asarray(jg), rtol=1e-12)
+    g3 = mjcore.grad(mjcore.jit(loss))(ws, xs)
+    onp.testing.assert_allclose(onp.asarray(g3), onp.asarray(jg), rtol=1e-12)
+    eps, e = 1e-6, onp.zeros_like(w)
+    e[3, 2] = eps
+    fd = (float(loss(w + e, x)) - float(loss(w - e, x))) / (2 * eps)
+    onp.testing.assert_allclose(onp.asarray(g2)[3, 2], fd, rtol=1e-6)
+    # jvp: the tangent keeps the constraint
+    t = rng.normal(size=w.shape)
+    p, tan = mjcore.jit(lambda w, t: mjcore.jvp(lambda w: loss(w, x), (w,), (t,)))(w, t)
+    jp, jtan = jax.jit(lambda w, t: jax.jvp(lambda w: jloss(w, x), (w,), (t,)))(w, t)
+    onp.testing.assert_allclose([float(p), float(tan)], [float(jp), float(jtan)], rtol=1e-12)
+
+
+def check_vmap_of_sharded_programs():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.linspace(-1, 1, 3 * 8 * 4).reshape(3, 8, 4)
+
+    def f(a):
+        return mjcore.lax.with_sharding_constraint(np.cos(a), NamedSharding(m, P("x", "y"))) + a
+
+    def jf(a):
+        return jax.lax.with_sharding_constraint(jnp.cos(a), JNamed(jm, JP("x", "y"))) + a
+
+    _same_layout(mjcore.jit(mjcore.vmap(f))(x), jax.jit(jax.vmap(jf))(x))
+    y = onp.moveaxis(x, 0, 2)
+    _same_layout(
+        mjcore.jit(mjcore.vmap(f, in_axes=2, out_axes=1))(y),
+        jax.jit(jax.vmap(jf, in_axes=2, out_axes=1))(y),
+    )
+    onp.testing.assert_allclose(onp.asarray(mjcore.vmap(f)(x)), onp.cos(x) + x, rtol=1e-14)
+    xs, jxs = _put(x, m, jm, P(None, "x"))
+    _same_layout(
+        mjcore.jit(mjcore.vmap(lambda a: a.sum(axis=0)))(xs),
+        jax.jit(jax.vmap(lambda a: a.sum(axis=0)))(jxs),
+    )
+
+
+def check_bad_jit_shardings():
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    m2 = Mesh(onp.array(mjcore.devices()[::-1]).reshape(2, 4), ("x", "y"))
+    f = mjcore.jit(lambda a: a + 1, in_shardings=NamedSharding(m, P("y")))
+    msg = _raises(ValueError, "dimension 0 should be divisible by 4", f, onp.ones((6, 2)))
+    assert "(6, 2)" in msg
+    a = mjcore.device_put(onp.ones(8), NamedSharding(m, P("x")))
+    b = mjcore.device_put(onp.ones(8), NamedSharding(m2, P("x")))
+    _raises(ValueError, "incompatible devices", mjcore.jit(lambda a, b: a + b), a, b)
+    _raises(TypeError, "wrap a PartitionSpec", mjcore.jit, lambda a: a, in_shardings=P("x"))
+
+
+def main(names: list[str]) -> None:
+    results = {}
+    checks = {n: f for n, f in globals().items() if n.startswith("check_")}
+    for name in names or list(checks):
+        try:
+            checks[name]()
+            results[name] = None
+        except Exception:  # noqa: BLE001  (reported to the test process)
+            results[name] = traceback.format_exc()
+    print("RESULTS " + json.dumps(results))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
