@@ -127,8 +127,11 @@ class AxisPrimitive(Primitive):
         """`core.bind` for a collective: the top trace is the highest of its operands' and
         of the batch traces its named axes belong to."""
         top = core.find_top_trace(args)
+        device_names = {n for n, _ in params.get("axis_env", ())}
         for name in self.axis_names(params):
             frame = core.axis_frame(name)
+            if frame is None and name in device_names:
+                continue  # a staged collective of a shard_map, evaluated after its scope
             if frame is None:
                 raise NameError(
                     f"unbound axis name: {name!r}. {self.name} over a named axis must run "

@@ -32,6 +32,7 @@ from mjcore.lax.structural import concatenate, iota, squeeze
 
 ArrayLike = Any
 AxisName = Any
+AxisEnv = tuple[tuple[Any, int], ...]  # device axes: (name, size), mesh order
 
 
 # --- the axis environment -------------------------------------------------------------------
@@ -64,13 +65,19 @@ def _single(axis_name: AxisName, fn: str) -> tuple[Any]:
     return names
 
 
-def _replica_groups(names: Sequence[Any]) -> list[list[int]]:
-    """The groups of device indices that a collective over `names` combines: the device axes
-    in scope (pmap's, shard_map's mesh) numbered row-major; within a group, members are in
-    the order of `names` (row-major), which is the order all_gather stacks them in."""
-    frames = core.device_axis_frames()
-    all_names = [f.name for f in frames]
-    sizes = [f.size for f in frames]
+def _device_env() -> AxisEnv:
+    """The device axes in scope (shard_map's mesh axes), as a collective's `axis_env` param:
+    its lowering needs them after the scope has closed (a jaxpr lowered or transposed
+    later)."""
+    return tuple((f.name, f.size) for f in core.device_axis_frames())
+
+
+def _replica_groups(names: Sequence[Any], env: AxisEnv) -> list[list[int]]:
+    """The groups of devices that a collective over `names` combines, as logical device ids
+    (mesh positions, row-major over the mesh axes `env`); within a group, members are in
+    the row-major order of `names`, the order all_gather stacks them in."""
+    all_names = [n for n, _ in env]
+    sizes = [s for _, s in env]
     ids = np.arange(math.prod(sizes)).reshape(sizes)
     pos = [all_names.index(n) for n in names]
     rest = [i for i in range(len(sizes)) if i not in pos]
@@ -78,38 +85,24 @@ def _replica_groups(names: Sequence[Any]) -> list[list[int]]:
     return groups.tolist()
 
 
-def _device_index_stride(name: Any) -> tuple[int, int]:
-    frames = core.device_axis_frames()
-    names = [f.name for f in frames]
-    i = names.index(name)
-    return math.prod(f.size for f in frames[i + 1 :]), frames[i].size
-
-
-def _groups_attr(groups: list[list[int]]) -> str:
+def _collective_attrs(groups: list[list[int]]) -> str:
+    # Devices are partitions of one SPMD program: named by global id, over a channel.
     n, m = len(groups), len(groups[0])
     body = ", ".join("[" + ", ".join(str(v) for v in g) + "]" for g in groups)
-    return f"replica_groups = dense<[{body}]> : tensor<{n}x{m}xi64>"
+    return (
+        f"replica_groups = dense<[{body}]> : tensor<{n}x{m}xi64>, "
+        "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids"
+    )
 
 
-def _spmd() -> bool:
-    """Whether the device axes are partitions of one SPMD program (shard_map), whose
-    collectives name devices by global id over a channel, or replicas (pmap)."""
-    return any(f.spmd for f in core.device_axis_frames())
-
-
-def _collective_attrs(groups: list[list[int]]) -> str:
-    attrs = _groups_attr(groups)
-    if _spmd():
-        attrs += ", channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>"
-        attrs += ", use_global_device_ids"
-    return attrs
-
-
-def _check_device_axes(names: Sequence[Any], fn: str) -> None:
-    device_names = {f.name for f in core.device_axis_frames()}
+def _check_device_axes(names: Sequence[Any], env: AxisEnv, fn: str) -> None:
+    device_names = {n for n, _ in env}
     for n in names:
         if n not in device_names:
-            raise NameError(f"unbound axis name: {n!r} when compiling {fn} for devices")
+            raise NameError(
+                f"unbound axis name: {n!r}: mjcore.lax.{fn} can only be compiled inside "
+                "mjcore.shard_map or mjcore.pmap over a mesh axis of that name"
+            )
 
 
 # --- psum, pmax, pmin -----------------------------------------------------------------------
@@ -119,12 +112,16 @@ def _allreduce(name: str, hlo_op: str, reducer: Any, if_unmapped: Any) -> AxisPr
     prim = AxisPrimitive(name)
 
     @prim.def_abstract_eval
-    def abstract_eval(x: ShapedArray, *, axis_name: tuple[Any, ...]) -> ShapedArray:
+    def abstract_eval(
+        x: ShapedArray, *, axis_name: tuple[Any, ...], axis_env: AxisEnv
+    ) -> ShapedArray:
         return x
 
     @prim.def_lowering
-    def lowering(ctx: LoweringContext, x: Value, *, axis_name: tuple[Any, ...]) -> Value:
-        _check_device_axes(axis_name, name)
+    def lowering(
+        ctx: LoweringContext, x: Value, *, axis_name: tuple[Any, ...], axis_env: AxisEnv
+    ) -> Value:
+        _check_device_axes(axis_name, axis_env, name)
         b = ctx.builder
         scalar = ShapedArray((), x.aval.dtype)
         op = (
@@ -135,20 +132,20 @@ def _allreduce(name: str, hlo_op: str, reducer: Any, if_unmapped: Any) -> AxisPr
         region = b.region(
             [scalar, scalar], lambda rb, a, y: [rb.op(f"stablehlo.{op}", [a, y], scalar)]
         )
-        attrs = _collective_attrs(_replica_groups(axis_name))
+        attrs = _collective_attrs(_replica_groups(axis_name, axis_env))
         return b.op("stablehlo.all_reduce", [x], x.aval, attrs, regions=[region])
 
     @prim.def_batching
-    def batching(vals, dims, *, axis_name):
+    def batching(vals, dims, *, axis_name, axis_env):
         (x,), (bdim,) = vals, dims
-        return prim.bind1(x, axis_name=axis_name), bdim
+        return prim.bind1(x, axis_name=axis_name, axis_env=axis_env), bdim
 
     @prim.def_collective_batching
-    def collective_batching(axis: BatchAxis, vals, dims, *, axis_name):
+    def collective_batching(axis: BatchAxis, vals, dims, *, axis_name, axis_env):
         (x,), (bdim,) = vals, dims
         out = if_unmapped(x, axis.size) if bdim is NOT_MAPPED else reducer(x, bdim)
         rest = tuple(n for n in axis_name if n != axis.name)
-        return (prim.bind1(out, axis_name=rest) if rest else out), NOT_MAPPED
+        return (prim.bind1(out, axis_name=rest, axis_env=axis_env) if rest else out), NOT_MAPPED
 
     return prim
 
@@ -161,20 +158,22 @@ linear_jvp(psum_p)
 
 
 @psum_p.def_transpose
-def _psum_transpose(ct, x, *, axis_name):
+def _psum_transpose(ct, x, *, axis_name, axis_env):
     # A psum is a sum and a broadcast to every member; the broadcast transposes to a sum.
-    return [psum_p.bind1(ct, axis_name=axis_name)]
+    return [psum_p.bind1(ct, axis_name=axis_name, axis_env=axis_env)]
 
 
 def _chooser_jvp(prim: AxisPrimitive) -> None:
     """pmax/pmin: the tangent of the chosen members, averaged over ties (as reduce_max)."""
 
-    def jvp(primals, tangents, *, axis_name):
+    def jvp(primals, tangents, *, axis_name, axis_env):
         (x,), (x_dot,) = primals, tangents
-        out = prim.bind1(x, axis_name=axis_name)
+        out = prim.bind1(x, axis_name=axis_name, axis_env=axis_env)
         weights = convert_element_type(eq(x, out), get_aval(x_dot).dtype)
-        total = psum_p.bind1(arithmetic.mul(x_dot, weights), axis_name=axis_name)
-        return out, arithmetic.div(total, psum_p.bind1(weights, axis_name=axis_name))
+        total = psum_p.bind1(arithmetic.mul(x_dot, weights), axis_name=axis_name, axis_env=axis_env)
+        return out, arithmetic.div(
+            total, psum_p.bind1(weights, axis_name=axis_name, axis_env=axis_env)
+        )
 
     prim.def_jvp(jvp)
 
@@ -188,7 +187,7 @@ def psum(x: ArrayLike, axis_name: AxisName) -> Any:
     names = _names(axis_name)
     for n in names:
         _frame(n, "psum")
-    return psum_p.bind1(x, axis_name=names)
+    return psum_p.bind1(x, axis_name=names, axis_env=_device_env())
 
 
 def pmax(x: ArrayLike, axis_name: AxisName) -> Any:
@@ -196,7 +195,7 @@ def pmax(x: ArrayLike, axis_name: AxisName) -> Any:
     names = _names(axis_name)
     for n in names:
         _frame(n, "pmax")
-    return pmax_p.bind1(x, axis_name=names)
+    return pmax_p.bind1(x, axis_name=names, axis_env=_device_env())
 
 
 def pmin(x: ArrayLike, axis_name: AxisName) -> Any:
@@ -204,7 +203,7 @@ def pmin(x: ArrayLike, axis_name: AxisName) -> Any:
     names = _names(axis_name)
     for n in names:
         _frame(n, "pmin")
-    return pmin_p.bind1(x, axis_name=names)
+    return pmin_p.bind1(x, axis_name=names, axis_env=_device_env())
 
 
 def pmean(x: ArrayLike, axis_name: AxisName) -> Any:
@@ -235,6 +234,7 @@ def all_gather(x: ArrayLike, axis_name: AxisName, *, axis: int = 0, tiled: bool 
     return all_gather_p.bind1(
         x,
         axis_name=names,
+        axis_env=_device_env(),
         axis_size=axis_size(names),
         all_gather_dimension=axis % limit,
         tiled=bool(tiled),
@@ -242,7 +242,7 @@ def all_gather(x: ArrayLike, axis_name: AxisName, *, axis: int = 0, tiled: bool 
 
 
 @all_gather_p.def_abstract_eval
-def _all_gather_abstract_eval(x, *, axis_name, axis_size, all_gather_dimension, tiled):
+def _all_gather_abstract_eval(x, *, axis_name, axis_env, axis_size, all_gather_dimension, tiled):
     shape = list(x.shape)
     if tiled:
         shape[all_gather_dimension] *= axis_size
@@ -252,15 +252,15 @@ def _all_gather_abstract_eval(x, *, axis_name, axis_size, all_gather_dimension, 
 
 
 @all_gather_p.def_lowering
-def _all_gather_lowering(ctx, x, *, axis_name, axis_size, all_gather_dimension, tiled):
-    _check_device_axes(axis_name, "all_gather")
+def _all_gather_lowering(ctx, x, *, axis_name, axis_env, axis_size, all_gather_dimension, tiled):
+    _check_device_axes(axis_name, axis_env, "all_gather")
     b = ctx.builder
     if not tiled:
         shape = list(x.aval.shape)
         shape.insert(all_gather_dimension, 1)
         x = b.op("stablehlo.reshape", [x], ShapedArray(tuple(shape), x.aval.dtype))
     attrs = f"all_gather_dim = {all_gather_dimension} : i64, " + _collective_attrs(
-        _replica_groups(axis_name)
+        _replica_groups(axis_name, axis_env)
     )
     return b.op("stablehlo.all_gather", [x], ctx.aval_out.strip_weak_type(), attrs)
 
@@ -269,11 +269,12 @@ linear_jvp(all_gather_p)
 
 
 @all_gather_p.def_transpose
-def _all_gather_transpose(ct, x, *, axis_name, axis_size, all_gather_dimension, tiled):
+def _all_gather_transpose(ct, x, *, axis_name, axis_env, axis_size, all_gather_dimension, tiled):
     return [
         psum_scatter_p.bind1(
             ct,
             axis_name=axis_name,
+            axis_env=axis_env,
             axis_size=axis_size,
             scatter_dimension=all_gather_dimension,
             tiled=tiled,
@@ -282,12 +283,15 @@ def _all_gather_transpose(ct, x, *, axis_name, axis_size, all_gather_dimension, 
 
 
 @all_gather_p.def_batching
-def _all_gather_batching(vals, dims, *, axis_name, axis_size, all_gather_dimension, tiled):
+def _all_gather_batching(
+    vals, dims, *, axis_name, axis_env, axis_size, all_gather_dimension, tiled
+):
     (x,), (bdim,) = vals, dims
     x = move_bdim(x, bdim, 0)
     out = all_gather_p.bind1(
         x,
         axis_name=axis_name,
+        axis_env=axis_env,
         axis_size=axis_size,
         all_gather_dimension=all_gather_dimension + 1,
         tiled=tiled,
@@ -297,7 +301,7 @@ def _all_gather_batching(vals, dims, *, axis_name, axis_size, all_gather_dimensi
 
 @all_gather_p.def_collective_batching
 def _all_gather_collective_batching(
-    axis, vals, dims, *, axis_name, axis_size, all_gather_dimension, tiled
+    axis, vals, dims, *, axis_name, axis_env, axis_size, all_gather_dimension, tiled
 ):
     (x,), (bdim,) = vals, dims
     if bdim is NOT_MAPPED:
@@ -357,12 +361,17 @@ def psum_scatter(
             f"equal the size of axis {names[0]!r} ({n}); pass tiled=True to scatter blocks"
         )
     return psum_scatter_p.bind1(
-        x, axis_name=names, axis_size=n, scatter_dimension=dim, tiled=bool(tiled)
+        x,
+        axis_name=names,
+        axis_env=_device_env(),
+        axis_size=n,
+        scatter_dimension=dim,
+        tiled=bool(tiled),
     )
 
 
 @psum_scatter_p.def_abstract_eval
-def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_abstract_eval(x, *, axis_name, axis_env, axis_size, scatter_dimension, tiled):
     shape = list(x.shape)
     if tiled:
         shape[scatter_dimension] //= axis_size
@@ -372,8 +381,8 @@ def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, t
 
 
 @psum_scatter_p.def_lowering
-def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, tiled):
-    _check_device_axes(axis_name, "psum_scatter")
+def _psum_scatter_lowering(ctx, x, *, axis_name, axis_env, axis_size, scatter_dimension, tiled):
+    _check_device_axes(axis_name, axis_env, "psum_scatter")
     b = ctx.builder
     dtype = x.aval.dtype
     scalar = ShapedArray((), dtype)
@@ -382,7 +391,7 @@ def _psum_scatter_lowering(ctx, x, *, axis_name, axis_size, scatter_dimension, t
     shape = list(x.aval.shape)
     shape[scatter_dimension] //= axis_size
     attrs = f"scatter_dimension = {scatter_dimension} : i64, " + _collective_attrs(
-        _replica_groups(axis_name)
+        _replica_groups(axis_name, axis_env)
     )
     out = b.op(
         "stablehlo.reduce_scatter",
@@ -400,11 +409,12 @@ linear_jvp(psum_scatter_p)
 
 
 @psum_scatter_p.def_transpose
-def _psum_scatter_transpose(ct, x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_transpose(ct, x, *, axis_name, axis_env, axis_size, scatter_dimension, tiled):
     return [
         all_gather_p.bind1(
             ct,
             axis_name=axis_name,
+            axis_env=axis_env,
             axis_size=axis_size,
             all_gather_dimension=scatter_dimension,
             tiled=tiled,
@@ -413,11 +423,12 @@ def _psum_scatter_transpose(ct, x, *, axis_name, axis_size, scatter_dimension, t
 
 
 @psum_scatter_p.def_batching
-def _psum_scatter_batching(vals, dims, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_batching(vals, dims, *, axis_name, axis_env, axis_size, scatter_dimension, tiled):
     (x,), (bdim,) = vals, dims
     out = psum_scatter_p.bind1(
         move_bdim(x, bdim, 0),
         axis_name=axis_name,
+        axis_env=axis_env,
         axis_size=axis_size,
         scatter_dimension=scatter_dimension + 1,
         tiled=tiled,
@@ -427,7 +438,7 @@ def _psum_scatter_batching(vals, dims, *, axis_name, axis_size, scatter_dimensio
 
 @psum_scatter_p.def_collective_batching
 def _psum_scatter_collective_batching(
-    axis, vals, dims, *, axis_name, axis_size, scatter_dimension, tiled
+    axis, vals, dims, *, axis_name, axis_env, axis_size, scatter_dimension, tiled
 ):
     (x,), (bdim,) = vals, dims
     total = arithmetic.mul(x, axis.size) if bdim is NOT_MAPPED else reduce_sum(x, bdim)
@@ -484,7 +495,12 @@ def all_to_all(
             x = reshape(x, shape[:concat_axis] + (1,) + shape[concat_axis:])
             split_axis += 1
     out = all_to_all_p.bind1(
-        x, axis_name=names, axis_size=n, split_axis=split_axis, concat_axis=concat_axis
+        x,
+        axis_name=names,
+        axis_env=_device_env(),
+        axis_size=n,
+        split_axis=split_axis,
+        concat_axis=concat_axis,
     )
     if not tiled and split_axis != concat_axis:
         out = squeeze(out, (split_axis,))
@@ -492,7 +508,7 @@ def all_to_all(
 
 
 @all_to_all_p.def_abstract_eval
-def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axis):
+def _all_to_all_abstract_eval(x, *, axis_name, axis_env, axis_size, split_axis, concat_axis):
     shape = list(x.shape)
     shape[split_axis] //= axis_size
     shape[concat_axis] *= axis_size
@@ -500,11 +516,12 @@ def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axi
 
 
 @all_to_all_p.def_lowering
-def _all_to_all_lowering(ctx, x, *, axis_name, axis_size, split_axis, concat_axis):
-    _check_device_axes(axis_name, "all_to_all")
+def _all_to_all_lowering(ctx, x, *, axis_name, axis_env, axis_size, split_axis, concat_axis):
+    _check_device_axes(axis_name, axis_env, "all_to_all")
     attrs = (
         f"split_dimension = {split_axis} : i64, concat_dimension = {concat_axis} : i64, "
-        f"split_count = {axis_size} : i64, " + _collective_attrs(_replica_groups(axis_name))
+        f"split_count = {axis_size} : i64, "
+        + _collective_attrs(_replica_groups(axis_name, axis_env))
     )
     return ctx.builder.op("stablehlo.all_to_all", [x], ctx.aval_out.strip_weak_type(), attrs)
 
@@ -513,11 +530,12 @@ linear_jvp(all_to_all_p)
 
 
 @all_to_all_p.def_transpose
-def _all_to_all_transpose(ct, x, *, axis_name, axis_size, split_axis, concat_axis):
+def _all_to_all_transpose(ct, x, *, axis_name, axis_env, axis_size, split_axis, concat_axis):
     return [
         all_to_all_p.bind1(
             ct,
             axis_name=axis_name,
+            axis_env=axis_env,
             axis_size=axis_size,
             split_axis=concat_axis,
             concat_axis=split_axis,
@@ -526,11 +544,12 @@ def _all_to_all_transpose(ct, x, *, axis_name, axis_size, split_axis, concat_axi
 
 
 @all_to_all_p.def_batching
-def _all_to_all_batching(vals, dims, *, axis_name, axis_size, split_axis, concat_axis):
+def _all_to_all_batching(vals, dims, *, axis_name, axis_env, axis_size, split_axis, concat_axis):
     (x,), (bdim,) = vals, dims
     out = all_to_all_p.bind1(
         move_bdim(x, bdim, 0),
         axis_name=axis_name,
+        axis_env=axis_env,
         axis_size=axis_size,
         split_axis=split_axis + 1,
         concat_axis=concat_axis + 1,
@@ -540,7 +559,7 @@ def _all_to_all_batching(vals, dims, *, axis_name, axis_size, split_axis, concat
 
 @all_to_all_p.def_collective_batching
 def _all_to_all_collective_batching(
-    axis, vals, dims, *, axis_name, axis_size, split_axis, concat_axis
+    axis, vals, dims, *, axis_name, axis_env, axis_size, split_axis, concat_axis
 ):
     (x,), (bdim,) = vals, dims
     n = axis.size
@@ -580,22 +599,24 @@ def ppermute(x: ArrayLike, axis_name: AxisName, perm: Sequence[tuple[int, int]])
             f"mjcore.lax.ppermute: perm {list(pairs)} names a member outside axis "
             f"{names[0]!r} of size {n}"
         )
-    return ppermute_p.bind1(x, axis_name=names, perm=pairs)
+    return ppermute_p.bind1(x, axis_name=names, axis_env=_device_env(), perm=pairs)
 
 
 @ppermute_p.def_abstract_eval
-def _ppermute_abstract_eval(x, *, axis_name, perm):
+def _ppermute_abstract_eval(x, *, axis_name, axis_env, perm):
     return x
 
 
 @ppermute_p.def_lowering
-def _ppermute_lowering(ctx, x, *, axis_name, perm):
-    _check_device_axes(axis_name, "ppermute")
-    pairs = [[group[s], group[d]] for group in _replica_groups(axis_name) for s, d in perm]
+def _ppermute_lowering(ctx, x, *, axis_name, axis_env, perm):
+    _check_device_axes(axis_name, axis_env, "ppermute")
+    groups = _replica_groups(axis_name, axis_env)
+    pairs = [[group[s], group[d]] for group in groups for s, d in perm]
     body = ", ".join(f"[{s}, {d}]" for s, d in pairs)
-    attrs = f"source_target_pairs = dense<[{body}]> : tensor<{len(pairs)}x2xi64>"
-    if _spmd():
-        attrs += ", channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>"
+    attrs = (
+        f"source_target_pairs = dense<[{body}]> : tensor<{len(pairs)}x2xi64>, "
+        "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>"
+    )
     if not pairs:
         return ctx.builder.constant(0, x.aval)
     return ctx.builder.op("stablehlo.collective_permute", [x], x.aval, attrs)
@@ -605,18 +626,22 @@ linear_jvp(ppermute_p)
 
 
 @ppermute_p.def_transpose
-def _ppermute_transpose(ct, x, *, axis_name, perm):
-    return [ppermute_p.bind1(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))]
+def _ppermute_transpose(ct, x, *, axis_name, axis_env, perm):
+    return [
+        ppermute_p.bind1(
+            ct, axis_name=axis_name, axis_env=axis_env, perm=tuple((d, s) for s, d in perm)
+        )
+    ]
 
 
 @ppermute_p.def_batching
-def _ppermute_batching(vals, dims, *, axis_name, perm):
+def _ppermute_batching(vals, dims, *, axis_name, axis_env, perm):
     (x,), (bdim,) = vals, dims
-    return ppermute_p.bind1(x, axis_name=axis_name, perm=perm), bdim
+    return ppermute_p.bind1(x, axis_name=axis_name, axis_env=axis_env, perm=perm), bdim
 
 
 @ppermute_p.def_collective_batching
-def _ppermute_collective_batching(axis, vals, dims, *, axis_name, perm):
+def _ppermute_collective_batching(axis, vals, dims, *, axis_name, axis_env, perm):
     (x,), (bdim,) = vals, dims
     n = axis.size
     x = _broadcast_members(x, n) if bdim is NOT_MAPPED else move_bdim(x, bdim, 0)
@@ -640,25 +665,27 @@ def axis_index(axis_name: AxisName) -> Any:
     names = _names(axis_name)
     for n in names:
         _frame(n, "axis_index")
-    return axis_index_p.bind1(axis_name=names)
+    return axis_index_p.bind1(axis_name=names, axis_env=_device_env())
 
 
 @axis_index_p.def_abstract_eval
-def _axis_index_abstract_eval(*, axis_name):
+def _axis_index_abstract_eval(*, axis_name, axis_env):
     return ShapedArray((), np.dtype(np.int32))
 
 
 @axis_index_p.def_lowering
-def _axis_index_lowering(ctx, *, axis_name):
-    _check_device_axes(axis_name, "axis_index")
+def _axis_index_lowering(ctx, *, axis_name, axis_env):
+    _check_device_axes(axis_name, axis_env, "axis_index")
     b: FunctionBuilder = ctx.builder
     u32 = ShapedArray((), np.dtype(np.uint32))
     i32 = ShapedArray((), np.dtype(np.int32))
-    op = "stablehlo.partition_id" if _spmd() else "stablehlo.replica_id"
-    device = b.op("stablehlo.convert", [b.op(op, [], u32)], i32)
+    device = b.op("stablehlo.convert", [b.op("stablehlo.partition_id", [], u32)], i32)
+    names = [n for n, _ in axis_env]
+    sizes = [s for _, s in axis_env]
     out = None
     for name in axis_name:
-        stride, size = _device_index_stride(name)
+        i = names.index(name)
+        stride, size = math.prod(sizes[i + 1 :]), sizes[i]
         idx = b.op("stablehlo.divide", [device, b.constant(stride, i32)], i32)
         idx = b.op("stablehlo.remainder", [idx, b.constant(size, i32)], i32)
         if out is None:
@@ -671,19 +698,19 @@ def _axis_index_lowering(ctx, *, axis_name):
 
 
 @axis_index_p.def_jvp
-def _axis_index_jvp(primals, tangents, *, axis_name):
+def _axis_index_jvp(primals, tangents, *, axis_name, axis_env):
     # No operands, so nothing to differentiate; kept for the rule table's completeness.
-    out = axis_index_p.bind1(axis_name=axis_name)
+    out = axis_index_p.bind1(axis_name=axis_name, axis_env=axis_env)
     return out, full((), 0, np.dtype(np.int32))
 
 
 @axis_index_p.def_batching
-def _axis_index_batching(vals, dims, *, axis_name):
-    return axis_index_p.bind1(axis_name=axis_name), NOT_MAPPED
+def _axis_index_batching(vals, dims, *, axis_name, axis_env):
+    return axis_index_p.bind1(axis_name=axis_name, axis_env=axis_env), NOT_MAPPED
 
 
 @axis_index_p.def_collective_batching
-def _axis_index_collective_batching(axis, vals, dims, *, axis_name):
+def _axis_index_collective_batching(axis, vals, dims, *, axis_name, axis_env):
     names = axis_name
     here = iota(np.dtype(np.int32), axis.size)
     rest = tuple(n for n in names if n != axis.name)
@@ -695,11 +722,11 @@ def _axis_index_collective_batching(axis, vals, dims, *, axis_name):
     out = arithmetic.mul(here, inner)
     before, after = names[:pos], names[pos + 1 :]
     if before:
-        outer = axis_index_p.bind1(axis_name=before)
+        outer = axis_index_p.bind1(axis_name=before, axis_env=axis_env)
         outer = arithmetic.mul(outer, inner * axis.size)
         out = arithmetic.add(out, outer)
     if after:
-        out = arithmetic.add(out, axis_index_p.bind1(axis_name=after))
+        out = arithmetic.add(out, axis_index_p.bind1(axis_name=after, axis_env=axis_env))
     return out, 0
 
 
