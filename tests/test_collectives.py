@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
@@ -274,3 +279,43 @@ def _named(fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def _primitive_names(closed: Any) -> set[str]:
     return {e.primitive.name for e in closed.jaxpr.eqns}
+
+
+# --- 8 devices: shard_map and pmap against JAX, in one subprocess ---------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKS = Path(__file__).resolve().parent / "collective_checks.py"
+
+
+def _check_names() -> list[str]:
+    return [
+        line[4:].split("(")[0]
+        for line in CHECKS.read_text().splitlines()
+        if line.startswith("def check_")
+    ]
+
+
+@pytest.fixture(scope="module")
+def device_results() -> dict[str, str | None]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(CHECKS)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULTS "):
+            return json.loads(line[len("RESULTS ") :])  # type: ignore[no-any-return]
+    raise AssertionError(
+        f"the checks did not finish (rc {proc.returncode}):\n{proc.stderr[-4000:]}"
+    )
+
+
+@pytest.mark.parametrize("name", _check_names())
+def test_on_8_devices(device_results: dict[str, str | None], name: str) -> None:
+    assert name in device_results, f"{name} did not run"
+    failure = device_results[name]
+    assert failure is None, failure
