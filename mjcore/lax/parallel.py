@@ -11,6 +11,7 @@ all_to_all back, ppermute <-> the inverse permutation.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from mjcore.lax.comparison import eq
 from mjcore.lax.reductions import reduce_max, reduce_min, reduce_sum
 from mjcore.lax.slicing import slice_in_dim
 from mjcore.lax.structural import concatenate, iota, squeeze
+from mjcore.tree_util import tree_map
 
 ArrayLike = Any
 AxisName = Any
@@ -103,6 +105,18 @@ def _check_device_axes(names: Sequence[Any], env: AxisEnv, fn: str) -> None:
                 f"unbound axis name: {n!r}: mjcore.lax.{fn} can only be compiled inside "
                 "mjcore.shard_map or mjcore.pmap over a mesh axis of that name"
             )
+
+
+def _over_leaves(fn: Any) -> Any:
+    """Apply a collective to every array of a pytree, as JAX's collectives do."""
+
+    @functools.wraps(fn)
+    def wrapper(x: Any, *args: Any, **kwargs: Any) -> Any:
+        if core.is_array_like(x):
+            return fn(x, *args, **kwargs)
+        return tree_map(lambda leaf: fn(leaf, *args, **kwargs), x)
+
+    return wrapper
 
 
 # --- psum, pmax, pmin -----------------------------------------------------------------------
@@ -182,6 +196,7 @@ _chooser_jvp(pmax_p)
 _chooser_jvp(pmin_p)
 
 
+@_over_leaves
 def psum(x: ArrayLike, axis_name: AxisName) -> Any:
     """Sum of `x` over the members of the named axis (or axes), given to every member."""
     names = _names(axis_name)
@@ -190,6 +205,7 @@ def psum(x: ArrayLike, axis_name: AxisName) -> Any:
     return psum_p.bind1(x, axis_name=names, axis_env=_device_env())
 
 
+@_over_leaves
 def pmax(x: ArrayLike, axis_name: AxisName) -> Any:
     """Maximum of `x` over the members of the named axis (or axes), given to every member."""
     names = _names(axis_name)
@@ -198,6 +214,7 @@ def pmax(x: ArrayLike, axis_name: AxisName) -> Any:
     return pmax_p.bind1(x, axis_name=names, axis_env=_device_env())
 
 
+@_over_leaves
 def pmin(x: ArrayLike, axis_name: AxisName) -> Any:
     """Minimum of `x` over the members of the named axis (or axes), given to every member."""
     names = _names(axis_name)
@@ -206,6 +223,7 @@ def pmin(x: ArrayLike, axis_name: AxisName) -> Any:
     return pmin_p.bind1(x, axis_name=names, axis_env=_device_env())
 
 
+@_over_leaves
 def pmean(x: ArrayLike, axis_name: AxisName) -> Any:
     """Mean of `x` over the members of the named axis (or axes), given to every member."""
     n = axis_size(axis_name)
@@ -220,6 +238,7 @@ def pmean(x: ArrayLike, axis_name: AxisName) -> Any:
 all_gather_p = AxisPrimitive("all_gather")
 
 
+@_over_leaves
 def all_gather(x: ArrayLike, axis_name: AxisName, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every member's `x`, stacked along a new axis `axis` (or concatenated along `axis` when
     `tiled`), given to every member."""
@@ -336,6 +355,7 @@ def _split(x: Any, axis: int, n: int) -> Any:
 psum_scatter_p = AxisPrimitive("psum_scatter")
 
 
+@_over_leaves
 def psum_scatter(
     x: ArrayLike, axis_name: AxisName, *, scatter_dimension: int = 0, tiled: bool = False
 ) -> Any:
@@ -452,6 +472,7 @@ def _psum_scatter_collective_batching(
 all_to_all_p = AxisPrimitive("all_to_all")
 
 
+@_over_leaves
 def all_to_all(
     x: ArrayLike,
     axis_name: AxisName,
@@ -583,6 +604,7 @@ def _all_to_all_collective_batching(
 ppermute_p = AxisPrimitive("ppermute")
 
 
+@_over_leaves
 def ppermute(x: ArrayLike, axis_name: AxisName, perm: Sequence[tuple[int, int]]) -> Any:
     """Member `src` sends `x` to member `dst` for each pair of `perm`; members that receive
     nothing get zeros."""
