@@ -466,11 +466,26 @@ def shard_map(
 
     sharding_mod.in_use = True  # jit now looks for programs over a mesh
 
+    # Eager calls reuse the traced body and its jitted program, keyed as jit's cache is.
+    cache: dict[Any, tuple[Any, Any]] = {}
+
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
         args_flat, in_tree = tree_flatten(args)
-        specs = _specs_for(in_specs, in_tree, len(args_flat), "in_specs")
-        avals = [get_aval(x) for x in args_flat]
+        avals = tuple(get_aval(x) for x in args_flat)
+        eager = core._state.eager
+        hit = cache.get((in_tree, avals)) if eager else None
+        if hit is None:
+            hit = _prepare(in_tree, avals)
+            if eager:
+                if len(cache) >= 64:  # bounded
+                    cache.clear()
+                cache[(in_tree, avals)] = hit
+        run, out_tree = hit
+        return tree_unflatten(out_tree, list(run(*args_flat)))
+
+    def _prepare(in_tree: Any, avals: tuple[ShapedArray, ...]) -> tuple[Any, Any]:
+        specs = _specs_for(in_specs, in_tree, len(avals), "in_specs")
         for i, (s, a) in enumerate(zip(specs, avals, strict=True)):
             _check_spec(s, mesh, a, f"in_specs[{i}]")
         block_avals = [
@@ -492,8 +507,7 @@ def shard_map(
                 for o, s in zip(outs, o_specs, strict=True)
             ]
 
-        outs = jit(run)(*args_flat) if core._state.eager else run(*args_flat)
-        return tree_unflatten(out_tree, list(outs))
+        return (jit(run) if core._state.eager else run), out_tree
 
     return mapped
 
@@ -514,6 +528,7 @@ def pmap(
     from mjcore.backend import client  # function-local: the device list, at call time
 
     name = axis_name if axis_name is not None else "_pmap_axis"
+    cache: dict[Any, tuple[Any, list[Any]]] = {}
 
     @functools.wraps(fun)
     def mapped(*args: Any) -> Any:
@@ -552,12 +567,21 @@ def pmap(
             ]
             out = fun(*tree_unflatten(in_tree, xs))
             out_flat, tree = tree_flatten(out)
-            box.append(tree)
+            cache[key][1].append(tree)
             return [reshape(o, (1, *get_aval(o).shape)) for o in out_flat]
 
-        box: list[Any] = []
-        outs = shard_map(body, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(name))(*moved)
-        out_tree = box[0]
+        key = (in_tree, tuple(dims), tuple(devs))
+        hit = cache.get(key)
+        if hit is None:
+            box: list[Any] = []
+            mapped_body = shard_map(body, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(name))
+            hit = (mapped_body, box)
+            if len(cache) >= 64:  # bounded
+                cache.clear()
+            cache[key] = hit
+        mapped_body, box = hit
+        outs = mapped_body(*moved)
+        out_tree = box[-1]
         o_axes = broadcast_prefix(out_axes, tree_unflatten(out_tree, outs), is_leaf=_none)
         outs = [_out_axis(o, a) for o, a in zip(outs, o_axes, strict=True)]
         return tree_unflatten(out_tree, outs)
