@@ -60,6 +60,7 @@ from mjcore.global_arrays import (
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
+from mjcore.shard_map import pmap, shard_map  # noqa: E402  (after sharding: it imports jit)
 from mjcore.sharded import make_array_from_callback
 from mjcore.sharding import NamedSharding, P, make_mesh
 
@@ -120,6 +121,8 @@ __all__ = [
     "make_array_from_single_device_arrays",
     "make_jaxpr",
     "make_mesh",
+    "pmap",
+    "shard_map",
     "named_call",
     "nn",
     "process_count",

@@ -180,7 +180,8 @@ pjit_p.def_jvp(_pjit_jvp, symbolic_zeros=True)
 def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, dims: tuple[int | None, ...]) -> ClosedJaxpr:
     """A jaxpr over batched inputs (batch axes `dims`) with every output batched on axis 0."""
     cache = _batch_cache.setdefault(closed, {})
-    key = (axis_size, dims)
+    # The name of the batch axis (`vmap(..., axis_name=)`) decides how collectives batch.
+    key = (axis_size, dims, core.current_batching_axis_name())
     hit = cache.get(key)
     if hit is not None:
         return hit

@@ -123,8 +123,8 @@ def _sharding_constraint_batching(vals: list[Any], dims: list[int | None], *, sh
 def has_sharding_constraint(jaxpr: Any) -> bool:
     """Whether a jaxpr (or one it calls) constrains a sharding."""
     for eqn in jaxpr.eqns:
-        if eqn.primitive is sharding_constraint_p:
-            return True
+        if eqn.primitive is sharding_constraint_p or eqn.primitive.name == "shard_map":
+            return True  # a shard_map (mjcore.shard_map) runs over its mesh
         for p in eqn.params.values():
             for sub in p if isinstance(p, tuple | list) else (p,):
                 inner = getattr(sub, "jaxpr", None)
@@ -140,6 +140,8 @@ def constraint_shardings(jaxpr: Any) -> list[Sharding]:
     for eqn in jaxpr.eqns:
         if eqn.primitive is sharding_constraint_p:
             out.append(eqn.params["sharding"])
+        elif eqn.primitive.name == "shard_map":  # its mesh (mjcore.shard_map)
+            out.append(NamedSharding(eqn.params["mesh"], PartitionSpec()))
         for p in eqn.params.values():
             for sub in p if isinstance(p, tuple | list) else (p,):
                 inner = getattr(sub, "jaxpr", None)
