@@ -6,6 +6,13 @@ whole batch, and the losses printed match those of one device.
 
     python examples/data_parallel.py            # 8 devices, then 1, losses side by side
     python examples/data_parallel.py --devices 4 --steps 20
+    python examples/data_parallel.py --processes 2    # 8 devices as 2 processes x 4
+
+With `--processes N` the script starts N copies of itself, each with devices / N CPU devices,
+joined into one system by `mjcore.distributed` (jaxlib's distributed runtime; the gradient
+mean crosses the processes over gloo); each passes the whole batch to `pmap` (mjcore's pmap
+takes the global view) and prints the same losses. See also
+examples/data_parallel_processes.py, where each process loads only its own rows.
 """
 
 from __future__ import annotations
@@ -111,12 +118,62 @@ def main(num_devices: int = 8, steps: int = 10, verbose: bool = True) -> list[fl
     return losses
 
 
+def run_processes(processes: int, num_devices: int, steps: int) -> list[list[float]]:
+    """Train on `num_devices` devices spread over `processes` copies of this script (on this
+    machine, ports chosen free); returns each process's losses."""
+    import socket
+    import subprocess
+
+    if num_devices % processes:
+        raise ValueError(f"{num_devices} devices do not split over {processes} processes")
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "MJCORE_NUM_CPU_DEVICES": str(num_devices // processes)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    args = ["--devices", str(num_devices), "--steps", str(steps), "--processes", str(processes)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, *args, "--process-id", str(p), "--port", str(port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for p in range(processes)
+    ]
+    runs = []
+    for p, proc in enumerate(procs):
+        out, _ = proc.communicate(timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"process {p} failed (exit status {proc.returncode})")
+        runs.append([float(v) for v in out.split("LOSSES ", 1)[1].split()])
+    return runs
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=8)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--process-id", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    parallel = main(args.devices, args.steps)
+    if args.process_id is not None:  # one of the processes `--processes` started
+        mjcore.distributed.initialize(f"localhost:{args.port}", args.processes, args.process_id)
+        losses = main(args.devices, args.steps, verbose=False)
+        print("LOSSES " + " ".join(repr(v) for v in losses), flush=True)
+        sys.exit(0)
+    if args.processes > 1:
+        runs = run_processes(args.processes, args.devices, args.steps)
+        for i, values in enumerate(zip(*runs, strict=True)):
+            shown = "  ".join(f"{v:.12f}" for v in values)
+            print(f"{args.devices} devices in {args.processes} processes  step {i:3d}  {shown}")
+        parallel = runs[0]
+        if any(r != parallel for r in runs):
+            sys.exit("the processes printed different losses")
+    else:
+        parallel = main(args.devices, args.steps)
     single = main(1, args.steps)
     worst = max(abs(a - b) for a, b in zip(parallel, single, strict=True))
     print(f"largest difference from one device: {worst:.3g}")

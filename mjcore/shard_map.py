@@ -597,6 +597,10 @@ def _none(x: Any) -> bool:
 def _out_axis(x: Any, axis: int | None) -> Any:
     """A pmap output (devices on axis 0) with the devices' axis at `axis`; None: device 0's."""
     if axis is None:
+        if not getattr(x, "is_fully_addressable", True):
+            # Over several processes (`mjcore.distributed`) device 0 may be another's; the
+            # devices hold the same value here, so this process reads its own first copy.
+            x = x.addressable_shards[0].data
         return reshape(slice_in_dim(x, 0, 1, 0), get_aval(x).shape[1:])
     return move_bdim(x, 0, axis % get_aval(x).ndim)
 

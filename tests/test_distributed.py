@@ -300,6 +300,14 @@ _ORPHAN = """
 """
 
 
+# An example script of examples/ run as `python examples/NAME ARGS...` would run it.
+_EXAMPLE = """
+    import runpy, sys
+    sys.argv = [f"examples/{sys.argv[1]}", *sys.argv[2:]]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("localhost", 0))
@@ -338,8 +346,9 @@ def _run_all() -> dict[str, list[dict]]:
     port, jax_port, dead_port = _free_port(), _free_port(), _free_port()
     procs = {"mjcore": [_start(_WORKER, pid, port) for pid in (1, 0)]}  # coordinator last
     procs["orphan"] = [_start(_ORPHAN, dead_port)]
-    path = ROOT / "examples" / "data_parallel_processes.py"
-    procs["example"] = [_start(f"import runpy; runpy.run_path({str(path)!r}, run_name='__main__')")]
+    procs["example"] = [_start(_EXAMPLE, "data_parallel_processes.py")]
+    argv = ("--processes", "2", "--devices", "4", "--steps", "3")
+    procs["pmap_example"] = [_start(_EXAMPLE, "data_parallel.py", *argv)]
     if importlib.util.find_spec("jax") is not None:
         procs["jax"] = [_start(_JAX_WORKER, pid, jax_port) for pid in (1, 0)]
     try:
@@ -594,6 +603,20 @@ def test_example_trains_data_parallel_over_two_processes_with_one_devices_losses
     for ref, *others in rows:
         assert others == pytest.approx([ref, ref], rel=1e-5)
     assert lines[-1].endswith("-> same losses")
+
+
+def test_pmap_example_over_two_processes_prints_one_devices_losses(outcomes):
+    (done,) = outcomes["pmap_example"]
+    assert not done["timed_out"], f"examples/data_parallel.py ran past {TIMEOUT} s"
+    assert done["rc"] == 0, f"{done['out']}\n{done['err']}"  # (1: losses differ)
+    lines = done["out"].splitlines()
+    many = [ln.split()[-2:] for ln in lines if ln.startswith("4 devices in 2 processes")]
+    one = [ln.split()[-1] for ln in lines if ln.startswith("1 device(s)")]
+    assert len(many) == len(one) == 3
+    for (a, b), ref in zip(many, one, strict=True):
+        assert a == b  # both processes print the same loss
+        assert float(a) == pytest.approx(float(ref), rel=1e-12, abs=0)
+    assert lines[-1].startswith("largest difference from one device: ")
 
 
 def test_one_process_reports_itself():
