@@ -40,7 +40,6 @@ from mjcore.jit import hoist_consts, jit, partial_eval_closed
 from mjcore.lax import arithmetic, parallel
 from mjcore.lax.base import reshape
 from mjcore.lax.sharding import with_sharding_constraint
-from mjcore.lax.slicing import slice_in_dim
 from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.sharding import Mesh, NamedSharding, PartitionSpec
 from mjcore.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
@@ -494,7 +493,11 @@ def shard_map(
         flat_fun, out_tree_box = flatten_fun(f, in_tree)
         closed = _trace_body(flat_fun, block_avals, mesh)
         out_tree = out_tree_box[0]
-        o_specs = _specs_for(out_specs, out_tree, len(closed.out_avals), "out_specs")
+        n_out = len(closed.out_avals)
+        if callable(out_specs):  # pmap's: the specs follow from the output tree
+            o_specs = list(out_specs(out_tree))
+        else:
+            o_specs = _specs_for(out_specs, out_tree, n_out, "out_specs")
 
         def run(*xs: Any) -> list[Any]:
             xs = [
@@ -568,13 +571,24 @@ def pmap(
             out = fun(*tree_unflatten(in_tree, xs))
             out_flat, tree = tree_flatten(out)
             cache[key][1].append(tree)
-            return [reshape(o, (1, *get_aval(o).shape)) for o in out_flat]
+            o_axes = broadcast_prefix(out_axes, out, is_leaf=_none)
+            # out_axes None: the value is the same on every device, returned replicated.
+            return [
+                o if a is None else reshape(o, (1, *get_aval(o).shape))
+                for o, a in zip(out_flat, o_axes, strict=True)
+            ]
+
+        def out_specs(flat_tree: Any) -> list[PartitionSpec]:
+            tree = cache[key][1][-1]  # the body's own output tree, just traced
+            leaves = tree_unflatten(tree, [0] * tree.num_leaves)
+            o_axes = broadcast_prefix(out_axes, leaves, is_leaf=_none)
+            return [PartitionSpec() if a is None else PartitionSpec(name) for a in o_axes]
 
         key = (in_tree, tuple(dims), tuple(devs))
         hit = cache.get(key)
         if hit is None:
             box: list[Any] = []
-            mapped_body = shard_map(body, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(name))
+            mapped_body = shard_map(body, mesh=mesh, in_specs=specs, out_specs=out_specs)
             hit = (mapped_body, box)
             if len(cache) >= 64:  # bounded
                 cache.clear()
@@ -595,9 +609,10 @@ def _none(x: Any) -> bool:
 
 
 def _out_axis(x: Any, axis: int | None) -> Any:
-    """A pmap output (devices on axis 0) with the devices' axis at `axis`; None: device 0's."""
+    """A pmap output (devices on axis 0) with the devices' axis at `axis` (None: replicated,
+    no devices' axis)."""
     if axis is None:
-        return reshape(slice_in_dim(x, 0, 1, 0), get_aval(x).shape[1:])
+        return x
     return move_bdim(x, 0, axis % get_aval(x).ndim)
 
 
