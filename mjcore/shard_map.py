@@ -143,7 +143,13 @@ def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs):
     return jit(lambda *xs: shard_map_p.bind(*xs, **params))(*args)
 
 
-def _bind(args: Sequence[Any], closed: ClosedJaxpr, mesh: Mesh, in_specs: Specs, out_specs: Specs):
+def _bind(
+    args: Sequence[Any],
+    closed: ClosedJaxpr,
+    mesh: Mesh,
+    in_specs: Sequence[PartitionSpec],
+    out_specs: Sequence[PartitionSpec],
+) -> list[Any]:
     """Bind a body with constants: they enter replicated, ahead of the arguments."""
     call, consts = hoist_consts(closed)
     return shard_map_p.bind(
@@ -500,11 +506,11 @@ def shard_map(
             o_specs = _specs_for(out_specs, out_tree, n_out, "out_specs")
 
         def run(*xs: Any) -> list[Any]:
-            xs = [
+            laid_out = [
                 with_sharding_constraint(x, NamedSharding(mesh, s))
                 for x, s in zip(xs, specs, strict=True)
             ]
-            outs = _bind(xs, closed, mesh, specs, o_specs)
+            outs = _bind(laid_out, closed, mesh, specs, o_specs)
             return [
                 with_sharding_constraint(o, NamedSharding(mesh, s))
                 for o, s in zip(outs, o_specs, strict=True)
@@ -564,11 +570,11 @@ def pmap(
         flags = [d is not None for d in dims]
 
         def body(*xs: Any) -> Any:
-            xs = [
+            blocks = [
                 reshape(x, get_aval(x).shape[1:]) if m else x
                 for x, m in zip(xs, flags, strict=True)
             ]
-            out = fun(*tree_unflatten(in_tree, xs))
+            out = fun(*tree_unflatten(in_tree, blocks))
             out_flat, tree = tree_flatten(out)
             cache[key][1].append(tree)
             o_axes = broadcast_prefix(out_axes, out, is_leaf=_none)
