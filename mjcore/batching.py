@@ -138,8 +138,9 @@ class AxisPrimitive(Primitive):
                     "inside mjcore.shard_map, mjcore.pmap or mjcore.vmap(..., axis_name=) "
                     f"that binds {name!r}"
                 )
-            if frame.main is not None and frame.main.level > top.main.level:
-                top = frame.main.trace
+            main = frame.main
+            if main is not None and main.trace is not None and main.level > top.main.level:
+                top = main.trace
         tracers = [core.full_raise(top, x) for x in args]
         return [core.full_lower(x) for x in top.process_primitive(self, tracers, params)]
 

@@ -674,7 +674,7 @@ def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[A
             return _default_impl(prim, args, params)
         return prim.impl(*args, **params)
     if prim.binds_named_axes:  # a collective: its named axis may outrank its operands
-        return prim.bind_with_axes(args, params)
+        return prim.bind_with_axes(args, params)  # type: ignore[attr-defined]  # AxisPrimitive
     dyn = state.dynamic_trace
     if dyn is not None and state.trace_stack[-1] is dyn:
         # Staging fast path (make_jaxpr, jit): the dynamic main is the top of the stack, so no

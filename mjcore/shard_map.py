@@ -40,7 +40,6 @@ from mjcore.jit import hoist_consts, jit, partial_eval_closed
 from mjcore.lax import arithmetic, parallel
 from mjcore.lax.base import reshape
 from mjcore.lax.sharding import with_sharding_constraint
-from mjcore.lax.slicing import slice_in_dim
 from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.sharding import Mesh, NamedSharding, PartitionSpec
 from mjcore.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
@@ -144,7 +143,13 @@ def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs):
     return jit(lambda *xs: shard_map_p.bind(*xs, **params))(*args)
 
 
-def _bind(args: Sequence[Any], closed: ClosedJaxpr, mesh: Mesh, in_specs: Specs, out_specs: Specs):
+def _bind(
+    args: Sequence[Any],
+    closed: ClosedJaxpr,
+    mesh: Mesh,
+    in_specs: Sequence[PartitionSpec],
+    out_specs: Sequence[PartitionSpec],
+) -> list[Any]:
     """Bind a body with constants: they enter replicated, ahead of the arguments."""
     call, consts = hoist_consts(closed)
     return shard_map_p.bind(
@@ -494,14 +499,18 @@ def shard_map(
         flat_fun, out_tree_box = flatten_fun(f, in_tree)
         closed = _trace_body(flat_fun, block_avals, mesh)
         out_tree = out_tree_box[0]
-        o_specs = _specs_for(out_specs, out_tree, len(closed.out_avals), "out_specs")
+        n_out = len(closed.out_avals)
+        if callable(out_specs):  # pmap's: the specs follow from the output tree
+            o_specs = list(out_specs(out_tree))
+        else:
+            o_specs = _specs_for(out_specs, out_tree, n_out, "out_specs")
 
         def run(*xs: Any) -> list[Any]:
-            xs = [
+            laid_out = [
                 with_sharding_constraint(x, NamedSharding(mesh, s))
                 for x, s in zip(xs, specs, strict=True)
             ]
-            outs = _bind(xs, closed, mesh, specs, o_specs)
+            outs = _bind(laid_out, closed, mesh, specs, o_specs)
             return [
                 with_sharding_constraint(o, NamedSharding(mesh, s))
                 for o, s in zip(outs, o_specs, strict=True)
@@ -561,20 +570,31 @@ def pmap(
         flags = [d is not None for d in dims]
 
         def body(*xs: Any) -> Any:
-            xs = [
+            blocks = [
                 reshape(x, get_aval(x).shape[1:]) if m else x
                 for x, m in zip(xs, flags, strict=True)
             ]
-            out = fun(*tree_unflatten(in_tree, xs))
+            out = fun(*tree_unflatten(in_tree, blocks))
             out_flat, tree = tree_flatten(out)
             cache[key][1].append(tree)
-            return [reshape(o, (1, *get_aval(o).shape)) for o in out_flat]
+            o_axes = broadcast_prefix(out_axes, out, is_leaf=_none)
+            # out_axes None: the value is the same on every device, returned replicated.
+            return [
+                o if a is None else reshape(o, (1, *get_aval(o).shape))
+                for o, a in zip(out_flat, o_axes, strict=True)
+            ]
+
+        def out_specs(flat_tree: Any) -> list[PartitionSpec]:
+            tree = cache[key][1][-1]  # the body's own output tree, just traced
+            leaves = tree_unflatten(tree, [0] * tree.num_leaves)
+            o_axes = broadcast_prefix(out_axes, leaves, is_leaf=_none)
+            return [PartitionSpec() if a is None else PartitionSpec(name) for a in o_axes]
 
         key = (in_tree, tuple(dims), tuple(devs))
         hit = cache.get(key)
         if hit is None:
             box: list[Any] = []
-            mapped_body = shard_map(body, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(name))
+            mapped_body = shard_map(body, mesh=mesh, in_specs=specs, out_specs=out_specs)
             hit = (mapped_body, box)
             if len(cache) >= 64:  # bounded
                 cache.clear()
@@ -595,13 +615,10 @@ def _none(x: Any) -> bool:
 
 
 def _out_axis(x: Any, axis: int | None) -> Any:
-    """A pmap output (devices on axis 0) with the devices' axis at `axis`; None: device 0's."""
+    """A pmap output (devices on axis 0) with the devices' axis at `axis` (None: replicated,
+    no devices' axis)."""
     if axis is None:
-        if not getattr(x, "is_fully_addressable", True):
-            # Over several processes (`mjcore.distributed`) device 0 may be another's; the
-            # devices hold the same value here, so this process reads its own first copy.
-            x = x.addressable_shards[0].data
-        return reshape(slice_in_dim(x, 0, 1, 0), get_aval(x).shape[1:])
+        return x
     return move_bdim(x, 0, axis % get_aval(x).ndim)
 
 

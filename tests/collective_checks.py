@@ -312,6 +312,11 @@ def check_pmap():
     g3 = jax.pmap(lambda d: {"g": jax.lax.all_gather(d["a"], "i")}, axis_name="i")
     d = {"a": _input((4, 2), 15)}
     _close(f3(d)["g"], g3(d)["g"])
+    # out_axes=None: a value replicated over the devices
+    f5 = mjcore.pmap(lambda v: (lax.psum(v, "i"), v), axis_name="i", out_axes=(None, 0))
+    g5 = jax.pmap(lambda v: (jax.lax.psum(v, "i"), v), axis_name="i", out_axes=(None, 0))
+    for a, b in zip(f5(x), g5(x), strict=True):
+        _close(a, b)
     # devices=
     f4 = mjcore.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=mjcore.devices()[4:])
     _close(f4(x[:4]), jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i")(x[:4]))
@@ -351,6 +356,12 @@ def check_pmap_grad_and_vmap():
         ),
         jax.pmap(jax.vmap(lambda v: jax.lax.psum(v, ("i", "j")), axis_name="j"), axis_name="i")(xs),
     )
+
+
+def check_one_device_mesh():
+    x = _input((1, 3), 19)
+    f = mjcore.pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i")
+    _close(f(x), jax.pmap(lambda v: jax.lax.psum(v, "i") * 2, axis_name="i")(x))
 
 
 def _raises(exc, pattern, fn, *args):
