@@ -32,6 +32,8 @@ COMPAT_SLICE ?= tests/test_compat.py tests/test_platforms.py tests/test_gpu.py t
 	tests/test_no_jax_import.py tests/test_device.py tests/test_jit.py tests/test_callbacks.py \
 	tests/test_control_flow.py tests/test_donation.py tests/test_mjnp_linalg.py \
 	tests/test_mjnp_fft.py tests/test_mjnp_random.py tests/test_config.py
+# Meshes, Arrays of shards and sharded jit on 8 CPU devices (issue 22).
+COMPAT_SLICE += tests/test_sharding.py
 
 $(COMPAT_VENV)/.installed: pyproject.toml
 	test -x $(COMPAT_PY) || $(COMPAT_PYTHON) -m venv $(COMPAT_VENV)

@@ -792,15 +792,17 @@ class ShapeDtypeStruct:
     Args:
       shape: a sequence of non-negative integers.
       dtype: a dtype-like (a NumPy dtype, scalar type or name).
-      sharding: must be None (mjcore has one device).
+      sharding: None, or the layout over devices (`mjcore.sharding`) that `jit(f).lower`
+        lowers the argument with.
       weak_type: whether the dtype is weak, as a Python scalar's (see `ShapedArray`).
     """
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool
+    sharding: Any
 
     def __init__(
         self, shape: Sequence[int], dtype: Any, *, sharding: Any = None, weak_type: bool = False
@@ -809,9 +811,12 @@ class ShapeDtypeStruct:
 
         if dtype is None:
             raise ValueError("ShapeDtypeStruct: dtype must be specified")
-        if sharding is not None:
-            raise ValueError(
-                f"ShapeDtypeStruct: sharding must be None (mjcore has one device), got {sharding!r}"
+        from mjcore.sharding import NamedSharding, Sharding
+
+        if sharding is not None and not isinstance(sharding, Sharding):
+            raise TypeError(
+                "ShapeDtypeStruct: sharding must be None or a Sharding (NamedSharding, "
+                f"SingleDeviceSharding), got {type(sharding).__name__}"
             )
         shape = tuple(shape)
         for d in shape:
@@ -823,6 +828,12 @@ class ShapeDtypeStruct:
         object.__setattr__(self, "shape", tuple(int(d) for d in shape))
         object.__setattr__(self, "dtype", dtypes.canonicalize_dtype(dtype, "ShapeDtypeStruct"))
         object.__setattr__(self, "weak_type", bool(weak_type))
+        if isinstance(sharding, NamedSharding):
+            sharding.check_shape(self.shape, "ShapeDtypeStruct")
+            from mjcore import sharding as sharding_mod
+
+            sharding_mod.in_use = True  # `jit(f).lower(self)` is then partitioned
+        object.__setattr__(self, "sharding", sharding)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"ShapeDtypeStruct is immutable: cannot set {name!r}")
@@ -831,7 +842,12 @@ class ShapeDtypeStruct:
     def like(cls, x: Any) -> ShapeDtypeStruct:
         """The ShapeDtypeStruct of an array (or anything with `.shape` and `.dtype`)."""
         aval = _abstractify("ShapeDtypeStruct.like", x)
-        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
+        from mjcore.sharded import ShardedArray
+
+        # (only a multi-device layout is kept: one-device arrays compare equal to
+        # eval_shape's results, which have none)
+        sharding = x.sharding if isinstance(x, ShardedArray) else None
+        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
     @property
     def ndim(self) -> int:
@@ -841,10 +857,6 @@ class ShapeDtypeStruct:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    @property
-    def sharding(self) -> None:
-        return None
-
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -853,18 +865,20 @@ class ShapeDtypeStruct:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ShapeDtypeStruct):
             return NotImplemented
-        return (self.shape, self.dtype, self.weak_type) == (
+        return (self.shape, self.dtype, self.weak_type, self.sharding) == (
             other.shape,
             other.dtype,
             other.weak_type,
+            other.sharding,
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        sharding = f", sharding={self.sharding!r}" if self.sharding is not None else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{sharding})"
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise TypeError(

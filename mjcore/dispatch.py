@@ -565,7 +565,9 @@ def current_device() -> Any:
 
 
 def device_of(x: Array) -> Any:
-    """The device holding Array `x`."""
+    """The device holding Array `x` (an Array made of shards: its sharding, as in JAX)."""
+    if type(x) is not Array and hasattr(x, "_shards"):  # (mjcore.sharded.ShardedArray)
+        return x.sharding
     return backend.buffer_device(x._buf)
 
 

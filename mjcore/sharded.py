@@ -91,6 +91,11 @@ class ShardedArray(Array):
     def devices(self) -> set[Device]:
         return self._sharding.device_set
 
+    @property
+    def device(self) -> Sharding:  # type: ignore[override]
+        """As JAX's: an array on several devices answers with its sharding."""
+        return self._sharding
+
     def block_until_ready(self) -> ShardedArray:
         self._shards.block_until_ready()
         return self

@@ -20,13 +20,15 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
+from mjcore.api import ShapeDtypeStruct
 from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_jaxpr
 from mjcore.jaxpr import ClosedJaxpr
-from mjcore.lax.sharding import constraint_shardings, has_sharding_constraint
+from mjcore.lax.sharding import constraint_shardings
 from mjcore.sharded import ShardedArray, device_put_sharded
 from mjcore.sharding import (
+    GSPMDSharding,
     Mesh,
     NamedSharding,
     PartitionSpec,
@@ -43,11 +45,17 @@ _constrained: weakref.WeakKeyDictionary[ClosedJaxpr, bool] = weakref.WeakKeyDict
 _programs: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
 _PROGRAMS_PER_JAXPR = 32
 
+# Emptied with every other cache of executables (`mjcore.clear_caches`, the compile budget).
+backend.clear_at_exit(_programs.clear)
+
 
 def _has_constraint(closed: ClosedJaxpr) -> bool:
     out = _constrained.get(closed)
     if out is None:
-        out = _constrained[closed] = has_sharding_constraint(closed.jaxpr)
+        # (constraints to one device run on one device: no mesh to partition over)
+        out = _constrained[closed] = any(
+            isinstance(s, NamedSharding | GSPMDSharding) for s in constraint_shardings(closed.jaxpr)
+        )
     return out
 
 
@@ -74,6 +82,9 @@ def _per_leaf(spec: Any, tree_children: list[int], what: str, fname: str) -> lis
     n = sum(tree_children)
     if spec is None or isinstance(spec, Sharding):
         return [spec] * n
+    leaves, _ = tree_flatten(spec, is_leaf=lambda s: s is None or isinstance(s, Sharding))
+    if not isinstance(spec, tuple | list) and len(leaves) == n:
+        return leaves  # a pytree of shardings matching the whole structure (a dict, ...)
     if isinstance(spec, tuple | list) and len(spec) == len(tree_children):
         out: list[Any] = []
         for sub, count in zip(spec, tree_children, strict=True):
@@ -102,7 +113,7 @@ def _mesh_of(fname: str, shardings: list[Sharding]) -> Mesh:
       ValueError: for shardings over different devices (JAX's "incompatible devices")."""
     mesh = None
     for s in shardings:
-        if isinstance(s, NamedSharding):
+        if isinstance(s, NamedSharding | GSPMDSharding):
             if mesh is None:
                 mesh = s.mesh
             elif s.mesh._flat_devices != mesh._flat_devices:
@@ -120,17 +131,13 @@ def call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run a jitted function partitioned over a mesh, or UNSHARDED when nothing about the
     call is sharded (the caller then runs it on one device)."""
     explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
-    if not explicit and not any(
-        isinstance(x, ShardedArray) for x in tree_flatten((args, kwargs))[0]
-    ):
-        entry, flat = jitted._entry_for(args, kwargs)
-        if not entry.eager_ok or not _has_constraint(entry.closed):
-            return UNSHARDED
-    else:
-        entry, flat = jitted._entry_for(args, kwargs)
-        if not entry.eager_ok:
-            return UNSHARDED
-    program, in_shardings, out_shardings = _program_for(jitted, entry, args, kwargs, flat)
+    entry, flat = jitted._entry_for(args, kwargs)
+    if not entry.eager_ok:  # (constants that are tracers: the call is under a transformation)
+        return UNSHARDED
+    sharded_args = any(isinstance(x, ShardedArray) for x in flat)
+    if not (explicit or sharded_args or _has_constraint(entry.closed)):
+        return UNSHARDED
+    program, in_shardings, _ = _program_for(jitted, entry, args, kwargs, flat)
     return tree_unflatten(entry.out_tree, _execute(program, entry, flat, in_shardings))
 
 
@@ -138,7 +145,7 @@ def lower(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The sharded `Lowered` of a call, or None when the call is not sharded."""
     explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
     entry, flat = jitted._entry_for(args, kwargs)
-    sharded_args = any(isinstance(x, ShardedArray) for x in flat)
+    sharded_args = any(_layout_of(x) is not None for x in flat)
     if not (explicit or sharded_args or _has_constraint(entry.closed)) or not entry.eager_ok:
         return None
     text, _, _, _ = _lowering(jitted, entry, args, kwargs, flat)
@@ -167,20 +174,33 @@ class _ShardedCompiled:
         args, kwargs = lowered._call
         entry, flat = lowered._jitted._entry_for(args, kwargs)
         self._program = _program_for(lowered._jitted, entry, args, kwargs, flat)[0]
+        self._n_consts = len(entry.consts)
 
     def as_text(self) -> str:
         return self._lowered.as_text()
 
     @property
-    def input_shardings(self) -> Any:
-        return self._program.in_shardings
+    def input_shardings(self) -> tuple[Sharding, ...]:
+        """The layout of each argument leaf (flat), as compiled."""
+        return self._program.in_shardings[self._n_consts :]
 
     @property
-    def output_shardings(self) -> Any:
-        return self._program.out_shardings
+    def output_shardings(self) -> list[Sharding]:
+        """The layout of each output leaf (flat): requested, or XLA's choice."""
+        return list(self._program.out_shardings)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._lowered._jitted(*args, **kwargs)
+
+
+def _layout_of(x: Any) -> Sharding | None:
+    """The multi-device layout an argument brings (a ShardedArray's, or the sharding of a
+    ShapeDtypeStruct given to `lower`), else None."""
+    if isinstance(x, ShardedArray):
+        return x._sharding
+    if isinstance(x, ShapeDtypeStruct):
+        return x.sharding
+    return None
 
 
 def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) -> tuple:
@@ -193,8 +213,16 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     explicit_in += [None] * (len(flat) - len(explicit_in))  # keyword arguments
     leaf_in: list[Sharding | None] = []
     for x, s in zip(flat, explicit_in, strict=True):
-        if s is None and isinstance(x, ShardedArray):
-            s = x._sharding
+        own = _layout_of(x)
+        if s is None:
+            s = own
+        elif own is not None and not own.is_equivalent_to(s, len(core.get_aval(x).shape)):
+            raise ValueError(
+                "Sharding passed to jit does not match the sharding on the respective arg. "
+                f"Got jit sharding: {s},\narg sharding: {own} for arg type: "
+                f"{core.get_aval(x).str_short()} (jit({fname})); pass the argument laid out "
+                "as in_shardings says (mjcore.device_put(x, sharding)), or drop in_shardings"
+            )
         leaf_in.append(None if isinstance(s, SingleDeviceSharding) else s)
     n_out = len(closed.out_avals)
     out_structure = tree_unflatten(entry.out_tree, list(range(n_out)))
@@ -209,7 +237,7 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     leaf_out = [None if isinstance(s, SingleDeviceSharding) else s for s in leaf_out]
     known = [s for s in leaf_in + leaf_out if s is not None]
     known += constraint_shardings(closed.jaxpr)
-    if not any(isinstance(s, NamedSharding) for s in known):
+    if not any(isinstance(s, NamedSharding | GSPMDSharding) for s in known):
         raise ValueError(f"jit({fname}): the shardings name no mesh; use NamedSharding(mesh, spec)")
     mesh = _mesh_of(fname, known)
     in_avals = closed.in_avals
@@ -285,29 +313,42 @@ def _shardings_key(s: Any) -> Any:
 class _Program:
     """A compiled sharded program and the layout of each of its arguments."""
 
-    __slots__ = ("spmd", "in_shardings", "out_shardings")
+    __slots__ = ("spmd", "in_shardings", "out_shardings", "const_bufs")
 
     def __init__(self, spmd: Any, in_shardings: tuple[Sharding, ...]):
         self.spmd = spmd
         self.in_shardings = in_shardings
         self.out_shardings = spmd.out_shardings
+        # The function's constants, laid out on the first call (they never change).
+        self.const_bufs: list[Any] | None = None
 
 
 def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
     """The NamedSharding over `mesh` whose HLO sharding is `hlo` (XLA's choice for an
-    output)."""
+    output; None: XLA reported none, as for a one-device program)."""
+    if hlo is None:
+        return NamedSharding(mesh, PartitionSpec())
     for candidate in named_sharding_candidates(mesh, ndim):
         if backend.hlo_sharding_equals(candidate._hlo_sharding_text(ndim), hlo):
             return candidate
-    raise NotImplementedError(
-        f"jit({fname}): XLA laid an output of rank {ndim} out as {hlo}, which no "
-        f"PartitionSpec over {mesh} describes; pass out_shardings= to choose its layout"
-    )
+    # (XLA split a dimension over part of a mesh axis, say): its tile assignment as it is
+    tiled = backend.hlo_tiling(hlo)
+    if tiled is None:
+        raise NotImplementedError(
+            f"jit({fname}): XLA laid an output of rank {ndim} out as {hlo}, which mjcore "
+            "cannot represent; pass out_shardings= to choose its layout"
+        )
+    return GSPMDSharding(mesh._flat_devices, *tiled, mesh=mesh)
 
 
 def _execute(program: _Program, entry: Any, flat: list[Any], in_shardings: tuple) -> list[Array]:
-    bufs = []
-    for x, s in zip([*entry.consts, *flat], in_shardings, strict=True):
+    n_consts = len(entry.consts)
+    if program.const_bufs is None:
+        program.const_bufs = [
+            _laid_out(c, s) for c, s in zip(entry.consts, in_shardings[:n_consts], strict=True)
+        ]
+    bufs = list(program.const_bufs)
+    for x, s in zip(flat, in_shardings[n_consts:], strict=True):
         bufs.append(_laid_out(x, s))
     outs = program.spmd.run(bufs)
     return [

@@ -67,6 +67,8 @@ def _ids_map(m):
 
 
 def check_devices():
+    assert mjcore.NamedSharding is NamedSharding and mjcore.P is P  # as jax.NamedSharding, jax.P
+    assert mjcore.sharding.Mesh is Mesh and mjcore.make_mesh is mjcore.sharding.make_mesh
     assert mjcore.device_count() == 8 and len(mjcore.devices()) == 8
     assert [d.id for d in mjcore.local_devices()] == list(range(8))
     assert mjcore.process_index() == 0 and mjcore.process_count() == 1
@@ -104,8 +106,21 @@ def check_named_sharding_layouts():
                 d.id for d in js.devices_indices_map(shape)
             ]
             assert {d.id for d in s.device_set} == {d.id for d in js.device_set}
+            assert s.is_equivalent_to(NamedSharding(m, P(*spec, None, None)), ndim + 2)
             mine = xc.HloSharding.from_string(s._hlo_sharding_text(ndim))
             assert mine == js._to_xla_hlo_sharding(ndim), (name, spec, str(mine))
+
+
+def check_equivalent_shardings():
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    one = Mesh(onp.array(mjcore.devices()[:1]).reshape(1, 1), ("x", "y"))
+    assert NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P("x", None)), 2)
+    assert not NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P("y")), 2)
+    assert not NamedSharding(m, P("x")).is_equivalent_to(NamedSharding(m, P(None, "x")), 2)
+    d0 = SingleDeviceSharding(mjcore.devices()[0])
+    assert NamedSharding(one, P("x", "y")).is_equivalent_to(d0, 2)
+    assert NamedSharding(m, P("x")) == NamedSharding(m, P("x", None))
+    assert hash(NamedSharding(m, P("x"))) == hash(NamedSharding(m, P("x", None)))
 
 
 def check_single_device_sharding():
@@ -186,6 +201,9 @@ def check_device_put_and_shards():
             _same_layout(a, ja)
             assert str(a) == str(x) and repr(a) == onp.array_repr(x)
             assert a.is_fully_replicated == ja.is_fully_replicated
+            assert a.device == a.sharding and {d.id for d in a.devices()} == {
+                d.id for d in ja.devices()
+            }
     a = mjcore.device_put(
         onp.int32(7) * onp.ones((4, 8), onp.int32),
         NamedSharding(mjcore.make_mesh((2, 4), ("x", "y")), P(None, "y")),
@@ -228,6 +246,23 @@ def check_eager_ops_on_sharded_arrays():
     g = mjcore.grad(lambda v: (np.sin(v) ** 2).sum())(a)
     onp.testing.assert_allclose(onp.asarray(g), 2 * onp.sin(x) * onp.cos(x), rtol=1e-14)
     assert float(a[1, 2]) == x[1, 2] and a.tolist() == x.tolist()
+    # device= of creation functions and to_device accept a sharding, as in JAX
+    jm = _jmesh((2, 4), ("x", "y"))
+    for make, jmake in [
+        (lambda d: np.zeros((8, 4), device=d), lambda d: jnp.zeros((8, 4), device=d)),
+        (lambda d: np.arange(32.0, device=d), lambda d: jnp.arange(32.0, device=d)),
+        (lambda d: np.asarray(x, device=d), lambda d: jnp.asarray(x, device=d)),
+    ]:
+        _same_layout(make(NamedSharding(m, P("x"))), jmake(JNamed(jm, JP("x"))))
+    _same_layout(
+        np.ones((8, 4)).to_device(NamedSharding(m, P(None, "y"))),
+        jnp.ones((8, 4)).to_device(JNamed(jm, JP(None, "y"))),
+    )
+    d0 = mjcore.devices()[0]
+    b = a.to_device(d0)
+    assert b.sharding == SingleDeviceSharding(d0) and b.tolist() == x.tolist()
+    c = mjcore.device_put(a, mjcore.devices()[2])
+    assert c.sharding.device_set == {mjcore.devices()[2]} and c.tolist() == x.tolist()
 
 
 def _both(fn_m, fn_j, *args_pairs):
@@ -250,10 +285,16 @@ def check_jit_takes_shardings_from_arguments():
         (lambda a, b: np.tanh(a @ b), lambda a, b: jnp.tanh(a @ b), [(x, P("x", "y")), (w, P())]),
         (lambda a: a.T, lambda a: a.T, [(x, P("x", "y"))]),
     ]
+    # closed-over constants (replicated onto the mesh), Python scalars, NumPy arguments
+    cases += [
+        (lambda a: a * w.sum() + 1.5, lambda a: a * w.sum() + 1.5, [(x, P("x", "y"))]),
+        (lambda a: a @ np.asarray(w), lambda a: a @ jnp.asarray(w), [(x, P(None, "y"))]),
+    ]
     for f, jf, specs in cases:
         pairs = [_put(v, m, jm, s) for v, s in specs]
         out, jout = _both(mjcore.jit(f), jax.jit(jf), *pairs)
         _same_layout(out, jout)
+        _same_layout(mjcore.jit(f)(*[p[0] for p in pairs]), jout)  # the cached program
 
 
 def check_jit_in_and_out_shardings():
@@ -291,6 +332,9 @@ def check_jit_in_and_out_shardings():
     )
     assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
     assert "mhlo.num_partitions = 8" in text
+    compiled = mjcore.jit(lambda a, b: a @ b).lower(*_put(x, m, jm, P("x"))[:1], x).compile()
+    assert [_spec(s) for s in compiled.input_shardings] == [("x",), ()]
+    assert [_spec(s) for s in compiled.output_shardings] == [("x",)]
 
 
 def check_with_sharding_constraint():
@@ -317,6 +361,21 @@ def check_with_sharding_constraint():
         out = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a + 1, P("y")))(x)
     assert _spec(out.sharding) == ("y",)
     _raises(ValueError, "needs a mesh", mjcore.lax.with_sharding_constraint, x, P("x"))
+    # pytrees: one sharding for all leaves, or one per leaf (None: left alone)
+    s1, s2 = NamedSharding(m, P("x")), NamedSharding(m, P(None, "y"))
+    out = mjcore.jit(lambda t: mjcore.lax.with_sharding_constraint(t, {"a": s1, "b": None}))(
+        {"a": x, "b": x}
+    )
+    assert _spec(out["a"].sharding) == ("x",)
+    out = mjcore.jit(lambda t: mjcore.lax.with_sharding_constraint(t, s2))((x, x))
+    assert [_spec(o.sharding) for o in out] == [(None, "y")] * 2
+    _raises(ValueError, "2 shardings", mjcore.lax.with_sharding_constraint, [x, x, x], [s1, s2])
+    # a constraint to one device only: an ordinary one-device program (run on the default device)
+    d3 = mjcore.devices()[3]
+    out = mjcore.jit(
+        lambda a: mjcore.lax.with_sharding_constraint(a * 2, SingleDeviceSharding(d3))
+    )(x)
+    onp.testing.assert_array_equal(onp.asarray(out), x * 2)
     _raises(
         ValueError,
         "dimension 1 should be divisible by 4",
@@ -388,6 +447,82 @@ def check_vmap_of_sharded_programs():
     )
 
 
+def check_mixed_arguments_and_donation():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.arange(64.0).reshape(8, 8)
+    a, ja = _put(x, m, jm, P("x"))
+    for f in (lambda a, b: a + b, lambda a, b: a @ b, lambda a, b: (a * b[0]).sum(axis=0)):
+        _same_layout(mjcore.jit(f)(a, x), jax.jit(f)(ja, x))  # a NumPy argument: replicated
+        _same_layout(mjcore.jit(f)(a, mjcore.device_put(x)), jax.jit(f)(ja, jax.device_put(x)))
+    out = mjcore.jit(lambda a, s: a * s + 2.0)(a, 3)
+    _same_layout(out, jax.jit(lambda a, s: a * s + 2.0)(ja, 3))
+    b = mjcore.device_put(x, NamedSharding(m, P("x")))
+    out = mjcore.jit(lambda v: v * 2, donate_argnums=0)(b)
+    assert b.is_deleted() and _spec(out.sharding) == ("x",)
+    onp.testing.assert_array_equal(onp.asarray(out), x * 2)
+    _raises(RuntimeError, "Array has been deleted", lambda: b + 1)
+
+
+def check_shape_dtype_struct_with_sharding():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    s = NamedSharding(m, P("x", "y"))
+    sds = mjcore.ShapeDtypeStruct((8, 4), onp.float32, sharding=s)
+    assert sds.sharding is s and sds != mjcore.ShapeDtypeStruct((8, 4), onp.float32)
+    text = mjcore.jit(lambda a: a * 2).lower(sds).as_text()
+    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    a = mjcore.device_put(onp.ones((8, 4)), s)
+    assert mjcore.ShapeDtypeStruct.like(a).sharding == s
+    assert mjcore.eval_shape(lambda v: v + 1, sds).shape == (8, 4)
+    _raises(
+        ValueError,
+        "dimension 0 should be divisible by 2",
+        mjcore.ShapeDtypeStruct,
+        (3, 4),
+        onp.float32,
+        sharding=s,
+    )
+    jtext = (
+        jax.jit(lambda a: a * 2)
+        .lower(jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=JNamed(jm, JP("x", "y"))))
+        .as_text()
+    )
+    assert "mhlo.sharding" in jtext or "sdy.sharding" in jtext
+
+
+def check_dtypes_and_output_structures():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.arange(64).reshape(8, 8)
+    for v in (x, x.astype(onp.int8), x > 10, x + 1j * x, x.astype(onp.float32)):
+        a, ja = _put(v, m, jm, P("x", "y"))
+        for f in (lambda a: a, lambda a: a.sum(), lambda a: (a.T, a * 2)):
+            o, jo = mjcore.jit(f)(a), jax.jit(f)(ja)
+            for p, q in zip(*((o, jo) if isinstance(o, tuple) else ((o,), (jo,))), strict=True):
+                _same_layout(p, q)
+    assert mjcore.jit(lambda a: ())(a) == ()
+    o = mjcore.jit(lambda: np.ones(8), out_shardings=NamedSharding(m, P("y")))()
+    assert _spec(o.sharding) == ("y",) and o.tolist() == [1.0] * 8
+    o = mjcore.jit(lambda a: {"k": a * 2}, out_shardings={"k": NamedSharding(m, P())})(a)
+    assert o["k"].is_fully_replicated
+    onp.testing.assert_array_equal(onp.asarray(o["k"]), onp.asarray(v) * 2)
+
+
+def check_layouts_no_spec_describes():
+    """XLA's GSPMD propagation may split an output over part of a mesh axis (here a row of a
+    P('x', 'y') array, tiled 4 ways over consecutive device pairs): it comes back as a
+    GSPMDSharding with the right shards. (JAX's default Shardy propagation picks P('y') here;
+    JAX with GSPMD cannot name this layout at all.)"""
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    x = onp.arange(64.0).reshape(8, 8)
+    a = mjcore.device_put(x, NamedSharding(m, P("x", "y")))
+    o = mjcore.jit(lambda a: a[0])(a)
+    onp.testing.assert_array_equal(onp.asarray(o), x[0])
+    assert isinstance(o.sharding, mjcore.sharding.Sharding)
+    for shard in o.addressable_shards:
+        onp.testing.assert_array_equal(onp.asarray(shard.data), x[0][shard.index])
+    # it can be passed on to another sharded program
+    onp.testing.assert_array_equal(onp.asarray(mjcore.jit(lambda v: v * 2)(o)), x[0] * 2)
+
+
 def check_bad_jit_shardings():
     m = mjcore.make_mesh((2, 4), ("x", "y"))
     m2 = Mesh(onp.array(mjcore.devices()[::-1]).reshape(2, 4), ("x", "y"))
@@ -397,6 +532,17 @@ def check_bad_jit_shardings():
     a = mjcore.device_put(onp.ones(8), NamedSharding(m, P("x")))
     b = mjcore.device_put(onp.ones(8), NamedSharding(m2, P("x")))
     _raises(ValueError, "incompatible devices", mjcore.jit(lambda a, b: a + b), a, b)
+    msg = _raises(
+        ValueError,
+        "does not match the sharding on the respective arg",
+        mjcore.jit(lambda v: v * 2, in_shardings=NamedSharding(m, P("y"))),
+        a,
+    )
+    assert "PartitionSpec('y',)" in msg and "PartitionSpec('x',)" in msg
+    # an equivalent layout is accepted
+    a2 = mjcore.device_put(onp.ones((8, 4)), NamedSharding(m, P("x")))
+    out = mjcore.jit(lambda v: v * 2, in_shardings=NamedSharding(m, P("x", None)))(a2)
+    assert _spec(out.sharding) == ("x",)
     _raises(TypeError, "wrap a PartitionSpec", mjcore.jit, lambda a: a, in_shardings=P("x"))
 
 

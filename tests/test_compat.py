@@ -47,6 +47,8 @@ def test_installed_jaxlib_is_in_the_supported_range_declared_in_pyproject():
         (compat.xla, "batched_device_put"),
         (compat.xla, "buffer_to_dlpack_managed_tensor"),
         (compat.xla, "SingleDeviceSharding"),
+        (compat.xla, "GSPMDSharding"),
+        (compat.xla, "ArrayImpl"),
         (compat.xla, "JaxRuntimeError"),
         (compat.xc, "DeviceAssignment"),
         (compat.xc, "DeviceList"),
@@ -130,3 +132,28 @@ def test_host_copy_through_a_callback_program(host):
 
 def test_preloading_nvidia_libraries_without_the_wheels_is_harmless():
     compat.preload_nvidia_libraries()
+
+
+def test_spmd_compile_options_and_multi_device_arrays():
+    """The several-devices path (`client.SpmdProgram`, `compat.assemble_array`), on the one
+    device this process has: a one-partition SPMD program over a sharded argument."""
+    from mjcore.core import ShapedArray
+    from mjcore.sharding import Mesh, NamedSharding, P
+
+    opts = compat.spmd_compile_options((0,), [True])
+    build = opts.executable_build_options
+    assert build.num_partitions == 1 and build.use_spmd_partitioning
+    mesh = Mesh(onp.array(client.devices()[:1]), ("x",))
+    s = NamedSharding(mesh, P("x"))
+    aval = ShapedArray((4,), onp.dtype(onp.float32))
+    buf = client.put_sharded(onp.arange(4, dtype=onp.float32), s, aval)
+    assert len(client.shards_of(buf)) == 1
+    text = (
+        "module @m {\n  func.func public @main(%a: tensor<4xf32> "
+        '{mhlo.sharding = "{replicated}"}) -> (tensor<4xf32>) {\n'
+        "    %0 = stablehlo.add %a, %a : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n"
+    )
+    program = client.SpmdProgram(text, (client.devices()[0],), [aval], [None], lambda h, n: s)
+    (out,) = program.run([buf])
+    onp.testing.assert_array_equal(client.gather_to_numpy(out, s, (4,), onp.float32), [0, 2, 4, 6])
+    assert isinstance(compat.output_hlo_shardings(program.executable), list)

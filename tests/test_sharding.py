@@ -49,3 +49,46 @@ def test_sharding(results: dict[str, str | None], name: str) -> None:
     assert name in results, f"{name} did not run"
     failure = results[name]
     assert failure is None, failure
+
+
+def _device_count_with(**env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES")}
+    base.pop("MJCORE_NUM_CPU_DEVICES", None)
+    return subprocess.run(
+        [sys.executable, "-c", "import mjcore; print('COUNT', mjcore.device_count())"],
+        cwd=ROOT,
+        env={**base, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "env, count",
+    [
+        ({"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}, 4),
+        ({"MJCORE_NUM_CPU_DEVICES": "3"}, 3),
+        # mjcore's own setting wins over XLA's flag, as JAX's jax_num_cpu_devices does
+        (
+            {
+                "MJCORE_NUM_CPU_DEVICES": "2",
+                "XLA_FLAGS": "--xla_force_host_platform_device_count=5",
+            },
+            2,
+        ),
+        ({"JAX_NUM_CPU_DEVICES": "6"}, 6),
+    ],
+    ids=["xla-flags", "mjcore", "mjcore-wins", "jax-name"],
+)
+def test_cpu_device_count_from_the_environment(env: dict[str, str], count: int) -> None:
+    proc = _device_count_with(**env)
+    assert f"COUNT {count}" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_a_bad_device_count_is_a_clear_error() -> None:
+    proc = _device_count_with(MJCORE_NUM_CPU_DEVICES="eight")
+    assert proc.returncode != 0
+    assert "ValueError: mjcore: MJCORE_NUM_CPU_DEVICES='eight' must be a positive integer" in (
+        proc.stderr
+    )

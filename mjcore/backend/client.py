@@ -26,7 +26,6 @@ Executable = Any
 Device = Any
 
 _lock = threading.Lock()
-_registry = Registry(lambda: config.read("jax_platforms"))
 
 
 def _cpu_device_count_from_env() -> int | None:
@@ -46,7 +45,9 @@ def _cpu_device_count_from_env() -> int | None:
     return None
 
 
-_registry.cpu_devices = _cpu_device_count_from_env()
+_registry = Registry(
+    lambda: config.read("jax_platforms"), read_cpu_devices=_cpu_device_count_from_env
+)
 # The default device, once the backends are started (None until then).
 _device: Any = None
 # `mjcore.default_device(d)`: a per-thread override of the default device.
@@ -777,8 +778,8 @@ class SpmdProgram:
             chosen = [compat.HloSharding.replicate()] * len(out_avals)
         shardings = []
         for i, (s, aval) in enumerate(zip(out_shardings, out_avals, strict=True)):
-            if s is None:
-                s = to_mj_sharding(chosen[i], len(aval.shape))
+            if s is None:  # (XLA reports none for a one-device program: replicated)
+                s = to_mj_sharding(chosen[i] if i < len(chosen) else None, len(aval.shape))
             shardings.append(s)
         self.out_shardings = shardings
         self.handlers = [
@@ -802,3 +803,15 @@ class SpmdProgram:
 def hlo_sharding_equals(text: str, hlo: Any) -> bool:
     """Whether the HLO sharding text `text` is the sharding `hlo` (as XLA reports it)."""
     return bool(compat.HloSharding.from_string(text) == hlo)
+
+
+def hlo_tiling(hlo: Any) -> tuple[list[int], list[int], bool] | None:
+    """(tile dims, logical device ids, whether the last dim counts replicas) of a tiled HLO
+    sharding; None for other kinds (maximal, manual, subgroups)."""
+    if not hlo.is_tiled() or hlo.subgroup_types():
+        return None
+    return (
+        list(hlo.tile_assignment_dimensions()),
+        list(hlo.tile_assignment_devices()),
+        bool(hlo.replicate_on_last_tile_dim()),
+    )

@@ -132,10 +132,12 @@ class Registry:
         read_request: Callable[[], str | None],
         discover: Callable[[], list[Plugin]] = discover_plugins,
         start: Callable[[str, Sequence[Plugin], int | None], Backend] = make_backend,
+        read_cpu_devices: Callable[[], int | None] = lambda: None,
     ):
         self._read_request = read_request
         self._discover = discover
         self._start = start
+        self._read_cpu_devices = read_cpu_devices  # (the environment's count, read at start)
         self._lock = threading.Lock()
         self._backends: dict[str, Backend] | None = None
         self.cpu_devices: int | None = None
@@ -153,6 +155,8 @@ class Registry:
     def _start_all(self) -> dict[str, Backend]:
         requested = parse_platforms(self._read_request())
         plugins = self._discover()
+        if self.cpu_devices is None:  # (set_cpu_device_count's count comes first)
+            self.cpu_devices = self._read_cpu_devices()
         out: dict[str, Backend] = {}
         for platform in select_platforms(requested, plugins):
             try:
