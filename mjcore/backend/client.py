@@ -774,8 +774,6 @@ class SpmdProgram:
         propagate = [s is None for s in out_shardings]
         self.executable = compile_spmd(module_text, devices, propagate)
         chosen = compat.output_hlo_shardings(self.executable)
-        if not chosen and len(devices) == 1:  # XLA reports none for a one-device program
-            chosen = [compat.HloSharding.replicate()] * len(out_avals)
         shardings = []
         for i, (s, aval) in enumerate(zip(out_shardings, out_avals, strict=True)):
             if s is None:  # (XLA reports none for a one-device program: replicated)
