@@ -476,10 +476,12 @@ class JittedFunction:
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        sharding_checked = False
         if _sharding.in_use and core._state.eager and not core._state.jit_disabled:
             # Shardings exist in this process: the call may be partitioned over a mesh.
             from mjcore import sharded_jit
 
+            sharding_checked = True
             out = sharded_jit.call(self, args, kwargs)
             if out is not sharded_jit.UNSHARDED:
                 return out
@@ -538,7 +540,7 @@ class JittedFunction:
         if core._state.jit_disabled:  # `disable_jit()` turns the fast paths above off too
             return self._fun(*args, **kwargs)
         entry, flat = self._entry_for(args, kwargs)
-        if _sharding.in_use and core._state.eager:
+        if _sharding.in_use and core._state.eager and not sharding_checked:
             # (tracing may have just constrained the first sharding of the process)
             from mjcore import sharded_jit
 

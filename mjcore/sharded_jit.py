@@ -25,9 +25,10 @@ from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_jaxpr
 from mjcore.jaxpr import ClosedJaxpr
-from mjcore.lax.sharding import constraint_shardings, has_sharding_constraint
+from mjcore.lax.sharding import constraint_shardings
 from mjcore.sharded import ShardedArray, device_put_sharded
 from mjcore.sharding import (
+    GSPMDSharding,
     Mesh,
     NamedSharding,
     PartitionSpec,
@@ -51,7 +52,10 @@ backend.clear_at_exit(_programs.clear)
 def _has_constraint(closed: ClosedJaxpr) -> bool:
     out = _constrained.get(closed)
     if out is None:
-        out = _constrained[closed] = has_sharding_constraint(closed.jaxpr)
+        # (constraints to one device run on one device: no mesh to partition over)
+        out = _constrained[closed] = any(
+            isinstance(s, NamedSharding | GSPMDSharding) for s in constraint_shardings(closed.jaxpr)
+        )
     return out
 
 
@@ -78,6 +82,9 @@ def _per_leaf(spec: Any, tree_children: list[int], what: str, fname: str) -> lis
     n = sum(tree_children)
     if spec is None or isinstance(spec, Sharding):
         return [spec] * n
+    leaves, _ = tree_flatten(spec, is_leaf=lambda s: s is None or isinstance(s, Sharding))
+    if not isinstance(spec, tuple | list) and len(leaves) == n:
+        return leaves  # a pytree of shardings matching the whole structure (a dict, ...)
     if isinstance(spec, tuple | list) and len(spec) == len(tree_children):
         out: list[Any] = []
         for sub, count in zip(spec, tree_children, strict=True):
@@ -106,7 +113,7 @@ def _mesh_of(fname: str, shardings: list[Sharding]) -> Mesh:
       ValueError: for shardings over different devices (JAX's "incompatible devices")."""
     mesh = None
     for s in shardings:
-        if isinstance(s, NamedSharding):
+        if isinstance(s, NamedSharding | GSPMDSharding):
             if mesh is None:
                 mesh = s.mesh
             elif s.mesh._flat_devices != mesh._flat_devices:
@@ -124,17 +131,13 @@ def call(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run a jitted function partitioned over a mesh, or UNSHARDED when nothing about the
     call is sharded (the caller then runs it on one device)."""
     explicit = jitted._in_shardings is not None or jitted._out_shardings is not None
-    if not explicit and not any(
-        isinstance(x, ShardedArray) for x in tree_flatten((args, kwargs))[0]
-    ):
-        entry, flat = jitted._entry_for(args, kwargs)
-        if not entry.eager_ok or not _has_constraint(entry.closed):
-            return UNSHARDED
-    else:
-        entry, flat = jitted._entry_for(args, kwargs)
-        if not entry.eager_ok:
-            return UNSHARDED
-    program, in_shardings, out_shardings = _program_for(jitted, entry, args, kwargs, flat)
+    entry, flat = jitted._entry_for(args, kwargs)
+    if not entry.eager_ok:  # (constants that are tracers: the call is under a transformation)
+        return UNSHARDED
+    sharded_args = any(isinstance(x, ShardedArray) for x in flat)
+    if not (explicit or sharded_args or _has_constraint(entry.closed)):
+        return UNSHARDED
+    program, in_shardings, _ = _program_for(jitted, entry, args, kwargs, flat)
     return tree_unflatten(entry.out_tree, _execute(program, entry, flat, in_shardings))
 
 
@@ -171,17 +174,20 @@ class _ShardedCompiled:
         args, kwargs = lowered._call
         entry, flat = lowered._jitted._entry_for(args, kwargs)
         self._program = _program_for(lowered._jitted, entry, args, kwargs, flat)[0]
+        self._n_consts = len(entry.consts)
 
     def as_text(self) -> str:
         return self._lowered.as_text()
 
     @property
-    def input_shardings(self) -> Any:
-        return self._program.in_shardings
+    def input_shardings(self) -> tuple[Sharding, ...]:
+        """The layout of each argument leaf (flat), as compiled."""
+        return self._program.in_shardings[self._n_consts :]
 
     @property
-    def output_shardings(self) -> Any:
-        return self._program.out_shardings
+    def output_shardings(self) -> list[Sharding]:
+        """The layout of each output leaf (flat): requested, or XLA's choice."""
+        return list(self._program.out_shardings)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._lowered._jitted(*args, **kwargs)
@@ -231,7 +237,7 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     leaf_out = [None if isinstance(s, SingleDeviceSharding) else s for s in leaf_out]
     known = [s for s in leaf_in + leaf_out if s is not None]
     known += constraint_shardings(closed.jaxpr)
-    if not any(isinstance(s, NamedSharding) for s in known):
+    if not any(isinstance(s, NamedSharding | GSPMDSharding) for s in known):
         raise ValueError(f"jit({fname}): the shardings name no mesh; use NamedSharding(mesh, spec)")
     mesh = _mesh_of(fname, known)
     in_avals = closed.in_avals
@@ -325,10 +331,14 @@ def _name_sharding(fname: str, mesh: Mesh, hlo: Any, ndim: int) -> Sharding:
     for candidate in named_sharding_candidates(mesh, ndim):
         if backend.hlo_sharding_equals(candidate._hlo_sharding_text(ndim), hlo):
             return candidate
-    raise NotImplementedError(
-        f"jit({fname}): XLA laid an output of rank {ndim} out as {hlo}, which no "
-        f"PartitionSpec over {mesh} describes; pass out_shardings= to choose its layout"
-    )
+    # (XLA split a dimension over part of a mesh axis, say): its tile assignment as it is
+    tiled = backend.hlo_tiling(hlo)
+    if tiled is None:
+        raise NotImplementedError(
+            f"jit({fname}): XLA laid an output of rank {ndim} out as {hlo}, which mjcore "
+            "cannot represent; pass out_shardings= to choose its layout"
+        )
+    return GSPMDSharding(mesh._flat_devices, *tiled, mesh=mesh)
 
 
 def _execute(program: _Program, entry: Any, flat: list[Any], in_shardings: tuple) -> list[Array]:

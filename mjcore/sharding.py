@@ -23,6 +23,7 @@ Device = Any
 Index = tuple[slice, ...]
 
 __all__ = [
+    "GSPMDSharding",
     "Mesh",
     "NamedSharding",
     "P",
@@ -484,3 +485,110 @@ def named_sharding_candidates(mesh: Mesh, ndim: int) -> Iterator[NamedSharding]:
             while spec and spec[-1] is None:
                 spec.pop()
             yield NamedSharding(mesh, PartitionSpec(*spec))
+
+
+class GSPMDSharding(Sharding):
+    """A layout given directly as XLA's tile assignment over a device assignment: what an
+    output of a partitioned program is when no PartitionSpec over its mesh describes it
+    (XLA may split a dimension over part of a mesh axis). As JAX's `GSPMDSharding`.
+
+    Args:
+      devices: the device assignment (logical device i is `devices[i]`).
+      tile_dims: tiles per array dimension, then (when `replicate_last`) the replicas.
+      tile_devices: logical device ids, row-major over `tile_dims`.
+      replicate_last: whether the last entry of `tile_dims` counts replicas.
+      mesh: the mesh of the program that made it (over the same devices, in the same order),
+        which programs taking it as an argument are partitioned over.
+    """
+
+    def __init__(
+        self,
+        devices: Sequence[Device],
+        tile_dims: Sequence[int],
+        tile_devices: Sequence[int],
+        replicate_last: bool,
+        mesh: Mesh | None = None,
+    ):
+        self._devices = tuple(devices)
+        self._tile_dims = tuple(int(d) for d in tile_dims)
+        self._tile_devices = tuple(int(i) for i in tile_devices)
+        self._replicate_last = bool(replicate_last)
+        self.mesh = mesh if mesh is not None else Mesh(np.array(self._devices), ("devices",))
+        if math.prod(self._tile_dims) != len(self._devices) or sorted(self._tile_devices) != list(
+            range(len(self._devices))
+        ):
+            raise ValueError(
+                f"GSPMDSharding: tile assignment {self._tile_dims} over ids "
+                f"{self._tile_devices} does not cover the {len(self._devices)} devices"
+            )
+
+    @property
+    def device_set(self) -> set[Device]:
+        return set(self._devices)
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return self._devices
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        tiles = self._tile_dims[:-1] if self._replicate_last else self._tile_dims
+        return math.prod(tiles) == 1
+
+    def _array_tiles(self, ndim: int) -> tuple[int, ...]:
+        tiles = self._tile_dims[:-1] if self._replicate_last else self._tile_dims
+        if len(tiles) != ndim:
+            raise ValueError(
+                f"GSPMDSharding {self._hlo_sharding_text(ndim)} is for rank {len(tiles)}, "
+                f"not {ndim}"
+            )
+        return tiles
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        tiles = self._array_tiles(len(global_shape))
+        for dim, (size, t) in enumerate(zip(global_shape, tiles, strict=True)):
+            if size % t:
+                raise ValueError(
+                    f"GSPMDSharding: dimension {dim} of shape {tuple(global_shape)} is not "
+                    f"divisible by its {t} tiles"
+                )
+        return tuple(s // t for s, t in zip(global_shape, tiles, strict=True))
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
+        shard = self.shard_shape(global_shape)
+        tiles = self._array_tiles(len(global_shape))
+        ids = np.array(self._tile_devices).reshape(self._tile_dims)
+        out: dict[Device, Index] = {}
+        for pos in np.ndindex(ids.shape):
+            index = tuple(
+                slice(None) if t == 1 else slice(p * n, (p + 1) * n)
+                for p, n, t in zip(pos[: len(tiles)], shard, tiles, strict=True)
+            )
+            out[self._devices[ids[pos]]] = index
+        return {d: out[d] for d in self._devices}
+
+    def _hlo_sharding_text(self, ndim: int) -> str:
+        if self.is_fully_replicated:
+            return "{replicated}"
+        dims = ",".join(map(str, self._tile_dims))
+        ids = ",".join(map(str, self._tile_devices))
+        suffix = " last_tile_dim_replicate" if self._replicate_last else ""
+        return f"{{devices=[{dims}]{ids}{suffix}}}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GSPMDSharding) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            tuple(d.id for d in self._devices),
+            self._tile_dims,
+            self._tile_devices,
+            self._replicate_last,
+        )
+
+    def __repr__(self) -> str:
+        ndim = len(self._tile_dims) - (1 if self._replicate_last else 0)
+        return f"GSPMDSharding({self._hlo_sharding_text(ndim)})"

@@ -4,7 +4,8 @@
 The device objects are mjcore's (`mjcore.devices()`, `mjcore.devices("cpu")`). A `device=`
 argument accepts one of them, `None` (the default device) or a platform name ("cpu", NumPy's
 spelling, or "gpu"/"cuda": that platform's first device), so code written for NumPy 2 keeps
-working.
+working. As in JAX, it also accepts a `mjcore.sharding.Sharding`: the result is laid out as
+it says (`mjcore.device_put(x, sharding)`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 from mjcore import core
 from mjcore.array import Array as _Array
 from mjcore.dispatch import all_devices, current_device, device_of, device_put, local_devices
+from mjcore.sharding import Sharding
 
 Array = Any
 Device = Any
@@ -36,6 +38,8 @@ def check_device(fname: str, device: Device) -> Device:
     """
     if device is None:
         return default_device()
+    if isinstance(device, Sharding):  # as JAX: the result is laid out as it says
+        return device
     if isinstance(device, str):
         try:
             return local_devices(backend=device)[0]

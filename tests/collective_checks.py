@@ -364,6 +364,21 @@ def check_one_device_mesh():
     _close(f(x), jax.pmap(lambda v: jax.lax.psum(v, "i") * 2, axis_name="i")(x))
 
 
+def check_data_parallel_example():
+    """examples/data_parallel.py: 8 devices give the losses of one device, and it trains."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "data_parallel.py"
+    spec = importlib.util.spec_from_file_location("data_parallel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    eight = module.main(8, steps=3, verbose=False)
+    one = module.main(1, steps=3, verbose=False)
+    onp.testing.assert_allclose(eight, one, rtol=1e-12)
+    assert one[2] < one[0]
+
+
 def _raises(exc, pattern, fn, *args):
     try:
         fn(*args)

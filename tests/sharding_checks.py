@@ -246,6 +246,18 @@ def check_eager_ops_on_sharded_arrays():
     g = mjcore.grad(lambda v: (np.sin(v) ** 2).sum())(a)
     onp.testing.assert_allclose(onp.asarray(g), 2 * onp.sin(x) * onp.cos(x), rtol=1e-14)
     assert float(a[1, 2]) == x[1, 2] and a.tolist() == x.tolist()
+    # device= of creation functions and to_device accept a sharding, as in JAX
+    jm = _jmesh((2, 4), ("x", "y"))
+    for make, jmake in [
+        (lambda d: np.zeros((8, 4), device=d), lambda d: jnp.zeros((8, 4), device=d)),
+        (lambda d: np.arange(32.0, device=d), lambda d: jnp.arange(32.0, device=d)),
+        (lambda d: np.asarray(x, device=d), lambda d: jnp.asarray(x, device=d)),
+    ]:
+        _same_layout(make(NamedSharding(m, P("x"))), jmake(JNamed(jm, JP("x"))))
+    _same_layout(
+        np.ones((8, 4)).to_device(NamedSharding(m, P(None, "y"))),
+        jnp.ones((8, 4)).to_device(JNamed(jm, JP(None, "y"))),
+    )
     d0 = mjcore.devices()[0]
     b = a.to_device(d0)
     assert b.sharding == SingleDeviceSharding(d0) and b.tolist() == x.tolist()
@@ -320,6 +332,9 @@ def check_jit_in_and_out_shardings():
     )
     assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
     assert "mhlo.num_partitions = 8" in text
+    compiled = mjcore.jit(lambda a, b: a @ b).lower(*_put(x, m, jm, P("x"))[:1], x).compile()
+    assert [_spec(s) for s in compiled.input_shardings] == [("x",), ()]
+    assert [_spec(s) for s in compiled.output_shardings] == [("x",)]
 
 
 def check_with_sharding_constraint():
@@ -346,6 +361,21 @@ def check_with_sharding_constraint():
         out = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a + 1, P("y")))(x)
     assert _spec(out.sharding) == ("y",)
     _raises(ValueError, "needs a mesh", mjcore.lax.with_sharding_constraint, x, P("x"))
+    # pytrees: one sharding for all leaves, or one per leaf (None: left alone)
+    s1, s2 = NamedSharding(m, P("x")), NamedSharding(m, P(None, "y"))
+    out = mjcore.jit(lambda t: mjcore.lax.with_sharding_constraint(t, {"a": s1, "b": None}))(
+        {"a": x, "b": x}
+    )
+    assert _spec(out["a"].sharding) == ("x",)
+    out = mjcore.jit(lambda t: mjcore.lax.with_sharding_constraint(t, s2))((x, x))
+    assert [_spec(o.sharding) for o in out] == [(None, "y")] * 2
+    _raises(ValueError, "2 shardings", mjcore.lax.with_sharding_constraint, [x, x, x], [s1, s2])
+    # a constraint to one device only: an ordinary one-device program (run on the default device)
+    d3 = mjcore.devices()[3]
+    out = mjcore.jit(
+        lambda a: mjcore.lax.with_sharding_constraint(a * 2, SingleDeviceSharding(d3))
+    )(x)
+    onp.testing.assert_array_equal(onp.asarray(out), x * 2)
     _raises(
         ValueError,
         "dimension 1 should be divisible by 4",
@@ -457,6 +487,40 @@ def check_shape_dtype_struct_with_sharding():
         .as_text()
     )
     assert "mhlo.sharding" in jtext or "sdy.sharding" in jtext
+
+
+def check_dtypes_and_output_structures():
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.arange(64).reshape(8, 8)
+    for v in (x, x.astype(onp.int8), x > 10, x + 1j * x, x.astype(onp.float32)):
+        a, ja = _put(v, m, jm, P("x", "y"))
+        for f in (lambda a: a, lambda a: a.sum(), lambda a: (a.T, a * 2)):
+            o, jo = mjcore.jit(f)(a), jax.jit(f)(ja)
+            for p, q in zip(*((o, jo) if isinstance(o, tuple) else ((o,), (jo,))), strict=True):
+                _same_layout(p, q)
+    assert mjcore.jit(lambda a: ())(a) == ()
+    o = mjcore.jit(lambda: np.ones(8), out_shardings=NamedSharding(m, P("y")))()
+    assert _spec(o.sharding) == ("y",) and o.tolist() == [1.0] * 8
+    o = mjcore.jit(lambda a: {"k": a * 2}, out_shardings={"k": NamedSharding(m, P())})(a)
+    assert o["k"].is_fully_replicated
+    onp.testing.assert_array_equal(onp.asarray(o["k"]), onp.asarray(v) * 2)
+
+
+def check_layouts_no_spec_describes():
+    """XLA's GSPMD propagation may split an output over part of a mesh axis (here a row of a
+    P('x', 'y') array, tiled 4 ways over consecutive device pairs): it comes back as a
+    GSPMDSharding with the right shards. (JAX's default Shardy propagation picks P('y') here;
+    JAX with GSPMD cannot name this layout at all.)"""
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    x = onp.arange(64.0).reshape(8, 8)
+    a = mjcore.device_put(x, NamedSharding(m, P("x", "y")))
+    o = mjcore.jit(lambda a: a[0])(a)
+    onp.testing.assert_array_equal(onp.asarray(o), x[0])
+    assert isinstance(o.sharding, mjcore.sharding.Sharding)
+    for shard in o.addressable_shards:
+        onp.testing.assert_array_equal(onp.asarray(shard.data), x[0][shard.index])
+    # it can be passed on to another sharded program
+    onp.testing.assert_array_equal(onp.asarray(mjcore.jit(lambda v: v * 2)(o)), x[0] * 2)
 
 
 def check_bad_jit_shardings():

@@ -817,8 +817,6 @@ class SpmdProgram:
         propagate = [s is None for s in out_shardings]
         self.executable = compile_spmd(module_text, devices, propagate)
         chosen = compat.output_hlo_shardings(self.executable)
-        if not chosen and len(devices) == 1:  # XLA reports none for a one-device program
-            chosen = [compat.HloSharding.replicate()] * len(out_avals)
         shardings = []
         for i, (s, aval) in enumerate(zip(out_shardings, out_avals, strict=True)):
             if s is None:  # (XLA reports none for a one-device program: replicated)
@@ -846,3 +844,15 @@ class SpmdProgram:
 def hlo_sharding_equals(text: str, hlo: Any) -> bool:
     """Whether the HLO sharding text `text` is the sharding `hlo` (as XLA reports it)."""
     return bool(compat.HloSharding.from_string(text) == hlo)
+
+
+def hlo_tiling(hlo: Any) -> tuple[list[int], list[int], bool] | None:
+    """(tile dims, logical device ids, whether the last dim counts replicas) of a tiled HLO
+    sharding; None for other kinds (maximal, manual, subgroups)."""
+    if not hlo.is_tiled() or hlo.subgroup_types():
+        return None
+    return (
+        list(hlo.tile_assignment_dimensions()),
+        list(hlo.tile_assignment_devices()),
+        bool(hlo.replicate_on_last_tile_dim()),
+    )

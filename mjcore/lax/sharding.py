@@ -120,20 +120,6 @@ def _sharding_constraint_batching(vals: list[Any], dims: list[int | None], *, sh
     return sharding_constraint_p.bind1(x, sharding=sharding), bdim
 
 
-def has_sharding_constraint(jaxpr: Any) -> bool:
-    """Whether a jaxpr (or one it calls) constrains a sharding."""
-    for eqn in jaxpr.eqns:
-        if eqn.primitive is sharding_constraint_p or eqn.primitive.name == "shard_map":
-            return True  # a shard_map (mjcore.shard_map) runs over its mesh
-        for p in eqn.params.values():
-            for sub in p if isinstance(p, tuple | list) else (p,):
-                inner = getattr(sub, "jaxpr", None)
-                inner = inner if inner is not None and hasattr(inner, "eqns") else sub
-                if hasattr(inner, "eqns") and has_sharding_constraint(inner):
-                    return True
-    return False
-
-
 def constraint_shardings(jaxpr: Any) -> list[Sharding]:
     """The shardings of the constraints in a jaxpr (and those it calls), in order."""
     out: list[Sharding] = []

@@ -55,24 +55,7 @@ def _values_and_starts(rng, shape, dtype):
     return rng.uniform(-2.0, 2.0, size=shape)
 
 
-def _one_device_sharding():
-    """A sharding over a one-device mesh (the test process has one device): the constraint
-    keeps the value as it is."""
-    import mjcore
-    from mjcore.sharding import NamedSharding, PartitionSpec
-
-    return NamedSharding(mjcore.make_mesh((1,), ("x",)), PartitionSpec("x"))
-
-
 CASES = [
-    PrimCase(
-        "sharding_constraint",
-        lambda x: lax.with_sharding_constraint(x, _one_device_sharding()),
-        lambda x: x,
-        ((3, 4),),
-        FLOATS + ("int32",),
-        linear=True,
-    ),
     PrimCase(
         "squeeze",
         lambda x: lax.squeeze(x, (1, 3)),
