@@ -34,6 +34,8 @@ COMPAT_SLICE ?= tests/test_compat.py tests/test_platforms.py tests/test_gpu.py t
 	tests/test_mjnp_fft.py tests/test_mjnp_random.py tests/test_config.py
 # Meshes, Arrays of shards and sharded jit on 8 CPU devices (issue 22).
 COMPAT_SLICE += tests/test_sharding.py
+# Two processes joined by jaxlib's distributed runtime, gloo collectives (issue 22).
+COMPAT_SLICE += tests/test_distributed.py
 
 $(COMPAT_VENV)/.installed: pyproject.toml
 	test -x $(COMPAT_PY) || $(COMPAT_PYTHON) -m venv $(COMPAT_VENV)

@@ -50,6 +50,9 @@ TARGETS: dict[str, Target] = {
     "grad_em": Target("autograd", 1.0, "eager grad program at or below autograd"),
     "grad_fluid": Target("autograd", 1.0, "eager grad program at or below autograd"),
 }
+# Issue 22: the data-parallel MLP step on n CPU devices (weak scaling), JAX's time or better.
+for _n in (1, 2, 4, 8):
+    TARGETS[f"mlp_dp_{_n}dev"] = Target("jax", 1.0, "data-parallel step (pmap)")
 
 # The eager breadth rows (issue 18): float64[40,60], one op each, against NumPy and JAX (x64).
 BREADTH_PREFIX = "breadth_"

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import eager_programs, frameworks, targets
+from benchmarks import eager_programs, frameworks, scaling, targets
 from benchmarks.harness import Contender, Workload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -633,6 +633,7 @@ def _registry() -> list[Workload]:
         ),
     ]
     workloads += [_grad_program_workload(p) for p in _GRAD_PROGRAMS]
+    workloads += scaling.workloads()  # issue 22: the data-parallel MLP on 1-8 devices
     # Last: their JAX contender turns JAX's x64 mode on for the rest of the process.
     workloads += [_breadth_workload(op) for op in eager_programs.BREADTH_OPS]
     return workloads

@@ -54,8 +54,13 @@ from mjcore.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from mjcore.global_arrays import (
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+)
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
+from mjcore.shard_map import pmap, shard_map  # noqa: E402  (after sharding: it imports jit)
 from mjcore.sharded import make_array_from_callback
 from mjcore.sharding import NamedSharding, P, make_mesh
 
@@ -112,8 +117,12 @@ __all__ = [
     "local_devices",
     "lower_fun",
     "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
     "make_jaxpr",
     "make_mesh",
+    "pmap",
+    "shard_map",
     "named_call",
     "nn",
     "process_count",
@@ -137,7 +146,7 @@ __all__ = [
 
 
 # JAX API modules real programs import (issue 23), also loaded on first use.
-_LAZY_JAX_API = ("example_libraries", "flatten_util")
+_LAZY_JAX_API = ("example_libraries", "flatten_util", "distributed", "multihost_utils")
 __all__ += list(_LAZY_JAX_API)
 
 

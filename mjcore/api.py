@@ -160,12 +160,14 @@ def vmap(
     in_axes: Any = 0,
     out_axes: Any = 0,
     axis_size: int | None = None,
+    axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Vectorise `fun` over an axis of its inputs, as JAX's `vmap`.
 
     `in_axes` is an int, None or a pytree prefix of the positional arguments; `out_axes`
     likewise for the outputs. Negative axes count from the end. `axis_size` is needed only
-    when no input is batched.
+    when no input is batched. `axis_name` names the mapped axis for collectives
+    (`mjcore.lax.psum(x, axis_name)` and friends act across the batch).
     """
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
@@ -198,7 +200,9 @@ def vmap(
         ]
         size = _mapped_size(args_flat, dims_flat, axis_size, fun)
         flat_fun, out_tree = flatten_fun(fun, in_tree, _fun_name(fun))
-        vals_out, bdims_out = batch_jaxpr_like(flat_fun, args_flat, dims_flat, size)
+        vals_out, bdims_out = batch_jaxpr_like(
+            flat_fun, args_flat, dims_flat, size, axis_name=axis_name
+        )
         tree = out_tree[0]
         out_dims = tree_util.broadcast_prefix(
             out_axes, tree_unflatten(tree, vals_out), is_leaf=lambda x: x is None

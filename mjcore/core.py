@@ -7,7 +7,7 @@ import operator
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -223,6 +223,9 @@ class Primitive:
     positional; static parameters are keyword-only and hashable.
     """
 
+    # Collectives (`mjcore.batching.AxisPrimitive`) resolve their named axes in `bind`.
+    binds_named_axes = False
+
     def __init__(self, name: str, *, multiple_results: bool = False):
         self.name = name
         self.multiple_results = multiple_results
@@ -382,6 +385,11 @@ class _TraceState(threading.local):
         # Set by the `jax_debug_nans` flag: eager operations go through `EvalTrace`, which
         # checks their outputs (so the eager fast paths pay nothing while it is off).
         self.debug_nans = False
+        # Named axes in scope, innermost last (see `extend_axis_env`).
+        self.axis_env: list[AxisFrame] = []
+        # The axis name of the named batch trace whose batching rule is running, so that a
+        # jaxpr it batches (jit, scan, cond inside `vmap(..., axis_name=)`) keeps the name.
+        self.batching_axis_name: Any = None
 
 
 def _nothing_traced(state: _TraceState) -> bool:
@@ -481,6 +489,58 @@ def set_debug_nans(enabled: bool) -> None:
     state = _state
     state.debug_nans = enabled
     state.eager = _nothing_traced(state)
+
+
+class AxisFrame(NamedTuple):
+    """A named mapped axis in scope (JAX's axis environment): `vmap(..., axis_name=)` binds
+    one to its batch trace (`main`); pmap and shard_map bind device axes (`main` None), whose
+    collectives are staged into the jaxpr and lowered to XLA's."""
+
+    name: Any
+    size: int
+    main: MainTrace | None
+    # Device axes of one SPMD program (shard_map) rather than replicas (pmap): collectives
+    # then name devices by global id over a channel.
+    spmd: bool = False
+
+
+@contextmanager
+def extend_axis_env(frames: Sequence[AxisFrame]) -> Iterator[None]:
+    """Bring named axes into scope for collectives (`mjcore.lax.psum` and friends)."""
+    env = _state.axis_env
+    env.extend(frames)
+    try:
+        yield
+    finally:
+        del env[len(env) - len(frames) :]
+
+
+def axis_frame(name: Any) -> AxisFrame | None:
+    """The innermost axis named `name` in scope, or None."""
+    for frame in reversed(_state.axis_env):
+        if frame.name == name:
+            return frame
+    return None
+
+
+def device_axis_frames() -> list[AxisFrame]:
+    """The device axes in scope (pmap's, shard_map's), outermost first."""
+    return [f for f in _state.axis_env if f.main is None]
+
+
+@contextmanager
+def batching_axis_name(name: Any) -> Iterator[None]:
+    """Run a batching rule of the batch trace named `name` (see `_TraceState`)."""
+    state = _state
+    prev, state.batching_axis_name = state.batching_axis_name, name
+    try:
+        yield
+    finally:
+        state.batching_axis_name = prev
+
+
+def current_batching_axis_name() -> Any:
+    return _state.batching_axis_name
 
 
 class Trace:
@@ -616,6 +676,8 @@ def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[A
         if prim.impl_rule is None:
             return _default_impl(prim, args, params)
         return prim.impl(*args, **params)
+    if prim.binds_named_axes:  # a collective: its named axis may outrank its operands
+        return prim.bind_with_axes(args, params)  # type: ignore[attr-defined]  # AxisPrimitive
     dyn = state.dynamic_trace
     if dyn is not None and state.trace_stack[-1] is dyn:
         # Staging fast path (make_jaxpr, jit): the dynamic main is the top of the stack, so no

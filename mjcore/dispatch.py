@@ -10,6 +10,7 @@ buffers. See docs/eager.md.
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -499,16 +500,19 @@ core.set_default_impl(apply_primitive)
 
 
 def devices(backend_name: str | None = None) -> list[Any]:
-    """The devices of a platform ('cpu', 'gpu'/'cuda'; None: the default platform), as
-    `jax.devices`.
+    """The devices of a platform ('cpu', 'gpu'/'cuda'; None: the default platform) over all
+    processes (`mjcore.distributed`), as `jax.devices`.
 
     Raises:
       RuntimeError: for a platform that is not available.
     """
-    return backend.devices(backend_name)
+    return backend.global_devices(backend_name)
 
 
 # --- device introspection, as JAX's (one process; a client per platform) --------------------
+
+
+_backend_module = backend  # (the functions below take a parameter named `backend`)
 
 
 def _check_backend(fname: str, name: Any) -> None:
@@ -536,7 +540,7 @@ def default_device(device: Any) -> Any:
 
 
 def device_count(backend: str | None = None) -> int:
-    """The number of devices, over all processes (here: those of this process)."""
+    """The number of devices, over all processes."""
     _check_backend("device_count", backend)
     return len(devices(backend))
 
@@ -544,34 +548,42 @@ def device_count(backend: str | None = None) -> int:
 def local_device_count(backend: str | None = None) -> int:
     """The number of devices this process can address."""
     _check_backend("local_device_count", backend)
-    return len(devices(backend))
+    return len(_backend_module.devices(backend))
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
-    """The devices of process `process_index` (default: this one, the only one).
+    """The devices of process `process_index` (default: this one).
 
     Raises:
-      ValueError: for a process index other than 0.
+      ValueError: for a process index that names no process.
     """
     _check_backend("local_devices", backend)
-    if process_index not in (None, 0):
+    if process_index is None:
+        return _backend_module.devices(backend)
+    count = process_count(backend)
+    try:
+        index = operator.index(process_index)
+    except TypeError:
+        index = -1
+    if not 0 <= index < count:
         raise ValueError(
-            f"mjcore.local_devices: unknown process_index {process_index}; there is one "
-            "process, index 0"
+            f"mjcore.local_devices: unknown process_index {process_index!r}; the processes "
+            f"are 0 to {count - 1}"
         )
-    return devices(backend)
+    return [d for d in devices(backend) if d.process_index == index]
 
 
 def process_index(backend: str | None = None) -> int:
-    """The index of this process among all processes: always 0."""
+    """The index of this process among all processes (0 unless `mjcore.distributed` joined
+    it to others)."""
     _check_backend("process_index", backend)
-    return 0
+    return _backend_module.get_backend(backend).process_index
 
 
 def process_count(backend: str | None = None) -> int:
-    """The number of processes: always 1 (mjcore is single-process)."""
+    """The number of processes (1 unless `mjcore.distributed` joined this one to others)."""
     _check_backend("process_count", backend)
-    return 1
+    return len({d.process_index for d in devices(backend)})
 
 
 def current_device() -> Any:

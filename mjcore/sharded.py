@@ -86,10 +86,21 @@ class ShardedArray(Array):
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        return self._sharding.is_fully_addressable
 
     def devices(self) -> set[Device]:
         return self._sharding.device_set
+
+    def __repr__(self) -> str:
+        if self.is_fully_addressable or self.is_fully_replicated:
+            return super().__repr__()
+        # Other processes hold the rest of the value (`mjcore.distributed`): JAX's summary.
+        return f"Array(shape={self.aval.shape}, dtype={np.dtype(self.aval.dtype).name})"
+
+    def __str__(self) -> str:
+        if self.is_fully_addressable or self.is_fully_replicated:
+            return super().__str__()
+        return repr(self)
 
     @property
     def device(self) -> Sharding:  # type: ignore[override]
@@ -112,7 +123,7 @@ def _shards(buf: Any, s: Sharding, aval: ShapedArray) -> list[Shard]:
     shard_aval = ShapedArray(s.shard_shape(aval.shape), aval.dtype, aval.weak_type)
     seen: dict[Any, int] = {}
     out = []
-    for dev, b in zip(s._device_assignment, backend.shards_of(buf), strict=True):
+    for dev, b in zip(s._addressable_assignment, backend.shards_of(buf), strict=True):
         idx = index[dev]
         key = tuple((sl.start, sl.stop) for sl in idx)
         replica = seen[key] = seen.get(key, -1) + 1
@@ -199,7 +210,7 @@ def make_array_from_callback(
     want = s.shard_shape(shape)
     bufs = []
     dtype = None
-    for dev in s._device_assignment:
+    for dev in s._addressable_assignment:  # (other processes make their own shards)
         piece = data_callback(index[dev])
         piece = np.asarray(piece._value() if isinstance(piece, Array) else piece)
         piece = piece.astype(dtypes.canonicalize_dtype(piece.dtype), copy=False)

@@ -189,7 +189,7 @@ def make_mesh(
 
     axis_shapes = tuple(int(s) for s in axis_shapes)
     if devices is None:
-        devices = backend.devices()
+        devices = backend.global_devices()  # every process's (`mjcore.distributed`)
     devices = list(devices)
     if math.prod(axis_shapes) != len(devices):
         raise ValueError(
@@ -216,12 +216,19 @@ class Sharding:
 
     @property
     def addressable_devices(self) -> set[Device]:
-        """The devices this process holds shards on (one process: all)."""
-        return self.device_set
+        """The devices this process holds shards on (one process: all; with several,
+        `mjcore.distributed`, this process's)."""
+        return {d for d in self.device_set if _is_local(d)}
+
+    @property
+    def _addressable_assignment(self) -> tuple[Device, ...]:
+        """This process's devices among `_device_assignment`, in its order: the order of a
+        multi-device buffer's shards here."""
+        return tuple(d for d in self._device_assignment if _is_local(d))
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        return all(_is_local(d) for d in self.device_set)
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -242,7 +249,7 @@ class Sharding:
         raise NotImplementedError
 
     def addressable_devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
-        return self.devices_indices_map(global_shape)
+        return {d: i for d, i in self.devices_indices_map(global_shape).items() if _is_local(d)}
 
     def _hlo_sharding_text(self, ndim: int) -> str:
         raise NotImplementedError
@@ -250,6 +257,12 @@ class Sharding:
     def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
         """Whether both put the same slices on the same devices for arrays of rank `ndim`."""
         return _layout(self, ndim) == _layout(other, ndim)
+
+
+def _is_local(d: Device) -> bool:
+    """Whether this process addresses device `d` (with `mjcore.distributed`, other
+    processes' devices are in meshes and shardings too)."""
+    return bool(d.process_index == d.client.process_index())
 
 
 def _layout(s: Sharding, ndim: int) -> tuple[Any, ...]:

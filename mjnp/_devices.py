@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from mjcore import core
 from mjcore.array import Array as _Array
-from mjcore.dispatch import all_devices, current_device, device_of, device_put, devices
+from mjcore.dispatch import all_devices, current_device, device_of, device_put, local_devices
 from mjcore.sharding import Sharding
 
 Array = Any
@@ -42,7 +42,7 @@ def check_device(fname: str, device: Device) -> Device:
         return device
     if isinstance(device, str):
         try:
-            return devices(device)[0]
+            return local_devices(backend=device)[0]
         except RuntimeError:
             pass
     available = all_devices()

@@ -56,6 +56,10 @@ def test_installed_jaxlib_is_in_the_supported_range_declared_in_pyproject():
         (compat.xc, "HloSharding"),
         (compat.xc, "make_cpu_client"),
         (compat.xc, "register_custom_call_target"),
+        # several processes (mjcore.distributed)
+        (compat.xla, "get_distributed_runtime_service"),
+        (compat.xla, "get_distributed_runtime_client"),
+        (compat.xla, "make_gloo_tcp_collectives"),
         # the GPU path (checked here, run on a GPU only)
         (compat.xc, "pjrt_plugin_loaded"),
         (compat.xc, "pjrt_plugin_initialized"),
@@ -157,3 +161,23 @@ def test_spmd_compile_options_and_multi_device_arrays():
     (out,) = program.run([buf])
     onp.testing.assert_array_equal(client.gather_to_numpy(out, s, (4,), onp.float32), [0, 2, 4, 6])
     assert isinstance(compat.output_hlo_shardings(program.executable), list)
+
+
+@pytest.mark.parametrize(
+    "fn, keywords",
+    [
+        (compat.xla.get_distributed_runtime_service, ("heartbeat_timeout", "shutdown_timeout")),
+        (
+            compat.xla.get_distributed_runtime_client,
+            ("init_timeout", "heartbeat_timeout", "shutdown_timeout", "use_compression"),
+        ),
+        (compat.xla.make_gloo_tcp_collectives, ("distributed_client",)),
+        (compat.xc.make_cpu_client, ("distributed_client", "node_id", "num_nodes", "collectives")),
+    ],
+    ids=lambda v: getattr(v, "__name__", "keywords"),
+)
+def test_distributed_runtime_keywords_exist(fn, keywords):
+    # the keywords mjcore.distributed passes (compat.distributed_client, make_cpu_client, ...)
+    text = compat.signature_text(fn)
+    for keyword in keywords:
+        assert keyword in text, f"jaxlib {compat.JAXLIB_VERSION}: {text}"

@@ -107,9 +107,13 @@ def get_backend(platform: str | None = None) -> Backend:
 
 
 def backend_of(dev: Device) -> Backend:
-    """The backend that owns device `dev`."""
+    """The backend that owns device `dev` (this process's, or with `mjcore.distributed`
+    another process's, which programs may name but buffers cannot be put on)."""
     for b in backends().values():
         if dev in b.device_lists:
+            return b
+    for b in backends().values():
+        if dev in b.global_devices:
             return b
     raise ValueError(f"mjcore: {dev!r} is not a device of any started backend")
 
@@ -132,6 +136,18 @@ def set_cpu_device_count(n: int) -> None:
             "the first operation"
         )
     _registry.cpu_devices = int(n)
+
+
+def started() -> bool:
+    """Whether the backends have started (the first operation starts them)."""
+    return _registry.started()
+
+
+def set_distributed(options: tuple[Any, int, int] | None) -> None:
+    """Make the CPU client join other processes: (runtime client, process id, process count)
+    from `mjcore.distributed.initialize`; None: one process again. Only before the first
+    operation (`mjcore.distributed` checks)."""
+    _registry.distributed = options
 
 
 # Caches of executables, jaxprs and buffers elsewhere in mjcore, emptied at interpreter exit
@@ -182,8 +198,20 @@ def device() -> Device:
 
 
 def devices(platform: str | None = None) -> list[Device]:
-    """The devices of `platform` (None: of the default platform)."""
+    """The devices of `platform` (None: of the default platform) that this process addresses."""
     return list(get_backend(platform).devices)
+
+
+def global_devices(platform: str | None = None) -> list[Device]:
+    """The devices of `platform` over every process (`mjcore.distributed`): this process's
+    and the others', which its programs can name but not hold buffers on."""
+    return list(get_backend(platform).global_devices)
+
+
+def release_backends() -> None:
+    """Drop every cached executable and buffer and the clients (the next use starts the
+    backends again); `mjcore.distributed.shutdown` does it before leaving the runtime."""
+    _release_client()
 
 
 @contextlib.contextmanager
@@ -248,7 +276,13 @@ def device_put(x: np.ndarray, dev: Device | None = None) -> Buffer:
         dev = _device if _open_overrides == 0 and _device is not None else device()
     target = _put_targets.get(dev)
     if target is None:
-        backend_of(dev)  # a device of ours, or ValueError
+        if dev not in backend_of(dev).device_lists:  # (ValueError: not a device of ours)
+            raise ValueError(
+                f"mjcore.device_put: {dev!r} belongs to process {dev.process_index}, not to "
+                f"this one ({dev.client.process_index()}); put data only on "
+                "mjcore.local_devices() (or build a global array with "
+                "mjcore.make_array_from_process_local_data)"
+            )
         target = _put_targets[dev] = (_Sharding(dev), dev)
     if committed and not several_devices_in_use and not _one_device:
         _start_placing()
@@ -690,7 +724,9 @@ def put_sharded(value: np.ndarray, s: Any, aval: Any) -> Buffer:
     """A multi-device buffer holding `value` laid out as sharding `s` says: each device gets
     a copy of its slice (replicated slices are copied to each of their devices)."""
     index = s.devices_indices_map(value.shape)
-    shards = [device_put(np.ascontiguousarray(value[index[d]]), d) for d in s._device_assignment]
+    shards = [
+        device_put(np.ascontiguousarray(value[index[d]]), d) for d in s._addressable_assignment
+    ]
     return compat.assemble_array(aval, jaxlib_sharding(s, value.ndim), shards)
 
 
@@ -711,12 +747,19 @@ def gather_to_numpy(buf: Buffer, s: Any, shape: tuple[int, ...], dtype: Any) -> 
     out = np.empty(shape, dtype)
     index = s.devices_indices_map(shape)
     done: set[Any] = set()
-    for dev, shard in zip(s._device_assignment, shards_of(buf), strict=True):
+    for dev, shard in zip(s._addressable_assignment, shards_of(buf), strict=True):
         idx = index[dev]
         key = tuple((sl.start, sl.stop) for sl in idx)
         if key not in done:
             done.add(key)
             out[idx] = to_numpy(shard)
+    if len(done) < len({tuple((sl.start, sl.stop) for sl in i) for i in index.values()}):
+        raise RuntimeError(
+            f"Fetching the value of an Array of shape {shape} that spans devices of other "
+            f"processes is not possible: this process holds only some of its shards ({s}). "
+            "Read its addressable_shards, or lay it out replicated (e.g. jit with "
+            "out_shardings=NamedSharding(mesh, P())) first."
+        )
     out.flags.writeable = False
     return out
 

@@ -75,11 +75,57 @@ def buffer_to_dlpack(buf: Any, stream: int | None = None) -> Any:
     return xla.buffer_to_dlpack_managed_tensor(buf, stream)
 
 
-def make_cpu_client(num_devices: int | None = None) -> Any:
-    """The PJRT CPU client, with `num_devices` CPU devices (default 1)."""
-    if num_devices is None:
-        return xc.make_cpu_client()
-    return xc.make_cpu_client(num_devices=num_devices)
+def make_cpu_client(num_devices: int | None = None, distributed: Any = None) -> Any:
+    """The PJRT CPU client, with `num_devices` CPU devices (default 1).
+
+    `distributed`: (runtime client, process id, process count) when this process is one of
+    several (`mjcore.distributed.initialize`): the client then sees every process's devices
+    and runs collectives over gloo (TCP), as JAX's `make_cpu_client` sets it up.
+    """
+    kwargs: dict[str, Any] = {}
+    if num_devices is not None:
+        kwargs["num_devices"] = num_devices
+    if distributed is not None:
+        runtime_client, process_id, num_processes = distributed
+        kwargs["distributed_client"] = runtime_client
+        kwargs["node_id"] = process_id
+        kwargs["num_nodes"] = num_processes
+        kwargs["collectives"] = xla.make_gloo_tcp_collectives(distributed_client=runtime_client)
+    return xc.make_cpu_client(**kwargs)
+
+
+# --- many processes: jaxlib's distributed runtime (coordination service and client) ---------
+
+
+def distributed_service(
+    bind_address: str, num_processes: int, heartbeat_timeout: int, shutdown_timeout: int
+) -> Any:
+    """Start the coordination service (in process 0) that every process's client joins."""
+    return xla.get_distributed_runtime_service(
+        bind_address,
+        num_processes,
+        heartbeat_timeout=heartbeat_timeout,
+        shutdown_timeout=shutdown_timeout,
+    )
+
+
+def distributed_client(
+    address: str, process_id: int, init_timeout: int, heartbeat_timeout: int, shutdown_timeout: int
+) -> Any:
+    """A (not yet connected) client of the coordination service at `address`.
+
+    No `missed_heartbeat_callback`: with one, jaxlib fails to hand the status to Python and
+    aborts with a bare `std::bad_cast`; without, a lost peer ends the process with XLA's own
+    message, as in JAX.
+    """
+    return xla.get_distributed_runtime_client(
+        address,
+        process_id,
+        init_timeout=init_timeout,
+        heartbeat_timeout=heartbeat_timeout,
+        shutdown_timeout=shutdown_timeout,
+        use_compression=True,
+    )
 
 
 _options: dict[int, Any] = {}
@@ -305,3 +351,40 @@ def assemble_array(aval: Any, sharding: Any, shards: list[Any]) -> Any:
     """jaxlib's multi-device array over single-device `shards` (committed), which must be in
     the order of `sharding`'s devices; jaxlib's Python-level checks (JAX's) are skipped."""
     return xla.ArrayImpl(aval, sharding, shards, True, True)
+
+
+# --- programs over several devices (and processes) ------------------------------------------
+
+
+def compile_for_devices(client: Any, module: Any, assignment: Any, spmd: bool) -> Any:
+    """Compile a StableHLO module for the devices of `assignment` (an array of devices, shape
+    (replicas, partitions), as XLA's device assignment), partitioned by XLA's SPMD partitioner
+    when `spmd`. The devices may belong to other processes (`mjcore.distributed`); the
+    executable then runs this process's part, and XLA's collectives connect the parts."""
+    import numpy as np
+
+    replicas, partitions = assignment.shape
+    opts = CompileOptions()
+    build = opts.executable_build_options
+    build.num_replicas = replicas
+    build.num_partitions = partitions
+    build.use_spmd_partitioning = spmd
+    build.device_assignment = xc.DeviceAssignment.create(
+        np.array([[d.id for d in row] for row in assignment], dtype=np.int64)
+    )
+    return client.compile_and_load(module, DeviceList(tuple(assignment.flat)), opts)
+
+
+def multi_device_array(aval: Any, devices: Any, hlo_sharding: str, buffers: list[Any]) -> Any:
+    """jaxlib's array over `devices` (every process's), sharded as the HLO sharding text says
+    (e.g. '{devices=[4]0,1,2,3}'), of this process's single-device `buffers` (in the order of
+    its devices among `devices`): the argument form a many-device executable takes."""
+    sharding = xla.GSPMDSharding(DeviceList(tuple(devices)), HloSharding.from_string(hlo_sharding))
+    # `_skip_checks`: the unchecked constructor; the checked one calls `jax`'s Python code.
+    return xla.ArrayImpl(aval, sharding, buffers, True, _skip_checks=True)
+
+
+def execute_for_devices(executable: Any, arguments: list[Any]) -> list[list[Any]]:
+    """Run a many-device executable; per output, its single-device buffers on this process's
+    devices (in the executable's `local_devices()` order)."""
+    return executable.execute_sharded(arguments).disassemble_into_single_device_arrays()  # type: ignore[no-any-return]

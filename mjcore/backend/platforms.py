@@ -102,6 +102,10 @@ class Backend:
         self.platform = platform
         self.client = client
         self.devices: list[Any] = list(client.local_devices())
+        # Every process's devices (the same as `devices` unless `mjcore.distributed` joined
+        # this process to others), and this process's index among them.
+        self.global_devices: list[Any] = list(client.devices())
+        self.process_index: int = int(client.process_index())
         # Per device: the DeviceList executables are compiled for, and the sharding that
         # result handlers and transfers use; made once (the dispatch paths reuse them).
         self.device_lists = {d: compat.DeviceList((d,)) for d in self.devices}
@@ -110,10 +114,18 @@ class Backend:
         return f"Backend({self.platform!r}, devices={self.devices})"
 
 
-def make_backend(platform: str, plugins: Sequence[Plugin], cpu_devices: int | None) -> Backend:
-    """Start `platform`'s client (the CPU one with `cpu_devices` devices)."""
+def make_backend(
+    platform: str, plugins: Sequence[Plugin], cpu_devices: int | None, distributed: Any = None
+) -> Backend:
+    """Start `platform`'s client (the CPU one with `cpu_devices` devices; `distributed`: the
+    (runtime client, process id, process count) of `mjcore.distributed.initialize`)."""
     if platform == "cpu":
-        return Backend("cpu", compat.make_cpu_client(cpu_devices))
+        return Backend("cpu", compat.make_cpu_client(cpu_devices, distributed))
+    if distributed is not None:
+        raise NotImplementedError(
+            f"mjcore.distributed: several processes run on the CPU platform only so far, not "
+            f"on {platform!r}; set MJCORE_PLATFORMS=cpu"
+        )
     (plugin,) = [p for p in plugins if p.platform == platform][:1]
     client = compat.make_plugin_client(platform, plugin.library)
     compat.register_cuda_kernels(platform, plugin.kernels_package)
@@ -131,7 +143,7 @@ class Registry:
         self,
         read_request: Callable[[], str | None],
         discover: Callable[[], list[Plugin]] = discover_plugins,
-        start: Callable[[str, Sequence[Plugin], int | None], Backend] = make_backend,
+        start: Callable[..., Backend] = make_backend,
         read_cpu_devices: Callable[[], int | None] = lambda: None,
     ):
         self._read_request = read_request
@@ -141,6 +153,9 @@ class Registry:
         self._lock = threading.Lock()
         self._backends: dict[str, Backend] | None = None
         self.cpu_devices: int | None = None
+        # (runtime client, process id, process count) once `mjcore.distributed.initialize`
+        # ran: the CPU client is then made to join the other processes.
+        self.distributed: tuple[Any, int, int] | None = None
 
     def backends(self) -> dict[str, Backend]:
         """Every started backend by platform, the default one first."""
@@ -160,7 +175,12 @@ class Registry:
         out: dict[str, Backend] = {}
         for platform in select_platforms(requested, plugins):
             try:
-                out[platform] = self._start(platform, plugins, self.cpu_devices)
+                if self.distributed is None:
+                    out[platform] = self._start(platform, plugins, self.cpu_devices)
+                else:
+                    out[platform] = self._start(
+                        platform, plugins, self.cpu_devices, self.distributed
+                    )
             except Exception as err:  # noqa: BLE001  (a plugin's failure is any exception)
                 if requested is not None:
                     raise RuntimeError(

@@ -386,6 +386,33 @@ __all__ += [
     "reduce_window_shape_tuple",
 ]
 
+# Collectives over named axes (issue 22).
+from mjcore.lax.parallel import (  # noqa: E402
+    all_gather,
+    all_to_all,
+    axis_index,
+    axis_size,
+    pmax,
+    pmean,
+    pmin,
+    ppermute,
+    psum,
+    psum_scatter,
+)
+
+__all__ += [
+    "all_gather",
+    "all_to_all",
+    "axis_index",
+    "axis_size",
+    "pmax",
+    "pmean",
+    "pmin",
+    "ppermute",
+    "psum",
+    "psum_scatter",
+]
+
 # Sharding (issue 22).
 from mjcore.lax.sharding import with_sharding_constraint  # noqa: E402
 

@@ -126,6 +126,8 @@ def constraint_shardings(jaxpr: Any) -> list[Sharding]:
     for eqn in jaxpr.eqns:
         if eqn.primitive is sharding_constraint_p:
             out.append(eqn.params["sharding"])
+        elif eqn.primitive.name == "shard_map":  # its mesh (mjcore.shard_map)
+            out.append(NamedSharding(eqn.params["mesh"], PartitionSpec()))
         for p in eqn.params.values():
             for sub in p if isinstance(p, tuple | list) else (p,):
                 inner = getattr(sub, "jaxpr", None)

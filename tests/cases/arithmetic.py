@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import mjcore
 from mjcore import lax
+from mjcore.sharding import SingleDeviceSharding
 from tests.primitive_case import PrimCase
 
 FLOATS = ("float32", "float64")
@@ -124,6 +126,15 @@ CASES = [
         ((3, 4),),
         FLOATS + ("complex128",),
         diff_argnums=(),
+    ),
+    # Laid out on one device: the multi-device layouts are tests/test_sharding.py's.
+    PrimCase(
+        "sharding_constraint",
+        lambda x: lax.with_sharding_constraint(x, SingleDeviceSharding(mjcore.devices()[0])),
+        lambda x: x,
+        ((3, 4),),
+        FLOATS + ("int32",),
+        linear=True,
     ),
     PrimCase(
         "optimization_barrier",
