@@ -203,7 +203,9 @@ def run_copy(
         "pytest",
         *targets,
         "-q",
-        "--tb=short",
+        # Python's own traceback text: pytest's styles parse each frame's source file (about a
+        # second a failure in NumPy's 4000-line files), which would charge failures as time.
+        "--tb=native",
         "-p",
         "no:cacheprovider",
         "-p",
