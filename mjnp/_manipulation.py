@@ -377,11 +377,14 @@ def shape(a: ArrayLike) -> tuple[int, ...]:
     return tuple(s) if isinstance(s, tuple) else _np.shape(a)
 
 
-def size(a: ArrayLike, axis: int | None = None) -> int:
-    """Number of elements (along `axis`), as `numpy.size`."""
+def size(a: ArrayLike, axis: int | tuple[int, ...] | None = None) -> int:
+    """Number of elements (along `axis`: an int or, as NumPy 2.4, a tuple of ints), as
+    `numpy.size`."""
     s = shape(a)
     if axis is None:
         return math.prod(s)
+    if isinstance(axis, tuple):
+        return math.prod(s[ax] for ax in normalize_axes("mjnp.size", axis, len(s)))
     return s[normalize_axis("size", axis, len(s))]
 
 

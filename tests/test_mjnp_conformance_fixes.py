@@ -344,3 +344,42 @@ def test_longdouble_names_are_numpys_types_and_arrays_of_them_are_refused():
     ):
         with pytest.raises(TypeError, match="float128|complex256"):
             make()
+
+
+# --- exception messages that contain NumPy's text -------------------------------------------
+
+
+@pytest.mark.parametrize("call", [lambda m: m.nonzero(m.array(0)), lambda m: m.array(1).nonzero()])
+def test_nonzero_of_a_0d_array_has_numpys_message(call):
+    with pytest.raises(ValueError) as np_err:
+        call(np)
+    numpy_text = str(np_err.value).split(".")[0]  # "Calling nonzero on 0d arrays is not allowed"
+    with pytest.raises(ValueError, match=re.escape(numpy_text)):
+        call(mjnp)
+
+
+# --- missing keywords -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (), (0,), (1,), (0, 1), (-1, 0)])
+def test_size_takes_a_tuple_of_axes(axis):  # NumPy 2.4
+    a = [[1, 2, 3], [4, 5, 6]]
+    assert mjnp.size(a, axis) == np.size(a, axis)
+    assert mjnp.size(mjnp.asarray(a), axis) == np.size(np.asarray(a), axis)
+
+
+@pytest.mark.parametrize("axis, exc", [((0, 0), ValueError), ((2,), np.exceptions.AxisError)])
+def test_size_with_bad_axes_raises_as_numpy(axis, exc):
+    with pytest.raises(exc):
+        np.size([[1, 2]], axis)
+    with pytest.raises(exc):
+        mjnp.size([[1, 2]], axis)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+def test_ddof_and_correction_together_has_numpys_message(name):
+    with pytest.raises(ValueError) as np_err:
+        getattr(np, name)(np.ones(3), ddof=1, correction=1)
+    # NumPy's own tests match its whole message, final period (any character) included.
+    with pytest.raises(ValueError, match=str(np_err.value)):
+        getattr(mjnp, name)(np.ones(3), ddof=1, correction=1)

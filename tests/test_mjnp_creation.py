@@ -326,6 +326,19 @@ def test_result_type_and_promote_types(d1):
     assert mjnp.result_type(x, [1, 2]) == np.result_type(np.ones(2, d1), np.array([1, 2]))
 
 
+@pytest.mark.parametrize("d", ALL_DTYPES)
+def test_promote_types_of_a_dtype_with_itself_keeps_its_metadata(d):
+    dt = np.dtype(d, metadata={1: 1})
+    want = np.promote_types(dt, dt)
+    got = mjnp.promote_types(dt, dt)
+    assert got == want and got.metadata == want.metadata == {1: 1}
+    swapped = dt.newbyteorder()
+    if not swapped.isnative:  # NumPy drops it on a byte swap, and makes the result native
+        want = np.promote_types(swapped, swapped)
+        got = mjnp.promote_types(swapped, swapped)
+        assert got == want and got.isnative and got.metadata is want.metadata is None
+
+
 def test_finfo_iinfo_issubdtype():
     assert mjnp.finfo(mjnp.float32).eps == np.finfo(np.float32).eps
     assert mjnp.finfo(mjnp.ones(2, np.float16).dtype).max == np.finfo(np.float16).max
