@@ -383,3 +383,24 @@ def test_ddof_and_correction_together_has_numpys_message(name):
     # NumPy's own tests match its whole message, final period (any character) included.
     with pytest.raises(ValueError, match=str(np_err.value)):
         getattr(mjnp, name)(np.ones(3), ddof=1, correction=1)
+
+
+# --- vectorize: __name__ and a later otypes assignment, as NumPy's --------------------------
+
+
+def test_vectorize_has_the_functions_name():
+    def f2(a, b):
+        return a + b
+
+    assert mjnp.vectorize(f2).__name__ == np.vectorize(f2).__name__ == "f2"
+
+
+def test_vectorize_otypes_set_after_construction_counts():
+    x = np.zeros([0, 5], dtype=int)
+    for m in (np, mjnp):
+        f = m.vectorize(lambda v: v)
+        with pytest.raises(ValueError, match="otypes"):
+            f(x)
+        f.otypes = "i"
+        out = f(x)
+        assert out.shape == (0, 5) and out.dtype == np.dtype("i") and f.otypes == "i"
