@@ -404,3 +404,56 @@ def test_vectorize_otypes_set_after_construction_counts():
         f.otypes = "i"
         out = f(x)
         assert out.shape == (0, 5) and out.dtype == np.dtype("i") and f.otypes == "i"
+
+
+# --- linalg: NumPy's messages, lowercase UPLO, inf-norms of empty arrays --------------------
+
+
+@pytest.mark.parametrize("uplo", ["L", "U", "l", "u"])
+@pytest.mark.parametrize("name", ["eigh", "eigvalsh"])
+def test_eigh_takes_lowercase_uplo(name, uplo):
+    k = np.array([[2.0, 1.0], [0.5, 3.0]])  # not symmetric: the triangle read matters
+    want = getattr(np.linalg, name)(k, UPLO=uplo)
+    got = getattr(mjnp.linalg, name)(k, UPLO=uplo)
+    want_w = want if name == "eigvalsh" else want.eigenvalues
+    got_w = got if name == "eigvalsh" else got.eigenvalues
+    np.testing.assert_allclose(np.asarray(got_w), want_w, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.linalg.pinv(np.eye(2), rcond=1e-3, rtol=1e-3),
+        lambda m: m.linalg.lstsq(np.ones((4, 2)), np.ones(5), rcond=None),
+        lambda m: m.linalg.eigh(np.eye(2), UPLO="x"),
+    ],
+)
+def test_linalg_errors_contain_numpys_message(call):
+    with pytest.raises((ValueError, np.linalg.LinAlgError)) as np_err:
+        call(np)
+    with pytest.raises(np_err.type, match=re.escape(str(np_err.value))):
+        call(mjnp)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 3), 0), ((3, 0), 1)])
+def test_inf_norm_of_an_empty_vector_is_zero(dtype, shape, axis):
+    x = np.zeros(shape, dtype)
+    for ord_ in (1, 2, np.inf):
+        want = np.linalg.vector_norm(x, ord=ord_, axis=axis)
+        got = mjnp.linalg.vector_norm(x, ord=ord_, axis=axis)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("ord_", [1, np.inf])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)])
+def test_matrix_1_and_inf_norms_of_empty_matrices_are_zero(ord_, shape):
+    x = np.zeros(shape)
+    np.testing.assert_array_equal(np.asarray(mjnp.linalg.norm(x, ord_)), np.linalg.norm(x, ord_))
+
+
+def test_inf_norm_gradient_is_unchanged_by_the_zero_initial():
+    x = np.array([0.5, -2.0, 1.0])
+    g = mjcore.grad(lambda v: mjnp.linalg.vector_norm(v, ord=np.inf))(x)
+    np.testing.assert_array_equal(np.asarray(g), [0.0, -1.0, 0.0])
