@@ -457,3 +457,35 @@ def test_inf_norm_gradient_is_unchanged_by_the_zero_initial():
     x = np.array([0.5, -2.0, 1.0])
     g = mjcore.grad(lambda v: mjnp.linalg.vector_norm(v, ord=np.inf))(x)
     np.testing.assert_array_equal(np.asarray(g), [0.0, -1.0, 0.0])
+
+
+# --- Python bools where NumPy returns them ---------------------------------------------------
+
+_BOOL_CASES = [
+    ("array_equal", ([1, 2], [1, 2]), {}),
+    ("array_equal", ([1, 2], [1, 3]), {}),
+    ("array_equal", ([1, 2], [1, 2, 3]), {}),
+    ("array_equal", ([np.nan, 1.0], [np.nan, 1.0]), {}),
+    ("array_equal", ([np.nan, 1.0], [np.nan, 1.0]), {"equal_nan": True}),
+    ("array_equiv", ([1, 1], [1]), {}),
+    ("array_equiv", ([1, 2], [[1], [2]]), {}),
+    ("array_equiv", ([1, 2], [1, 2, 3]), {}),
+    ("allclose", ([1.0, 2.0], [1.0, 2.0 + 1e-9]), {}),
+    ("allclose", ([1.0, np.nan], [1.0, np.nan]), {"equal_nan": True}),
+    ("allclose", ([1.0], [2.0]), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", _BOOL_CASES)
+def test_comparisons_return_python_bools_as_numpy(name, args, kwargs):
+    want = getattr(np, name)(*args, **kwargs)
+    got = getattr(mjnp, name)(*args, **kwargs)
+    assert type(want) is bool and got is want
+
+
+@pytest.mark.parametrize("name, args, kwargs", _BOOL_CASES)
+def test_traced_comparisons_stay_arrays(name, args, kwargs):
+    want = getattr(np, name)(*args, **kwargs)
+    f = mjcore.jit(lambda a, b: getattr(mjnp, name)(a, b, **kwargs))
+    got = f(np.asarray(args[0], float), np.asarray(args[1], float))
+    assert got.shape == () and got.dtype == np.bool_ and bool(got) is want
