@@ -489,3 +489,11 @@ def test_traced_comparisons_stay_arrays(name, args, kwargs):
     f = mjcore.jit(lambda a, b: getattr(mjnp, name)(a, b, **kwargs))
     got = f(np.asarray(args[0], float), np.asarray(args[1], float))
     assert got.shape == () and got.dtype == np.bool_ and bool(got) is want
+
+
+@pytest.mark.parametrize("a, b", [(0, [1, 2, 3]), ([1, 2, 3], np.float64(3.0))])
+def test_cross_of_a_0d_array_has_numpys_message(a, b):
+    with pytest.raises(ValueError) as np_err:
+        np.cross(a, b)
+    with pytest.raises(ValueError, match=re.escape(str(np_err.value))):
+        mjnp.cross(a, b)
