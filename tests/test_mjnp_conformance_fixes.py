@@ -497,3 +497,21 @@ def test_cross_of_a_0d_array_has_numpys_message(a, b):
         np.cross(a, b)
     with pytest.raises(ValueError, match=re.escape(str(np_err.value))):
         mjnp.cross(a, b)
+
+
+@pytest.mark.parametrize("casting", ["unsafe", "same_kind", "no"])
+def test_clip_takes_the_ufunc_casting_keyword(casting):
+    a = np.arange(10, dtype=np.int32)
+    results = []
+    for m in (np, mjnp):
+        out = m.zeros(10, np.int32)
+        try:
+            r = m.clip(m.asarray(a), -1.5, 4.5, out=out, casting=casting)
+        except TypeError as err:
+            results.append(type(err))
+            continue
+        assert r.dtype == np.int32
+        results.append(np.asarray(out).tolist())
+    want, got = results
+    refused = isinstance(want, type) and issubclass(want, TypeError)  # UFuncTypeError
+    assert got == want or (refused and got is TypeError)
