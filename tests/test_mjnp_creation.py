@@ -373,3 +373,17 @@ def test_zero_d_results_are_fresh_handles(make):
     x = mjnp.array([1.0, 2.0, 3.0], "float32")
     assert_matches(x // 5.0, np.array([1.0, 2.0, 3.0], np.float32) // 5.0)
     assert_matches(x - 0.0, np.array([1.0, 2.0, 3.0], np.float32))
+
+
+@pytest.mark.parametrize("name", ["empty", "zeros", "ones", "full"])
+def test_creation_signatures_have_numpys_defaults(name):
+    import inspect
+
+    want = inspect.signature(getattr(np, name)).parameters
+    got = inspect.signature(getattr(mjnp, name)).parameters
+    for param in ("shape", "dtype", "order"):
+        assert got[param].default == want[param].default
+        assert got[param].kind == want[param].kind
+    assert getattr(mjnp, name)(*([2] if name != "full" else [2, 0.5]), dtype=None).dtype == (
+        getattr(np, name)(*([2] if name != "full" else [2, 0.5]), dtype=None).dtype
+    )
