@@ -264,8 +264,8 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
 def moveaxis(a: ArrayLike, source: Axis, destination: Axis) -> Array:
     """Move axes to new positions, the others keeping their order, as `numpy.moveaxis`."""
     a = asarray_strong("moveaxis", a)
-    src = normalize_axes("mjnp.moveaxis", source, a.ndim, "source")
-    dst = normalize_axes("mjnp.moveaxis", destination, a.ndim, "destination")
+    src = _moveaxis_axes("source", source, a.ndim)
+    dst = _moveaxis_axes("destination", destination, a.ndim)
     if len(src) != len(dst):
         raise ValueError(
             "mjnp.moveaxis: `source` and `destination` arguments must have the same number of "
@@ -275,6 +275,16 @@ def moveaxis(a: ArrayLike, source: Axis, destination: Axis) -> Array:
     for d, s in sorted(zip(dst, src, strict=True)):
         perm.insert(d, s)
     return lax.transpose(a, tuple(perm))
+
+
+def _moveaxis_axes(argname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
+    """`moveaxis`'s source or destination, with NumPy's messages, which name the argument."""
+    try:
+        return normalize_axes(f"mjnp.moveaxis: {argname}", axis, ndim, argname)
+    except AxisError:
+        raise
+    except ValueError as err:  # a repeated axis
+        raise ValueError(f"mjnp.moveaxis: repeated axis in `{argname}` argument") from err
 
 
 def expand_dims(a: ArrayLike, axis: Axis) -> Array:

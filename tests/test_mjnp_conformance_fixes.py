@@ -515,3 +515,14 @@ def test_clip_takes_the_ufunc_casting_keyword(casting):
     want, got = results
     refused = isinstance(want, type) and issubclass(want, TypeError)  # UFuncTypeError
     assert got == want or (refused and got is TypeError)
+
+
+@pytest.mark.parametrize(
+    "source, destination", [(3, 0), (-4, 0), (0, 5), ([0, 0], [0, 1]), ([0, 1], [1, 1])]
+)
+def test_moveaxis_errors_contain_numpys_message(source, destination):
+    x = np.zeros((1, 2, 3))
+    with pytest.raises(ValueError) as np_err:
+        np.moveaxis(x, source, destination)
+    with pytest.raises(np_err.type, match=re.escape(str(np_err.value))):
+        mjnp.moveaxis(x, source, destination)
