@@ -526,3 +526,23 @@ def test_moveaxis_errors_contain_numpys_message(source, destination):
         np.moveaxis(x, source, destination)
     with pytest.raises(np_err.type, match=re.escape(str(np_err.value))):
         mjnp.moveaxis(x, source, destination)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 1, 1), (0, 3, 3)])
+def test_lu_based_functions_of_empty_matrices(shape):
+    # The host rule of lu_pivots_to_permutation has nothing to swap (jit agrees).
+    x = np.zeros(shape)
+    for name in ("det", "slogdet"):
+        want = getattr(np.linalg, name)(x)
+        got = getattr(mjnp.linalg, name)(x)
+        for w, g in zip(
+            np.atleast_1d(want) if name == "det" else want,
+            np.atleast_1d(np.asarray(got)) if name == "det" else got,
+            strict=True,
+        ):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    perm = mjcore.lax.lu(x)[2]
+    np.testing.assert_array_equal(
+        np.asarray(perm), np.asarray(mjcore.jit(lambda v: mjcore.lax.lu(v)[2])(x))
+    )
+    assert perm.shape == (*shape[:-1],) and perm.dtype == np.int32

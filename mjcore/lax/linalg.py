@@ -477,6 +477,8 @@ def _lu_pivots_to_permutation_host(pivots: np.ndarray, *, permutation_size: int)
     batch = pivots.shape[:-1]
     perm = np.empty((*batch, permutation_size), np.int32)
     perm[...] = np.arange(permutation_size, dtype=np.int32)
+    if perm.size == 0 or k == 0:  # nothing to swap (and reshape(-1, 0) is ambiguous)
+        return perm
     flat = perm.reshape(-1, permutation_size)
     piv = pivots.reshape(-1, k)
     rows = np.arange(flat.shape[0])
