@@ -68,8 +68,12 @@ def _write(entry: dict[str, Any]) -> None:
 
 
 def _first_line(report: pytest.TestReport | pytest.CollectReport) -> str:
-    """The exception lines of a failure (``E   ValueError: ...``, up to three: a regex
-    mismatch names its pattern and input on the next two), else the last line."""
+    """The exception lines of a failure (``ValueError: ...``, up to three: a regex mismatch
+    names its pattern and input on the next two), else the last line."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and crash.message.strip():
+        lines = [ln.strip() for ln in crash.message.splitlines() if ln.strip()]
+        return " | ".join(lines[:3])[:400]
     text = str(report.longrepr or "")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     error_lines = [ln[1:].strip() for ln in lines if ln.startswith("E ")]

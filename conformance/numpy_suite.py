@@ -203,7 +203,9 @@ def run_copy(
         "pytest",
         *targets,
         "-q",
-        "--tb=short",
+        # Python's own traceback text: pytest's styles parse each frame's source file (about a
+        # second a failure in NumPy's 4000-line files), which would charge failures as time.
+        "--tb=native",
         "-p",
         "no:cacheprovider",
         "-p",
@@ -256,13 +258,16 @@ def read_run(record: Path) -> RunResult:
 
 
 #: Written beside each copy: NumPy's Hypothesis settings for ``np.test()`` (derandomized,
-#: no database, no deadline), so both runs draw the same examples.
+#: no database, no deadline), so both runs draw the same examples. No shrink phase: a failing
+#: property test fails at its first failing example rather than spending up to the per-test
+#: limit minimizing it (the outcome is the same; only the reported example is not minimal).
 _CONFTEST = """\
 import hypothesis
 
 hypothesis.settings.register_profile(
     "npsuite", deadline=None, database=None, derandomize=True,
     suppress_health_check=list(hypothesis.HealthCheck),
+    phases=[hypothesis.Phase.explicit, hypothesis.Phase.reuse, hypothesis.Phase.generate],
 )
 """
 

@@ -222,7 +222,7 @@ def full(
 @on_device
 def zeros(
     shape: ShapeLike,
-    dtype: DTypeLike | None = float,
+    dtype: DTypeLike | None = None,
     order: str = "C",
     *,
     device: Any = None,
@@ -252,7 +252,7 @@ def ones(
 @on_device
 def empty(
     shape: ShapeLike,
-    dtype: DTypeLike | None = float,
+    dtype: DTypeLike | None = None,
     order: str = "C",
     *,
     device: Any = None,

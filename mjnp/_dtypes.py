@@ -169,10 +169,21 @@ def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
 
 def promote_types(type1: DTypeLike, type2: DTypeLike) -> np.dtype:
     """The smallest dtype both dtypes cast to safely, as `numpy.promote_types`."""
-    return dtypes.promote_types(
+    out = dtypes.promote_types(
         dtypes.canonicalize_dtype(type1, "mjnp.promote_types"),
         dtypes.canonicalize_dtype(type2, "mjnp.promote_types"),
     )
+    # As NumPy: a (native) dtype promoted with itself keeps its metadata.
+    if (
+        isinstance(type1, np.dtype)
+        and type1.metadata is not None
+        and isinstance(type2, np.dtype)
+        and type1 == type2 == out
+        and type1.metadata == type2.metadata
+        and type1.isnative
+    ):
+        return type1
+    return out
 
 
 def can_cast(from_: ArrayLike | DTypeLike, to: DTypeLike, casting: str = "safe") -> bool:

@@ -928,16 +928,18 @@ def clip(
     *,
     min: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
     max: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
+    casting: str = "same_kind",
 ) -> Array:
     """Limit values to `[a_min, a_max]`, as `numpy.clip`: `minimum(maximum(a, a_min), a_max)`.
 
     Either bound may be None. `min` and `max` are the Array API names for `a_min` and `a_max`.
-    `out=` rebinds the given array, with the ufunc rules.
+    `out=` rebinds the given array, with the ufunc rules; `casting` is the rule for writing
+    the result into `out`, as the ufunc keyword NumPy's clip passes on.
     """
     result = _clip(a, a_min, a_max, min, max)
     if result is a:  # no bounds: a new array, as NumPy's (the input would follow its writes)
         result = convert_element_type_p.bind1(a, new_dtype=a.dtype, weak_type=a.weak_type)
-    return write_out("clip", out, result, "same_kind", broadcast=True)
+    return write_out("clip", out, result, casting, broadcast=True)
 
 
 def _clip(a: ArrayLike, a_min: Any, a_max: Any, min: Any, max: Any) -> Array:  # noqa: A002

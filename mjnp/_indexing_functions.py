@@ -416,7 +416,7 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     a = asarray_arg("nonzero", a)
     if a.ndim == 0:
         raise ValueError(
-            "mjnp.nonzero: calling nonzero on 0d arrays is not allowed. Use "
+            "mjnp.nonzero: Calling nonzero on 0d arrays is not allowed. Use "
             "mjnp.atleast_1d(scalar).nonzero() instead."
         )
     if size is not None:

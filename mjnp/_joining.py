@@ -693,6 +693,19 @@ _PAD_KWARGS = {
 def _pad_width(
     fname: str, pad_width: Any, ndim: int, argname: str = "pad_width"
 ) -> list[tuple[int, int]]:
+    if isinstance(pad_width, dict):  # NumPy 2.3: {axis: width or (before, after)}, others 0
+        seq = [(0, 0)] * ndim
+        for axis, w in pad_width.items():
+            if type(w) is tuple and len(w) == 2 and all(isinstance(v, int) for v in w):
+                seq[axis] = w
+            elif isinstance(w, int):
+                seq[axis] = (w, w)
+            else:
+                raise TypeError(
+                    f"mjnp.{fname}: `{argname}` values must be an int or a pair of ints, got "
+                    f"{pad_width!r}"
+                )
+        pad_width = seq
     if isinstance(pad_width, _Array | Tracer):
         width = np.asarray(core.concrete_or_error(pad_width, f"mjnp.{fname}({argname}=...)"))
     else:  # NumPy's reading: strings, None and objects fail the integral-type check below
@@ -911,6 +924,9 @@ def _pad(array: ArrayLike, pad_width: Any, mode: str, **kwargs: Any) -> Array:
             if stat_length is None
             else _pad_width("pad", stat_length, x.ndim, "stat_length")
         )
+        # NumPy checks every axis, also those with zero widths.
+        if mode in ("maximum", "minimum") and any(0 in pair for pair in lengths):
+            raise ValueError("mjnp.pad: stat_length of 0 yields no value for padding")
     for ax, (lo, hi) in enumerate(widths):
         if lo == 0 and hi == 0:
             continue

@@ -395,7 +395,7 @@ def cross(
         axisa = axisb = axisc = axis
     x, y = _promote("cross", a, b)
     if x.ndim == 0 or y.ndim == 0:
-        raise ValueError("mjnp.cross: incompatible dimensions for cross product (scalars)")
+        raise ValueError("mjnp.cross: At least one array has zero dimension")
     x = moveaxis(x, normalize_axis("mjnp.cross", axisa, x.ndim), -1)
     y = moveaxis(y, normalize_axis("mjnp.cross", axisb, y.ndim), -1)
     if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):

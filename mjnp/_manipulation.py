@@ -270,8 +270,8 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
 def moveaxis(a: ArrayLike, source: Axis, destination: Axis) -> Array:
     """Move axes to new positions, the others keeping their order, as `numpy.moveaxis`."""
     a = asarray_strong("moveaxis", a)
-    src = normalize_axes("mjnp.moveaxis", source, a.ndim, "source")
-    dst = normalize_axes("mjnp.moveaxis", destination, a.ndim, "destination")
+    src = _moveaxis_axes("source", source, a.ndim)
+    dst = _moveaxis_axes("destination", destination, a.ndim)
     if len(src) != len(dst):
         raise ValueError(
             "mjnp.moveaxis: `source` and `destination` arguments must have the same number of "
@@ -281,6 +281,16 @@ def moveaxis(a: ArrayLike, source: Axis, destination: Axis) -> Array:
     for d, s in sorted(zip(dst, src, strict=True)):
         perm.insert(d, s)
     return lax.transpose(a, tuple(perm))
+
+
+def _moveaxis_axes(argname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
+    """`moveaxis`'s source or destination, with NumPy's messages, which name the argument."""
+    try:
+        return normalize_axes(f"mjnp.moveaxis: {argname}", axis, ndim, argname)
+    except AxisError:
+        raise
+    except ValueError as err:  # a repeated axis
+        raise ValueError(f"mjnp.moveaxis: repeated axis in `{argname}` argument") from err
 
 
 def expand_dims(a: ArrayLike, axis: Axis) -> Array:
@@ -383,11 +393,14 @@ def shape(a: ArrayLike) -> tuple[int, ...]:
     return tuple(s) if isinstance(s, tuple) else _np.shape(a)
 
 
-def size(a: ArrayLike, axis: int | None = None) -> int:
-    """Number of elements (along `axis`), as `numpy.size`."""
+def size(a: ArrayLike, axis: int | tuple[int, ...] | None = None) -> int:
+    """Number of elements (along `axis`: an int or, as NumPy 2.4, a tuple of ints), as
+    `numpy.size`."""
     s = shape(a)
     if axis is None:
         return math.prod(s)
+    if isinstance(axis, tuple):
+        return math.prod(s[ax] for ax in normalize_axes("mjnp.size", axis, len(s)))
     return s[normalize_axis("size", axis, len(s))]
 
 

@@ -263,7 +263,7 @@ def _ddof(fname: str, ddof: Any, correction: Any) -> Any:
     if correction is _NO_VALUE:
         return ddof
     if ddof != 0:
-        raise ValueError(f"mjnp.{fname}: ddof and correction can't be provided simultaneously")
+        raise ValueError(f"mjnp.{fname}: ddof and correction can't be provided simultaneously.")
     return correction
 
 

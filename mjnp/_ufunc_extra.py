@@ -505,35 +505,43 @@ def isclose(
 
 def allclose(
     a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
-) -> Array:
+) -> Array | bool:
     """Whether every element is `isclose`, as `numpy.allclose`.
 
-    NB: a 0-d bool array rather than a Python bool, so it traces; `bool()` it for a bool.
+    A Python bool, as NumPy's; under a transformation, a traced 0-d bool array.
     """
-    return _reductions.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _as_bool(_reductions.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
-def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
-    """Same shape and elements, as `numpy.array_equal` (NB: a 0-d bool array)."""
+def _as_bool(result: Array) -> Array | bool:
+    """NumPy's `allclose`/`array_equal`/`array_equiv` return a Python bool: so do these when
+    called on values; a traced result stays a 0-d bool array (it has no value yet)."""
+    return result if isinstance(result, Tracer) else bool(result)
+
+
+def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array | bool:
+    """Same shape and elements, as `numpy.array_equal`: a Python bool (a traced 0-d bool array
+    under a transformation)."""
     a1 = asarray_arg("array_equal", a1)
     a2 = asarray_arg("array_equal", a2)
     if a1.shape != a2.shape:
-        return lax.full((), False, _BOOL)
+        return _as_bool(lax.full((), False, _BOOL))
     eq = ew.equal(a1, a2)
     if equal_nan and a1.dtype.kind in "fc" and a2.dtype.kind in "fc":
         eq = ew.logical_or(eq, ew.logical_and(ew.isnan(a1), ew.isnan(a2)))
-    return _reductions.all(eq)
+    return _as_bool(_reductions.all(eq))
 
 
-def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """Same elements after broadcasting, as `numpy.array_equiv` (NB: a 0-d bool array)."""
+def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array | bool:
+    """Same elements after broadcasting, as `numpy.array_equiv`: a Python bool (a traced 0-d
+    bool array under a transformation)."""
     a1 = asarray_arg("array_equiv", a1)
     a2 = asarray_arg("array_equiv", a2)
     try:
         np.broadcast_shapes(a1.shape, a2.shape)
     except ValueError:
-        return lax.full((), False, _BOOL)
-    return _reductions.all(ew.equal(a1, a2))
+        return _as_bool(lax.full((), False, _BOOL))
+    return _as_bool(_reductions.all(ew.equal(a1, a2)))
 
 
 @fuse_eagerly

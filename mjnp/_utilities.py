@@ -384,6 +384,20 @@ class vectorize:  # noqa: N801  (NumPy's name)
         self._host = np.vectorize(
             pyfunc, otypes=otypes, doc=doc, excluded=excluded, cache=cache, signature=signature
         )
+        if hasattr(pyfunc, "__name__"):
+            self.__name__ = pyfunc.__name__
+
+    @property
+    def otypes(self) -> Any:
+        """The output type codes (None: from the first call); settable, as NumPy's."""
+        return self._host.otypes if "_host" in self.__dict__ else self.__dict__.get("_otypes")
+
+    @otypes.setter
+    def otypes(self, value: Any) -> None:
+        # NumPy's vectorize reads `otypes` at each call, so a later assignment counts.
+        self.__dict__["_otypes"] = value
+        if "_host" in self.__dict__:
+            self._host.otypes = value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         positions = [i for i in range(len(args)) if i not in self.excluded]

@@ -344,3 +344,205 @@ def test_longdouble_names_are_numpys_types_and_arrays_of_them_are_refused():
     ):
         with pytest.raises(TypeError, match="float128|complex256"):
             make()
+
+
+# --- exception messages that contain NumPy's text -------------------------------------------
+
+
+@pytest.mark.parametrize("call", [lambda m: m.nonzero(m.array(0)), lambda m: m.array(1).nonzero()])
+def test_nonzero_of_a_0d_array_has_numpys_message(call):
+    with pytest.raises(ValueError) as np_err:
+        call(np)
+    numpy_text = str(np_err.value).split(".")[0]  # "Calling nonzero on 0d arrays is not allowed"
+    with pytest.raises(ValueError, match=re.escape(numpy_text)):
+        call(mjnp)
+
+
+# --- missing keywords -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (), (0,), (1,), (0, 1), (-1, 0)])
+def test_size_takes_a_tuple_of_axes(axis):  # NumPy 2.4
+    a = [[1, 2, 3], [4, 5, 6]]
+    assert mjnp.size(a, axis) == np.size(a, axis)
+    assert mjnp.size(mjnp.asarray(a), axis) == np.size(np.asarray(a), axis)
+
+
+@pytest.mark.parametrize("axis, exc", [((0, 0), ValueError), ((2,), np.exceptions.AxisError)])
+def test_size_with_bad_axes_raises_as_numpy(axis, exc):
+    with pytest.raises(exc):
+        np.size([[1, 2]], axis)
+    with pytest.raises(exc):
+        mjnp.size([[1, 2]], axis)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+def test_ddof_and_correction_together_has_numpys_message(name):
+    with pytest.raises(ValueError) as np_err:
+        getattr(np, name)(np.ones(3), ddof=1, correction=1)
+    # NumPy's own tests match its whole message, final period (any character) included.
+    with pytest.raises(ValueError, match=str(np_err.value)):
+        getattr(mjnp, name)(np.ones(3), ddof=1, correction=1)
+
+
+# --- vectorize: __name__ and a later otypes assignment, as NumPy's --------------------------
+
+
+def test_vectorize_has_the_functions_name():
+    def f2(a, b):
+        return a + b
+
+    assert mjnp.vectorize(f2).__name__ == np.vectorize(f2).__name__ == "f2"
+
+
+def test_vectorize_otypes_set_after_construction_counts():
+    x = np.zeros([0, 5], dtype=int)
+    for m in (np, mjnp):
+        f = m.vectorize(lambda v: v)
+        with pytest.raises(ValueError, match="otypes"):
+            f(x)
+        f.otypes = "i"
+        out = f(x)
+        assert out.shape == (0, 5) and out.dtype == np.dtype("i") and f.otypes == "i"
+
+
+# --- linalg: NumPy's messages, lowercase UPLO, inf-norms of empty arrays --------------------
+
+
+@pytest.mark.parametrize("uplo", ["L", "U", "l", "u"])
+@pytest.mark.parametrize("name", ["eigh", "eigvalsh"])
+def test_eigh_takes_lowercase_uplo(name, uplo):
+    k = np.array([[2.0, 1.0], [0.5, 3.0]])  # not symmetric: the triangle read matters
+    want = getattr(np.linalg, name)(k, UPLO=uplo)
+    got = getattr(mjnp.linalg, name)(k, UPLO=uplo)
+    want_w = want if name == "eigvalsh" else want.eigenvalues
+    got_w = got if name == "eigvalsh" else got.eigenvalues
+    np.testing.assert_allclose(np.asarray(got_w), want_w, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.linalg.pinv(np.eye(2), rcond=1e-3, rtol=1e-3),
+        lambda m: m.linalg.lstsq(np.ones((4, 2)), np.ones(5), rcond=None),
+        lambda m: m.linalg.eigh(np.eye(2), UPLO="x"),
+    ],
+)
+def test_linalg_errors_contain_numpys_message(call):
+    with pytest.raises((ValueError, np.linalg.LinAlgError)) as np_err:
+        call(np)
+    with pytest.raises(np_err.type, match=re.escape(str(np_err.value))):
+        call(mjnp)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 3), 0), ((3, 0), 1)])
+def test_inf_norm_of_an_empty_vector_is_zero(dtype, shape, axis):
+    x = np.zeros(shape, dtype)
+    for ord_ in (1, 2, np.inf):
+        want = np.linalg.vector_norm(x, ord=ord_, axis=axis)
+        got = mjnp.linalg.vector_norm(x, ord=ord_, axis=axis)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("ord_", [1, np.inf])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)])
+def test_matrix_1_and_inf_norms_of_empty_matrices_are_zero(ord_, shape):
+    x = np.zeros(shape)
+    np.testing.assert_array_equal(np.asarray(mjnp.linalg.norm(x, ord_)), np.linalg.norm(x, ord_))
+
+
+def test_inf_norm_gradient_is_unchanged_by_the_zero_initial():
+    x = np.array([0.5, -2.0, 1.0])
+    g = mjcore.grad(lambda v: mjnp.linalg.vector_norm(v, ord=np.inf))(x)
+    np.testing.assert_array_equal(np.asarray(g), [0.0, -1.0, 0.0])
+
+
+# --- Python bools where NumPy returns them ---------------------------------------------------
+
+_BOOL_CASES = [
+    ("array_equal", ([1, 2], [1, 2]), {}),
+    ("array_equal", ([1, 2], [1, 3]), {}),
+    ("array_equal", ([1, 2], [1, 2, 3]), {}),
+    ("array_equal", ([np.nan, 1.0], [np.nan, 1.0]), {}),
+    ("array_equal", ([np.nan, 1.0], [np.nan, 1.0]), {"equal_nan": True}),
+    ("array_equiv", ([1, 1], [1]), {}),
+    ("array_equiv", ([1, 2], [[1], [2]]), {}),
+    ("array_equiv", ([1, 2], [1, 2, 3]), {}),
+    ("allclose", ([1.0, 2.0], [1.0, 2.0 + 1e-9]), {}),
+    ("allclose", ([1.0, np.nan], [1.0, np.nan]), {"equal_nan": True}),
+    ("allclose", ([1.0], [2.0]), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", _BOOL_CASES)
+def test_comparisons_return_python_bools_as_numpy(name, args, kwargs):
+    want = getattr(np, name)(*args, **kwargs)
+    got = getattr(mjnp, name)(*args, **kwargs)
+    assert type(want) is bool and got is want
+
+
+@pytest.mark.parametrize("name, args, kwargs", _BOOL_CASES)
+def test_traced_comparisons_stay_arrays(name, args, kwargs):
+    want = getattr(np, name)(*args, **kwargs)
+    f = mjcore.jit(lambda a, b: getattr(mjnp, name)(a, b, **kwargs))
+    got = f(np.asarray(args[0], float), np.asarray(args[1], float))
+    assert got.shape == () and got.dtype == np.bool_ and bool(got) is want
+
+
+@pytest.mark.parametrize("a, b", [(0, [1, 2, 3]), ([1, 2, 3], np.float64(3.0))])
+def test_cross_of_a_0d_array_has_numpys_message(a, b):
+    with pytest.raises(ValueError) as np_err:
+        np.cross(a, b)
+    with pytest.raises(ValueError, match=re.escape(str(np_err.value))):
+        mjnp.cross(a, b)
+
+
+@pytest.mark.parametrize("casting", ["unsafe", "same_kind", "no"])
+def test_clip_takes_the_ufunc_casting_keyword(casting):
+    a = np.arange(10, dtype=np.int32)
+    results = []
+    for m in (np, mjnp):
+        out = m.zeros(10, np.int32)
+        try:
+            r = m.clip(m.asarray(a), -1.5, 4.5, out=out, casting=casting)
+        except TypeError as err:
+            results.append(type(err))
+            continue
+        assert r.dtype == np.int32
+        results.append(np.asarray(out).tolist())
+    want, got = results
+    refused = isinstance(want, type) and issubclass(want, TypeError)  # UFuncTypeError
+    assert got == want or (refused and got is TypeError)
+
+
+@pytest.mark.parametrize(
+    "source, destination", [(3, 0), (-4, 0), (0, 5), ([0, 0], [0, 1]), ([0, 1], [1, 1])]
+)
+def test_moveaxis_errors_contain_numpys_message(source, destination):
+    x = np.zeros((1, 2, 3))
+    with pytest.raises(ValueError) as np_err:
+        np.moveaxis(x, source, destination)
+    with pytest.raises(np_err.type, match=re.escape(str(np_err.value))):
+        mjnp.moveaxis(x, source, destination)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 1, 1), (0, 3, 3)])
+def test_lu_based_functions_of_empty_matrices(shape):
+    # The host rule of lu_pivots_to_permutation has nothing to swap (jit agrees).
+    x = np.zeros(shape)
+    for name in ("det", "slogdet"):
+        want = getattr(np.linalg, name)(x)
+        got = getattr(mjnp.linalg, name)(x)
+        for w, g in zip(
+            np.atleast_1d(want) if name == "det" else want,
+            np.atleast_1d(np.asarray(got)) if name == "det" else got,
+            strict=True,
+        ):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    perm = mjcore.lax.lu(x)[2]
+    np.testing.assert_array_equal(
+        np.asarray(perm), np.asarray(mjcore.jit(lambda v: mjcore.lax.lu(v)[2])(x))
+    )
+    assert perm.shape == (*shape[:-1],) and perm.dtype == np.int32

@@ -326,6 +326,19 @@ def test_result_type_and_promote_types(d1):
     assert mjnp.result_type(x, [1, 2]) == np.result_type(np.ones(2, d1), np.array([1, 2]))
 
 
+@pytest.mark.parametrize("d", ALL_DTYPES)
+def test_promote_types_of_a_dtype_with_itself_keeps_its_metadata(d):
+    dt = np.dtype(d, metadata={1: 1})
+    want = np.promote_types(dt, dt)
+    got = mjnp.promote_types(dt, dt)
+    assert got == want and got.metadata == want.metadata == {1: 1}
+    swapped = dt.newbyteorder()
+    if not swapped.isnative:  # NumPy drops it on a byte swap, and makes the result native
+        want = np.promote_types(swapped, swapped)
+        got = mjnp.promote_types(swapped, swapped)
+        assert got == want and got.isnative and got.metadata is want.metadata is None
+
+
 def test_finfo_iinfo_issubdtype():
     assert mjnp.finfo(mjnp.float32).eps == np.finfo(np.float32).eps
     assert mjnp.finfo(mjnp.ones(2, np.float16).dtype).max == np.finfo(np.float16).max
@@ -360,3 +373,17 @@ def test_zero_d_results_are_fresh_handles(make):
     x = mjnp.array([1.0, 2.0, 3.0], "float32")
     assert_matches(x // 5.0, np.array([1.0, 2.0, 3.0], np.float32) // 5.0)
     assert_matches(x - 0.0, np.array([1.0, 2.0, 3.0], np.float32))
+
+
+@pytest.mark.parametrize("name", ["empty", "zeros", "ones", "full"])
+def test_creation_signatures_have_numpys_defaults(name):
+    import inspect
+
+    want = inspect.signature(getattr(np, name)).parameters
+    got = inspect.signature(getattr(mjnp, name)).parameters
+    for param in ("shape", "dtype", "order"):
+        assert got[param].default == want[param].default
+        assert got[param].kind == want[param].kind
+    assert getattr(mjnp, name)(*([2] if name != "full" else [2, 0.5]), dtype=None).dtype == (
+        getattr(np, name)(*([2] if name != "full" else [2, 0.5]), dtype=None).dtype
+    )

@@ -250,6 +250,28 @@ def test_pad_errors(args, kwargs, exc):
         mjnp.pad(*args, **kwargs)
 
 
+@pytest.mark.parametrize("mode", ["maximum", "minimum"])
+@pytest.mark.parametrize("width", [0, 1])
+@pytest.mark.parametrize("stat_length", [0, (1, 0)])
+def test_pad_zero_stat_length(mode, width, stat_length):
+    # NumPy checks stat_length on every axis, also where nothing is padded.
+    match = "stat_length of 0 yields no value for padding"
+    with pytest.raises(ValueError, match=match):
+        np.pad([1.0, 2.0], width, mode, stat_length=stat_length)
+    with pytest.raises(ValueError, match=match):
+        mjnp.pad([1.0, 2.0], width, mode, stat_length=stat_length)
+
+
+@pytest.mark.parametrize(
+    "pad_width", [{-2: (1, 3)}, {0: (5, 2)}, {0: (5, 2), -1: (3, 4)}, {1: 5}, {}]
+)
+@pytest.mark.parametrize("mode", ["constant", "edge", "maximum"])
+def test_pad_dict_pad_width(pad_width, mode):
+    # NumPy 2.3: a dict maps axes to a width or a (before, after) pair; other axes get 0.
+    x = np.arange(60.0).reshape(3, 4, 5)
+    assert_matches(mjnp.pad(x, pad_width, mode), np.pad(x, pad_width, mode))
+
+
 @differential("delete", "insert", "resize")
 @SETTINGS
 @given(x=arrays(SOME_DTYPES, shape=shapes(max_dims=3, max_side=4)), data=st.data())

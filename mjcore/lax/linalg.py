@@ -409,8 +409,34 @@ def lu(x: ArrayLike) -> tuple[Any, Any, Any]:
     return lu_, pivots, lu_pivots_to_permutation(pivots, get_aval(x).shape[-2])
 
 
+lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation")
+
+
 def lu_pivots_to_permutation(pivots: ArrayLike, permutation_size: int) -> Any:
     """The row order that LAPACK's successive row swaps `pivots` produce (int32)."""
+    return lu_pivots_to_permutation_p.bind1(pivots, permutation_size=permutation_size)
+
+
+@lu_pivots_to_permutation_p.def_abstract_eval
+def _lu_pivots_to_permutation_abstract_eval(
+    pivots: ShapedArray, *, permutation_size: int
+) -> ShapedArray:
+    if pivots.ndim < 1 or pivots.dtype != np.int32:
+        raise TypeError(
+            "lu_pivots_to_permutation: pivots must be an int32 array of at least one axis, got "
+            f"{pivots.str_short()}"
+        )
+    if pivots.shape[-1] > permutation_size:
+        raise ValueError(
+            f"lu_pivots_to_permutation: {pivots.shape[-1]} pivots exceed permutation_size "
+            f"{permutation_size}"
+        )
+    return ShapedArray((*pivots.shape[:-1], permutation_size), np.dtype(np.int32))
+
+
+def _lu_pivots_to_permutation_loop(pivots: Any, *, permutation_size: int) -> Any:
+    """The swaps as a fori_loop of lax ops (the lowering)."""
+    # fori_loop imports the interpreters, which import mjcore.lax: a cycle at module level.
     from mjcore.control_flow import fori_loop
 
     p_aval = get_aval(pivots)
@@ -439,6 +465,39 @@ def lu_pivots_to_permutation(pivots: ArrayLike, permutation_size: int) -> Any:
     if k == 0 or permutation_size == 0:
         return iota_m
     return fori_loop(np.int32(0), np.int32(k), body, iota_m)
+
+
+lu_pivots_to_permutation_p.def_lowering(lower_fun(_lu_pivots_to_permutation_loop))
+
+
+@lu_pivots_to_permutation_p.def_host
+def _lu_pivots_to_permutation_host(pivots: np.ndarray, *, permutation_size: int) -> np.ndarray:
+    # Eagerly a loop of k swaps over the flattened batch; as a lowered fori_loop, each eager
+    # call would trace its body again (most of an eager det's time).
+    k = pivots.shape[-1]
+    batch = pivots.shape[:-1]
+    perm = np.empty((*batch, permutation_size), np.int32)
+    perm[...] = np.arange(permutation_size, dtype=np.int32)
+    if perm.size == 0 or k == 0:  # nothing to swap (and reshape(-1, 0) is ambiguous)
+        return perm
+    flat = perm.reshape(-1, permutation_size)
+    piv = pivots.reshape(-1, k)
+    rows = np.arange(flat.shape[0])
+    for i in range(k):
+        j = piv[:, i]
+        at_i = flat[:, i].copy()
+        flat[:, i] = flat[rows, j]
+        flat[rows, j] = at_i
+    return perm
+
+
+_batching_leading(lu_pivots_to_permutation_p)
+
+
+@lu_pivots_to_permutation_p.def_jvp
+def _lu_pivots_to_permutation_jvp(primals, tangents, **params):
+    # An integer result has no tangent space.
+    return lu_pivots_to_permutation_p.bind1(*primals, **params), None
 
 
 @lu_p.def_abstract_eval

@@ -104,10 +104,18 @@ def _mm(a: Array, b: Array) -> Array:
 
 
 def _diag(x: Array) -> Array:
-    """Main diagonals (..., n, n) -> (..., n)."""
-    from mjnp import diagonal
+    """Main diagonals (..., m, n) -> (..., min(m, n)).
 
-    return diagonal(x, 0, -2, -1)
+    A strided slice of the flattened matrices: two view primitives, where `diagonal`'s
+    gather is several eager operations (it dominated eager `det`, `solve` and `inv`).
+    """
+    *batch, m, n = x.shape
+    k = min(m, n)
+    flat = lax.reshape(x, (*batch, m * n))
+    nb = len(batch)
+    return lax.slice(
+        flat, (0,) * (nb + 1), (*batch, (k - 1) * (n + 1) + 1 if k else 0), (1,) * nb + (n + 1,)
+    )
 
 
 def _eye(shape: tuple[int, ...], dtype: np.dtype) -> Array:
@@ -191,8 +199,9 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's n
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices, as `numpy.linalg.eigh`;
     only the `UPLO` triangle is read (LinAlgError eagerly if the iteration fails to converge;
     NaNs under a transformation)."""
-    if UPLO not in ("L", "U"):
+    if UPLO not in ("L", "U", "l", "u"):
         raise ValueError(f"mjnp.linalg.eigh: UPLO argument must be 'L' or 'U', got {UPLO!r}")
+    UPLO = UPLO.upper()  # noqa: N806  (NumPy accepts 'l' and 'u')
     x = _inexact("eigh", a)
     _check_stacked("eigh", x)
     v, w = lax.eigh(x, lower=UPLO == "L", symmetrize_input=False)
@@ -458,7 +467,7 @@ def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any 
         raw = asarray_strong("linalg.pinv", a)
         return lax.full((*raw.shape[:-2], raw.shape[-1], raw.shape[-2]), 0, raw.dtype)
     if rcond is not None and rtol is not None:
-        raise ValueError("mjnp.linalg.pinv: `rtol` and `rcond` can't be both set")
+        raise ValueError("mjnp.linalg.pinv: `rtol` and `rcond` can't be both set.")
     cutoff_factor = rcond if rcond is not None else rtol
     if cutoff_factor is None:
         cutoff_factor = 1e-15 if rtol is None and rcond is None else _rtol_default(x)
@@ -496,7 +505,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
         raise LinAlgError(f"mjnp.linalg.lstsq: b must be one- or two-dimensional, got {rhs.shape}")
     m, n = x.shape
     if rhs.shape[0] != m:
-        raise LinAlgError(f"mjnp.linalg.lstsq: incompatible dimensions {x.shape} and {rhs.shape}")
+        raise LinAlgError(f"mjnp.linalg.lstsq: Incompatible dimensions {x.shape} and {rhs.shape}")
     dtype = _result_inexact(x, rhs)
     x, rhs = lax.convert_element_type(x, dtype), lax.convert_element_type(rhs, dtype)
     vector = rhs.ndim == 1
@@ -597,7 +606,8 @@ def vector_norm(
     if ord == 2:
         out = sqrt(asum(lax.mul(mag, mag), axis=axes, keepdims=keepdims))
     elif ord == np.inf:
-        out = amax(mag, axis=axes, keepdims=keepdims)
+        # initial=0, as NumPy: the inf-norm of an empty vector is 0 (magnitudes are >= 0).
+        out = amax(mag, axis=axes, keepdims=keepdims, initial=0)
     elif ord == -np.inf:
         out = amin(mag, axis=axes, keepdims=keepdims)
     elif ord == 0:
@@ -657,10 +667,12 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
             out = (amax if ord == 2 else amin)(s, axis=-1)
     elif ord in (1, -1):
         sums = asum(aabs(a), axis=row)
-        out = (amax if ord == 1 else amin)(sums, axis=col - (col > row))
+        ax = col - (col > row)
+        out = amax(sums, axis=ax, initial=0) if ord == 1 else amin(sums, axis=ax)
     elif ord in (np.inf, -np.inf):
         sums = asum(aabs(a), axis=col)
-        out = (amax if ord == np.inf else amin)(sums, axis=row - (row > col))
+        ax = row - (row > col)
+        out = amax(sums, axis=ax, initial=0) if ord == np.inf else amin(sums, axis=ax)
     else:
         raise ValueError(f"mjnp.linalg.norm: invalid norm order {ord!r} for matrices")
     if keepdims:

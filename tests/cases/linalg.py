@@ -199,6 +199,14 @@ CASES = [
         ("float64",),
         smooth=False,
     ),
+    PrimCase(  # lu_pivots_to_permutation over a batch (its host rule loops over swaps)
+        "lu-batched-permutation",
+        lambda x: lax.lu(x)[2],
+        lambda x: _np_lu(x)[2],
+        ((3, 5, 4),),
+        FLOATS,
+        smooth=False,
+    ),
     PrimCase(
         "qr-q",
         lambda x: (lambda q, r: _diag_signs_q(q, r))(*lax.qr(x, full_matrices=False)),
