@@ -5,6 +5,7 @@ The system of JAX's "Autodidax: JAX core from scratch", grown into a library.
 
 from mjcore import dispatch as _dispatch  # noqa: F401  (installs eager XLA execution)
 from mjcore import lax, sharding, tree, tree_util
+from mjcore import sharded_jit as _sharded_jit  # noqa: F401  (installs jit's mesh path)
 from mjcore.ad import UndefinedPrimal, is_undefined_primal
 from mjcore.api import (
     ShapeDtypeStruct,
@@ -60,7 +61,7 @@ from mjcore.global_arrays import (
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
-from mjcore.shard_map import pmap, shard_map  # noqa: E402  (after sharding: it imports jit)
+from mjcore.shard_map import pmap, shard_map
 from mjcore.sharded import make_array_from_callback
 from mjcore.sharding import NamedSharding, P, make_mesh
 

@@ -132,6 +132,17 @@ def jvp_flat(fun: Any, primals: list[Any], tangents: list[Any]) -> tuple[list[An
     return primals_out, tangents_out
 
 
+# `mjcore.eager_fusion.fuse_eagerly`, installed by that module (it sits above this one: it
+# builds on `jit`); until then a rule body runs primitive by primitive, with the same values.
+_fuse_rule_body: Any = None
+
+
+def install_rule_fuser(fuse: Any) -> None:
+    """Make `fused_rule_body` replay rule bodies with `fuse` (`fuse_eagerly`)."""
+    global _fuse_rule_body
+    _fuse_rule_body = fuse
+
+
 def fused_rule_body(fun: Any) -> Any:
     """`fun` (positional Arrays in, an Array out, static keywords) replayed as one program when
     called eagerly (`mjcore.eager_fusion.fuse_eagerly`): the backward pass of eager grad runs a
@@ -140,9 +151,9 @@ def fused_rule_body(fun: Any) -> Any:
 
     def call(*args: Any, **params: Any) -> Any:
         if not fused:
-            from mjcore.eager_fusion import fuse_eagerly
-
-            fused.append(fuse_eagerly(fun))
+            if _fuse_rule_body is None:
+                return fun(*args, **params)
+            fused.append(_fuse_rule_body(fun))
         return fused[0](*args, **params)
 
     return call

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core, dtypes, eager_vjp, tree_util
+from mjcore import sharding as sharding_mod
 from mjcore.ad import (
     UndefinedPrimal,
     Zero,
@@ -33,6 +34,8 @@ from mjcore.lax import base
 from mjcore.lax.base import full
 from mjcore.lax.slicing import slice as lax_slice
 from mjcore.partial_eval import trace_to_jaxpr
+from mjcore.sharded import ShardedArray
+from mjcore.sharding import NamedSharding, Sharding
 from mjcore.tree_util import Partial, tree_flatten, tree_unflatten
 
 # --- helpers --------------------------------------------------------------------------------
@@ -751,8 +754,6 @@ class ShapeDtypeStruct:
     ) -> None:
         if dtype is None:
             raise ValueError("ShapeDtypeStruct: dtype must be specified")
-        from mjcore.sharding import NamedSharding, Sharding
-
         if sharding is not None and not isinstance(sharding, Sharding):
             raise TypeError(
                 "ShapeDtypeStruct: sharding must be None or a Sharding (NamedSharding, "
@@ -770,8 +771,6 @@ class ShapeDtypeStruct:
         object.__setattr__(self, "weak_type", bool(weak_type))
         if isinstance(sharding, NamedSharding):
             sharding.check_shape(self.shape, "ShapeDtypeStruct")
-            from mjcore import sharding as sharding_mod
-
             sharding_mod.in_use = True  # `jit(f).lower(self)` is then partitioned
         object.__setattr__(self, "sharding", sharding)
 
@@ -782,8 +781,6 @@ class ShapeDtypeStruct:
     def like(cls, x: Any) -> ShapeDtypeStruct:
         """The ShapeDtypeStruct of an array (or anything with `.shape` and `.dtype`)."""
         aval = _abstractify("ShapeDtypeStruct.like", x)
-        from mjcore.sharded import ShardedArray
-
         # (only a multi-device layout is kept: one-device arrays compare equal to
         # eval_shape's results, which have none)
         sharding = x.sharding if isinstance(x, ShardedArray) else None

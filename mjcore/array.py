@@ -183,33 +183,15 @@ class Array:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_unpickle_array, (np.array(self._value()), self.aval.weak_type))
 
-    def __copy__(self) -> Array:
-        # A new object with its own buffer: `x[i] = v` rebinds the object `x`, so a "copy"
-        # that is `x` itself would follow the write (and die with `x` when it is donated).
-        from mjcore.lax.base import convert_element_type_p
-
-        return convert_element_type_p.bind1(
-            self, new_dtype=self.aval.dtype, weak_type=self.aval.weak_type
-        )
+    # (`__copy__` is installed by `mjcore.lax.base`, whose primitive makes the copy: it sits
+    # above this module.)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Array:
         out = memo[id(self)] = self.__copy__()
         return out
 
-    # -- devices (mjcore.sharded: Arrays made of shards override these) ----------------------
-    @property
-    def sharding(self) -> Any:
-        """The layout over devices: here the whole array on one device."""
-        from mjcore.sharded import array_sharding
-
-        return array_sharding(self)
-
-    @property
-    def addressable_shards(self) -> list[Any]:
-        """The per-device parts (`.data`, `.index`, `.device`): here one, the whole array."""
-        from mjcore.sharded import array_shards
-
-        return array_shards(self)
+    # (`sharding` and `addressable_shards` are installed by `mjcore.sharded`, where layouts
+    # over devices live: it sits above this module.)
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:

@@ -23,7 +23,8 @@ from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_primitive
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.errors import MissingRuleError
-from mjcore.sharding import Sharding
+from mjcore.sharded import device_put_sharded
+from mjcore.sharding import Sharding, SingleDeviceSharding
 from mjcore.tree_util import tree_leaves, tree_map
 
 # (primitive, input avals, params) -> (program, output avals); emptied when full, so that eager
@@ -110,9 +111,9 @@ def device_put(x: Any, device: Any = None) -> Array:
     already committed there is returned as it is; otherwise it is copied there and committed
     (operations with it run on that device). `device` may be a `mjcore.sharding.Sharding`:
     the result is then laid out over its devices (`mjcore.sharded`)."""
-    if isinstance(device, Sharding):
-        from mjcore.sharded import device_put_sharded
-
+    if isinstance(device, SingleDeviceSharding):
+        (device,) = device.device_set
+    elif isinstance(device, Sharding):
         return device_put_sharded(x, device)
     if device is None:
         if isinstance(x, Array):

@@ -25,10 +25,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from mjcore import core, dispatch
+from mjcore import ad, core, dispatch
 from mjcore.array import Array, new_object, wrap_buffer, wrap_host
 from mjcore.core import ShapedArray, Tracer
 from mjcore.dispatch import FP_QUIET, fp_state, to_buffer
+from mjcore.eager_vjp import VJPTrace
 from mjcore.errors import (
     ConcretizationTypeError,
     NonConcreteBooleanIndexError,
@@ -236,8 +237,6 @@ _VJP_TRACE: list[type] = []
 
 def _vjp_trace() -> type:
     if not _VJP_TRACE:
-        from mjcore.eager_vjp import VJPTrace
-
         _VJP_TRACE.append(VJPTrace)
     return _VJP_TRACE[0]
 
@@ -419,3 +418,6 @@ def uses_host(fused: Callable[..., Any], *args: Any) -> bool:
     key = tuple([_arg_key(a) for a in args])
     run = fused.__fused_runners__.get(key[0] if len(key) == 1 else key)  # type: ignore[attr-defined]
     return run is not None and run.__name__ == "run_host"
+
+
+ad.install_rule_fuser(fuse_eagerly)

@@ -36,7 +36,7 @@ from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_av
 from mjcore.dispatch import device_put
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import eval_jaxpr
-from mjcore.lax.base import add_any, full
+from mjcore.lax.base import add_any, add_any_p, full
 from mjcore.partial_eval import PartialVal, partial_eval_flat, trace_to_jaxpr
 from mjcore.tree_util import tree_flatten, tree_unflatten
 
@@ -298,8 +298,6 @@ _LINEAR = "eager grad/vjp (tangents)"
 
 def _add_all(tape: list[Entry], parts: list[LinVar], out: LinVar) -> None:
     """Record `out = parts[0] + parts[1] + ...` (add_any equations)."""
-    from mjcore.lax.base import add_any_p
-
     acc = parts[0]
     for k, v in enumerate(parts[1:], 1):
         dst = out if k == len(parts) - 1 else LinVar(out.aval)

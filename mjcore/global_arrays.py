@@ -17,7 +17,7 @@ from mjcore import dtypes
 from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
-from mjcore.sharded import ShardedArray, make_array_from_callback
+from mjcore.sharded import ShardedArray, device_put_sharded, make_array_from_callback
 from mjcore.sharding import Index, NamedSharding, Sharding, SingleDeviceSharding
 
 __all__ = ["make_array_from_process_local_data", "make_array_from_single_device_arrays"]
@@ -105,8 +105,6 @@ def make_array_from_process_local_data(
                 f"only), global_shape must be None or local_data.shape; got "
                 f"global_shape={global_shape} and local_data.shape={local_shape}"
             )
-        from mjcore.sharded import device_put_sharded
-
         return device_put_sharded(data, s)
     if global_shape is None:
         inferred = []

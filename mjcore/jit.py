@@ -87,12 +87,22 @@ def compile_closed_jaxpr(closed: ClosedJaxpr, name: str) -> _Executable:
     return exe
 
 
+# `mjcore.sharded_jit` (programs partitioned over a mesh), installed by that module when it is
+# imported (it sits above this one: it builds on `api`, which builds on `jit`); always before a
+# sharding can exist, since `mjcore` imports it.
+_sharded_jit: Any = None
+
+
+def install_sharded_jit(module: Any) -> None:
+    """Route calls made while shardings are in use through `module` (`mjcore.sharded_jit`)."""
+    global _sharded_jit
+    _sharded_jit = module
+
+
 @pjit_p.def_impl
 def _pjit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[Array]:
     if _sharding.in_use:
-        from mjcore import sharded_jit
-
-        outs = sharded_jit.run_closed(jaxpr, name, list(args))
+        outs = _sharded_jit.run_closed(jaxpr, name, list(args))
         if outs is not None:
             return outs
     exe = compile_closed_jaxpr(jaxpr, name)
@@ -387,11 +397,9 @@ class JittedFunction:
         sharding_checked = False
         if _sharding.in_use and core._state.eager and not core._state.jit_disabled:
             # Shardings exist in this process: the call may be partitioned over a mesh.
-            from mjcore import sharded_jit
-
             sharding_checked = True
-            out = sharded_jit.call(self, args, kwargs)
-            if out is not sharded_jit.UNSHARDED:
+            out = _sharded_jit.call(self, args, kwargs)
+            if out is not _sharded_jit.UNSHARDED:
                 return out
         simple = self._simple
         if simple is not None and not kwargs:
@@ -451,10 +459,8 @@ class JittedFunction:
         entry, flat = self._entry_for(args, kwargs)
         if _sharding.in_use and core._state.eager and not sharding_checked:
             # (tracing may have just constrained the first sharding of the process)
-            from mjcore import sharded_jit
-
-            out = sharded_jit.call(self, args, kwargs)
-            if out is not sharded_jit.UNSHARDED:
+            out = _sharded_jit.call(self, args, kwargs)
+            if out is not _sharded_jit.UNSHARDED:
                 return out
         if entry.eager_ok and core._state.eager:
             # Eager fast path: straight to the executable, no bind.
@@ -473,9 +479,7 @@ class JittedFunction:
         """Trace (if needed) and lower for these arguments; `.as_text()` gives StableHLO."""
         self._entry_for(args, kwargs)  # (tracing may constrain the first sharding)
         if _sharding.in_use:
-            from mjcore import sharded_jit
-
-            lowered = sharded_jit.lower(self, args, kwargs)
+            lowered = _sharded_jit.lower(self, args, kwargs)
             if lowered is not None:
                 return lowered  # type: ignore[no-any-return]
         entry, _ = self._entry_for(args, kwargs)
@@ -708,10 +712,8 @@ def jit(
             raise TypeError(f"jit: expected a callable, got {type(f).__name__}")
         jitted = JittedFunction(f, nums, names, donate, cache_size)
         if in_shardings is not None or out_shardings is not None:
-            from mjcore import sharded_jit
-
-            sharded_jit.check_shardings(jitted._name, "in_shardings", in_shardings)
-            sharded_jit.check_shardings(jitted._name, "out_shardings", out_shardings)
+            _sharded_jit.check_shardings(jitted._name, "in_shardings", in_shardings)
+            _sharded_jit.check_shardings(jitted._name, "out_shardings", out_shardings)
             jitted._in_shardings, jitted._out_shardings = in_shardings, out_shardings
             _sharding.in_use = True
         return jitted

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+import mjnp
 from mjcore import tree_util
 from mjcore.array import Array
 from mjcore.dispatch import devices, local_device_count, process_count, process_index
@@ -35,8 +36,6 @@ def _identity(x: Any) -> Any:
 
 
 def _sum_over_processes(x: Any) -> Any:
-    import mjnp
-
     return mjnp.sum(x, axis=0, dtype=x.dtype)
 
 

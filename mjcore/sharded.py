@@ -148,6 +148,15 @@ def array_shards(x: Array) -> list[Shard]:
     return [Shard(dev, tuple(slice(None) for _ in x.shape), 0, x)]
 
 
+Array.sharding = property(  # type: ignore[attr-defined]
+    array_sharding, doc="The layout over devices: for an ordinary Array, one device."
+)
+Array.addressable_shards = property(  # type: ignore[attr-defined]
+    array_shards,
+    doc="The per-device parts (`.data`, `.index`, `.device`): for an ordinary Array, one.",
+)
+
+
 def wrap_sharded(buf: Any, aval: ShapedArray, s: Sharding) -> Array:
     """An Array over the multi-device buffer `buf` laid out as `s`."""
     return ShardedArray(buf, aval, s)
@@ -170,15 +179,8 @@ def device_put_sharded(x: Any, s: Sharding) -> Array:
         axes, or fewer dimensions than the spec).
     """
     s = _check_sharding("device_put", s)
-    if isinstance(s, SingleDeviceSharding):
-        from mjcore.dispatch import device_put
-
-        (dev,) = s.device_set
-        return device_put(x, dev)
     if isinstance(x, core.Tracer):
-        from mjcore.lax.sharding import with_sharding_constraint
-
-        return with_sharding_constraint(x, s)
+        return _constrain_tracer(x, s)
     if isinstance(x, ShardedArray) and x._sharding == s:
         return x
     if isinstance(x, Array):
@@ -188,9 +190,27 @@ def device_put_sharded(x: Any, s: Sharding) -> Array:
         value = np.asarray(x, aval.dtype)
         if value.dtype != dtypes.canonicalize_dtype(value.dtype):
             value = value.astype(dtypes.canonicalize_dtype(value.dtype))
+    if isinstance(s, SingleDeviceSharding):
+        (dev,) = s.device_set
+        return wrap_buffer(backend.device_put(value, dev), aval)  # committed to `dev`
     if isinstance(s, NamedSharding):
         s.check_shape(aval.shape, "device_put")
     return ShardedArray(backend.put_sharded(value, s, aval), aval, s)
+
+
+def _no_constraint(x: Any, s: Sharding) -> Any:
+    raise NotImplementedError("device_put of a traced value to a sharding needs mjcore.lax")
+
+
+# `lax.with_sharding_constraint`, installed by `mjcore.lax.sharding` (which builds on this
+# module): a traced value put to a sharding is constrained to it.
+_constrain_tracer: Callable[[Any, Sharding], Any] = _no_constraint
+
+
+def install_constraint(fun: Callable[[Any, Sharding], Any]) -> None:
+    """Make `device_put(tracer, sharding)` call `fun` (`lax.with_sharding_constraint`)."""
+    global _constrain_tracer
+    _constrain_tracer = fun
 
 
 def make_array_from_callback(

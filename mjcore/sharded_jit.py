@@ -14,6 +14,7 @@ See docs/sharding.md.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any
 
@@ -25,6 +26,7 @@ from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_jaxpr
 from mjcore.jaxpr import ClosedJaxpr
+from mjcore.jit import install_sharded_jit
 from mjcore.lax.sharding import constraint_shardings
 from mjcore.sharded import ShardedArray, device_put_sharded
 from mjcore.sharding import (
@@ -404,3 +406,6 @@ class _FlatEntry:
         self.eager_ok = True
         n = len(closed.out_avals)
         self.out_tree = tree_flatten(list(range(n)))[1]
+
+
+install_sharded_jit(sys.modules[__name__])

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from mjcore.backend import client as backend
+
 Device = Any
 Index = tuple[slice, ...]
 
@@ -185,8 +187,6 @@ def make_mesh(
     Raises:
       ValueError: when the axis sizes' product is not the number of devices.
     """
-    from mjcore.backend import client as backend
-
     axis_shapes = tuple(int(s) for s in axis_shapes)
     if devices is None:
         devices = backend.global_devices()  # every process's (`mjcore.distributed`)

@@ -19,9 +19,9 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp import _elementwise as ew
+from mjnp._bessel import i0
 from mjnp._creation import asarray, linspace
 from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
-from mjnp._ufunc_extra import i0
 
 ArrayLike = Any
 Array = Any

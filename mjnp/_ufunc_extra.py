@@ -19,9 +19,9 @@ from mjcore import lax, while_loop
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjcore.eager_fusion import fuse_eagerly
-from mjcore.lax.special import I0E_CHEBYSHEV_LARGE, I0E_CHEBYSHEV_SMALL, chebyshev_series
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
+from mjnp._bessel import i0 as i0
 from mjnp._manipulation import normalize_axis
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import asarray_arg, promote_args, promote_args_float
@@ -359,43 +359,6 @@ def sinc(x: ArrayLike) -> Array:
     is_zero = lax.eq(x, _const(0, x))
     y = lax.mul(_where(is_zero, _const(1, x), x), _const(np.pi, x))
     return _where(is_zero, _const(1, x), lax.div(lax.sin(y), y))
-
-
-@fuse_eagerly
-def i0(x: ArrayLike) -> Array:
-    """Modified Bessel function of the first kind, order 0, as `numpy.i0` (same Chebyshev
-    expansion, so the same values).
-
-    Raises:
-        TypeError: for complex input, as NumPy.
-    """
-    x = asarray_arg("i0", x)
-    if x.dtype.kind == "c":
-        raise TypeError("mjnp.i0: i0 not supported for complex values")
-    if x.dtype.kind != "f":
-        x = lax.convert_element_type(x, np.dtype("float64"))
-    x = lax.abs(x)
-    small = lax.le(x, _const(8.0, x))
-    x_small = _where(small, x, _const(0, x))
-    x_large = _where(small, _const(8.0, x), x)
-    # NumPy's order of operations, exp(x) * chbevl(...) [/ sqrt(x)], on the Cephes series that
-    # `lax.bessel_i0e` evaluates, so the values are NumPy's bit for bit.
-    lo = lax.mul(
-        lax.exp(x),
-        chebyshev_series(
-            lax.sub(lax.div(x_small, _const(2.0, x)), _const(2.0, x)), I0E_CHEBYSHEV_SMALL
-        ),
-    )
-    hi = lax.div(
-        lax.mul(
-            lax.exp(x_large),
-            chebyshev_series(
-                lax.sub(lax.div(_const(32.0, x), x_large), _const(2.0, x)), I0E_CHEBYSHEV_LARGE
-            ),
-        ),
-        lax.sqrt(x_large),
-    )
-    return _where(small, lo, hi)
 
 
 @fuse_eagerly

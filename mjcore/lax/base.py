@@ -10,6 +10,7 @@ import numpy as np
 
 from mjcore import dtypes
 from mjcore.ad_util import NOT_MAPPED, UndefinedPrimal, Zero, is_undefined_primal, linear_jvp
+from mjcore.array import Array
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
@@ -676,3 +677,14 @@ def _add_any_transpose(ct, x, y):
 
 
 add_any_p.def_transpose(_add_any_transpose)
+
+
+def _array_copy(self: Array) -> Array:
+    # A new object with its own buffer: `x[i] = v` rebinds the object `x`, so a "copy" that is
+    # `x` itself would follow the write (and die with `x` when it is donated).
+    return convert_element_type_p.bind1(
+        self, new_dtype=self.aval.dtype, weak_type=self.aval.weak_type
+    )
+
+
+Array.__copy__ = _array_copy  # type: ignore[method-assign]

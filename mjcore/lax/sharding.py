@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mjcore import core
+from mjcore import core, sharded
 from mjcore import sharding as sharding_mod
 from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED
 from mjcore.core import Primitive, ShapedArray
+from mjcore.sharded import device_put_sharded
 from mjcore.sharding import NamedSharding, PartitionSpec, Sharding
 from mjcore.tree_util import tree_flatten, tree_unflatten
 
@@ -74,9 +75,10 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 
 @sharding_constraint_p.def_impl
 def _sharding_constraint_impl(x: Any, *, sharding: Sharding) -> Any:
-    from mjcore.sharded import device_put_sharded
-
     return device_put_sharded(x, sharding)
+
+
+sharded.install_constraint(with_sharding_constraint)
 
 
 @sharding_constraint_p.def_abstract_eval
