@@ -70,6 +70,8 @@ _CASES = [
     ("reshape_function", lambda m, x: m.reshape(x, (7, -1))),
     ("astype", lambda m, x: x.astype(m.float32)),
     ("matmul", lambda m, x: x @ x.T),
+    ("concatenate_axis1", lambda m, x: m.concatenate((x, x[::-1], x), axis=-1)),
+    ("stack_views", lambda m, x: m.stack([x.T, x.T[::-1]], axis=2)),
 ]
 
 
@@ -249,3 +251,12 @@ def test_view_fast_paths_match_numpy_and_keep_mjnp_errors():
     # a transformation sees the primitives
     assert "transpose" in str(mjcore.make_jaxpr(lambda a: a.T)(x))
     assert "slice" in str(mjcore.make_jaxpr(lambda a: a[1:])(x))
+
+
+def test_joins_past_the_host_limit_run_xla():
+    # the host fast paths of concatenate and stack keep the primitive's size limit
+    x = onp.linspace(-1, 1, 1 << 18).reshape(512, 512)
+    for fun in (lambda m, a: m.concatenate([a, a], axis=1), lambda m, a: m.stack([a, a])):
+        got = fun(np, np.asarray(x))
+        assert got._dbuf is not None
+        _same(got, fun(onp, x))
