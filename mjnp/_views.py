@@ -223,6 +223,7 @@ _SLICE_BOUNDS = frozenset({int, type(None)})
 _SCALAR_ENTRIES = frozenset({int, type(None), type(Ellipsis)})
 _ShapedArray = core.ShapedArray
 _ndarray = np.ndarray
+_transposed_avals: dict[Any, Any] = {}  # aval -> the aval of its `x.T`; bounded
 
 
 def getitem(self: Array, idx: Any) -> Array:
@@ -252,13 +253,13 @@ def getitem(self: Array, idx: Any) -> Array:
                     continue
             elif te in _SCALAR_ENTRIES:
                 continue
-            return _getitem(self, idx)
+            return _getitem_arrays(self, idx, idx)
     elif t is slice:
         b = _SLICE_BOUNDS
         if not (type(idx.start) in b and type(idx.stop) in b and type(idx.step) in b):
             return _getitem(self, idx)
     elif t not in _SCALAR_ENTRIES:
-        return _getitem(self, idx)
+        return _getitem_arrays(self, idx, (idx,))
     value = self._npy
     if value is None:
         value = self._value()
@@ -296,6 +297,59 @@ def getitem(self: Array, idx: Any) -> Array:
     if len(refs) >= children.limit:
         children.prune()
     refs.append(_weak(a))
+    return a
+
+
+def _getitem_arrays(self: Array, idx: Any, entries: tuple[Any, ...]) -> Array:
+    """`getitem` of an eager CPU Array with index arrays (NumPy's advanced indexing, a copy:
+    no link) among basic entries, as `_getitem` computes it through `host_view`, in one frame
+    (`x[rows, cols]`: ~0.8 µs less). Anything else goes to `_getitem`."""
+    values = []
+    b = _SLICE_BOUNDS
+    for e in entries:
+        te = type(e)
+        if te is _Array:
+            aval = e.aval
+            if aval.dtype.kind not in "biu" or not aval.shape:
+                return _getitem(self, idx)
+            value = e._npy
+            values.append(e._value() if value is None else value)
+        elif te is _ndarray:
+            if e.dtype.kind not in "biu" or not e.ndim:
+                return _getitem(self, idx)
+            values.append(e)
+        elif te is slice:
+            if not (type(e.start) in b and type(e.stop) in b and type(e.step) in b):
+                return _getitem(self, idx)
+            values.append(e)
+        elif te in _SCALAR_ENTRIES:
+            values.append(e)
+        else:
+            return _getitem(self, idx)
+    value = self._npy
+    if value is None:
+        value = self._value()
+    try:
+        out = value[tuple(values)]
+    except (IndexError, ValueError, TypeError):
+        return _getitem(self, idx)  # the general path raises mjnp's error
+    aval = self.aval
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    shape = out.shape
+    if shape != aval.shape:
+        key = (aval, shape)
+        view_aval = _view_avals.get(key)
+        if view_aval is None:
+            if len(_view_avals) >= _VIEW_AVALS_SIZE:
+                _view_avals.clear()
+            view_aval = _view_avals[key] = _ShapedArray(shape, aval.dtype, aval.weak_type)
+        aval = view_aval
+    a = _new_object(_Array)
+    a._dbuf = None
+    a.aval = aval
+    a._npy = out
+    a._link = a._children = None
     return a
 
 
@@ -356,15 +410,12 @@ def transposed(self: Array) -> Array:
             value = self._value()
         value = value.T
         aval = self.aval
-        shape = value.shape
-        if shape != aval.shape:
-            key = (aval, shape)
-            view_aval = _view_avals.get(key)
-            if view_aval is None:
-                if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                    _view_avals.clear()
-                view_aval = _view_avals[key] = _ShapedArray(shape, aval.dtype, aval.weak_type)
-            aval = view_aval
+        t_aval = _transposed_avals.get(aval)  # keyed by the aval alone: ~0.1 µs less
+        if t_aval is None:
+            if len(_transposed_avals) >= _VIEW_AVALS_SIZE:
+                _transposed_avals.clear()
+            t_aval = _transposed_avals[aval] = _ShapedArray(value.shape, aval.dtype, aval.weak_type)
+        aval = t_aval
         out = _new_object(_Array)
         out._dbuf = None
         out.aval = aval
