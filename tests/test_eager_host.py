@@ -72,6 +72,9 @@ _CASES = [
     ("matmul", lambda m, x: x @ x.T),
     ("concatenate_axis1", lambda m, x: m.concatenate((x, x[::-1], x), axis=-1)),
     ("stack_views", lambda m, x: m.stack([x.T, x.T[::-1]], axis=2)),
+    ("fancy_index", lambda m, x: x[m.asarray([0, 5, 2, 5]), m.asarray([1, 1, 6, -7])]),
+    ("fancy_slice", lambda m, x: x[1:, m.asarray([0, 3])]),
+    ("fancy_mask", lambda m, x: x[:, m.asarray([True, False] * 3 + [True])]),
 ]
 
 
@@ -260,3 +263,19 @@ def test_joins_past_the_host_limit_run_xla():
         got = fun(np, np.asarray(x))
         assert got._dbuf is not None
         _same(got, fun(onp, x))
+
+
+def test_host_casts_are_quiet_and_exact():
+    # `astype` to a float dtype runs NumPy's cast on the host, without NumPy's overflow warning
+    x = onp.array([1e300, -1e300, 1.0, -0.0, onp.nan, 2.0**60 + 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for src, dst in [("float64", "float32"), ("int64", "float32"), ("bool", "float64")]:
+            for _ in range(2):
+                got = np.asarray(x.astype(src) if src != "int64" else onp.arange(-3, 3) * 2**40)
+                want_in = onp.asarray(got)
+                got = got.astype(dst)
+                with onp.errstate(all="ignore"):
+                    want = want_in.astype(dst)
+                assert type(got) is Array and got._dbuf is None
+                _same(got, want)
