@@ -165,7 +165,13 @@ _BREADTH_REASON = (
     "14-64x for the base in the same session (two weak references with callbacks and two "
     "table entries per view). Single ufuncs and astype pay ~1.5-2 µs over NumPy's (2.5-3.7x): "
     "the fused eager path, one runner lookup and the Array; concatenate and fancy indexing "
-    "~3x. Geomean 2.13x NumPy (3.97x for the base)."
+    "~3x. Geomean 2.13x NumPy (3.97x for the base). h_views2 (2026-11-28, one full run "
+    "each of base eb9c55a and final a341e58, load average ~15): views, `T` and index arrays "
+    "in one frame, concatenate/stack and astype straight to NumPy on the host, single-ufunc "
+    "bodies calling the ufunc: geomean 2.22 -> 1.89x, worst column 9.1 -> 5.2x (1.57 µs; "
+    "~1.1 µs in process), row 6.0 -> 3.8x, transpose 4.5 -> 2.7x, slice 4.9 -> 4.2x, astype "
+    "3.6 -> 2.6x, concatenate 2.8 -> 1.7x. Views remain ~1 µs of Python (the Array, its link, "
+    "the checks) against NumPy's ~0.15 µs, so they sit near the 5x line under load."
 )
 for _op in BREADTH_OPS:
     MISS_REASONS.setdefault(BREADTH_PREFIX + _op, _BREADTH_REASON)

@@ -352,6 +352,12 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                 one = (host, {}, program.out_avals[0])
             if one is not None and single:
                 rule, params, out_aval = one
+                # A ufunc's rule (`host.ufunc`) calls the ufunc and nothing else: call it here
+                # (a frame less), and a rule without parameters without a keywords dict.
+                direct = getattr(rule, "numpy_function", None)
+                if direct is not None:
+                    rule = direct
+                kw = params if params and direct is None else None
 
                 def run_host(args: tuple[Any, ...]) -> Any:  # noqa: F811  # one equation
                     vals = []
@@ -365,7 +371,7 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                             vals.append(_HOST_SCALAR_TYPES[type(a)](a))
                     token = fp_state.set(FP_QUIET)
                     try:
-                        r = rule(*vals, **params)
+                        r = rule(*vals) if kw is None else rule(*vals, **kw)
                     finally:
                         fp_state.reset(token)
                     if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results

@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes, lax
+from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
+from mjcore.array import wrap_host
 from mjcore.core import Tracer, get_aval, rebind
+from mjcore.dispatch import FP_QUIET, fp_state, host_plan, on_cpu
 from mjcore.dtypes import canonicalize_dtype
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.errors import InPlaceUpdateError
@@ -161,6 +163,45 @@ def _converter(dt: np.dtype) -> Callable[[Array], Array]:
     return fuse_eagerly(astype)
 
 
+# (aval, target dtype) -> the result's aval where NumPy's own cast is the conversion and runs
+# eagerly on the host (a float or complex target from bool, integer or float), else None
+_host_casts: dict[tuple[Any, np.dtype], Any] = {}
+_HOST_CASTS_SIZE = 1024
+_trace_state = core._state
+
+
+def _host_cast(x: Array, dt: np.dtype) -> Array | None:
+    """`convert_element_type_p.bind1(x, new_dtype=dt, weak_type=False)` for a strong Array
+    `x`, eagerly on CPU, as its host rule computes it (`ndarray.astype`), without the fused
+    runner and rule frames; None where another path must convert."""
+    if not _trace_state.eager or not on_cpu():
+        return None
+    aval = x.aval
+    key = (aval, dt)
+    if key in _host_casts:
+        out_aval = _host_casts[key]
+    else:
+        out_aval = None
+        if dt.kind in "fc" and aval.dtype.kind in "biuf":
+            params = {"new_dtype": dt, "weak_type": False}
+            avals_out, use_host = host_plan(convert_element_type_p, (aval,), params)
+            out_aval = avals_out[0] if use_host else None
+        if len(_host_casts) >= _HOST_CASTS_SIZE:
+            _host_casts.clear()
+        _host_casts[key] = out_aval
+    if out_aval is None:
+        return None
+    value = x._npy
+    if value is None:
+        value = x._value()
+    token = fp_state.set(FP_QUIET)  # NumPy warns of overflow in a cast; XLA does not
+    try:
+        out = value.astype(dt)
+    finally:
+        fp_state.reset(token)
+    return wrap_host(out, out_aval)
+
+
 def _astype_method(
     self: Array,
     dtype: Any,
@@ -186,6 +227,9 @@ def _astype_method(
         # A strong Array to another dtype: what `astype` computes, without its layers.
         dt = canonicalize_dtype(dtype, "mjnp.astype")
         if dt != self.aval.dtype:
+            out = _host_cast(self, dt)
+            if out is not None:
+                return out
             convert = _converters.get(dt)
             if convert is None:
                 convert = _converters[dt] = _converter(dt)

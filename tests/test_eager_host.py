@@ -70,6 +70,11 @@ _CASES = [
     ("reshape_function", lambda m, x: m.reshape(x, (7, -1))),
     ("astype", lambda m, x: x.astype(m.float32)),
     ("matmul", lambda m, x: x @ x.T),
+    ("concatenate_axis1", lambda m, x: m.concatenate((x, x[::-1], x), axis=-1)),
+    ("stack_views", lambda m, x: m.stack([x.T, x.T[::-1]], axis=2)),
+    ("fancy_index", lambda m, x: x[m.asarray([0, 5, 2, 5]), m.asarray([1, 1, 6, -7])]),
+    ("fancy_slice", lambda m, x: x[1:, m.asarray([0, 3])]),
+    ("fancy_mask", lambda m, x: x[:, m.asarray([True, False] * 3 + [True])]),
 ]
 
 
@@ -249,3 +254,28 @@ def test_view_fast_paths_match_numpy_and_keep_mjnp_errors():
     # a transformation sees the primitives
     assert "transpose" in str(mjcore.make_jaxpr(lambda a: a.T)(x))
     assert "slice" in str(mjcore.make_jaxpr(lambda a: a[1:])(x))
+
+
+def test_joins_past_the_host_limit_run_xla():
+    # the host fast paths of concatenate and stack keep the primitive's size limit
+    x = onp.linspace(-1, 1, 1 << 18).reshape(512, 512)
+    for fun in (lambda m, a: m.concatenate([a, a], axis=1), lambda m, a: m.stack([a, a])):
+        got = fun(np, np.asarray(x))
+        assert got._dbuf is not None
+        _same(got, fun(onp, x))
+
+
+def test_host_casts_are_quiet_and_exact():
+    # `astype` to a float dtype runs NumPy's cast on the host, without NumPy's overflow warning
+    x = onp.array([1e300, -1e300, 1.0, -0.0, onp.nan, 2.0**60 + 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for src, dst in [("float64", "float32"), ("int64", "float32"), ("bool", "float64")]:
+            for _ in range(2):
+                got = np.asarray(x.astype(src) if src != "int64" else onp.arange(-3, 3) * 2**40)
+                want_in = onp.asarray(got)
+                got = got.astype(dst)
+                with onp.errstate(all="ignore"):
+                    want = want_in.astype(dst)
+                assert type(got) is Array and got._dbuf is None
+                _same(got, want)

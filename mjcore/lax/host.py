@@ -29,6 +29,7 @@ def ufunc(f: Callable[..., Any]) -> Callable[..., np.ndarray]:
         return out if type(out) is np.ndarray else np.asarray(out)
 
     rule.__name__ = getattr(f, "__name__", "rule")
+    rule.numpy_function = f  # type: ignore[attr-defined]  # eager callers may call it directly
     return rule
 
 
@@ -254,7 +255,10 @@ def convert_element_type(x: np.ndarray, *, new_dtype: np.dtype, weak_type: bool)
     src = x.dtype
     if src == new_dtype:
         return x
-    if new_dtype.kind == "b":
+    kind = new_dtype.kind
+    if kind in "fc" and src.kind in "biuf":  # the commonest: NumPy's own cast (`astype`)
+        return x.astype(new_dtype)
+    if kind == "b":
         return np.asarray(np.not_equal(x, 0))
     if src.kind == "c" and new_dtype.kind != "c":
         x = np.real(x)
