@@ -299,7 +299,12 @@ def fuse_eagerly(
                 return run(args)
             return general(args)
         if not state.eager:
-            return fun(*args, **kwargs)
+            if fp_name is None:
+                return fun(*args, **kwargs)
+            # eager grad's forward pass runs host rules on tracers' values: report them as
+            # this ufunc's (under jit, nothing runs and nothing is collected)
+            with Collecting(fp_name):
+                return fun(*args, **kwargs)
         return general(args, kwargs)
 
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
