@@ -22,6 +22,7 @@ from mjcore.callback import debug_callback
 from mjcore.config import config
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
+from mjcore.fp_errors import quiet_unless_eager
 from mjcore.lax import (
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
@@ -557,7 +558,7 @@ def host_values(name: str, values: Any, dtype: np.dtype) -> Any:
     ):
         return values
     try:
-        with np.errstate(all="ignore"):  # NB: mjnp never warns on floating-point errors
+        with quiet_unless_eager():  # NumPy's cast warnings when eager (docs/errors.md)
             return np.asarray(values, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as err:
         raise type(err)(f"mjnp.{name}: cannot convert {values!r:.80} to {dtype}: {err}") from err

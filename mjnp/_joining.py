@@ -23,6 +23,7 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.errors import ConcretizationTypeError
+from mjcore.fp_errors import quiet_unless_eager
 from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
 from mjnp._creation import linspace
@@ -756,8 +757,8 @@ def _pad_constants(values: Any, ndim: int, dtype: np.dtype) -> list[list[Array]]
                 f"({ndim}, 2)"
             ) from err
     converted = np.empty((ndim, 2), dtype)
-    # NB: mjnp never warns on floating-point errors or on dropping an imaginary part.
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    # NumPy's cast warnings when eager (docs/errors.md); NB: none on dropping an imaginary part.
+    with quiet_unless_eager(), warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         for i, pair in enumerate(pairs):
             for j, v in enumerate(pair):

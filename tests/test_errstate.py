@@ -31,6 +31,11 @@ def _a(xp: Any, *values: Any, dtype: Any = None) -> Any:
     return xp.asarray(A(values, dtype=dtype))
 
 
+def _set(a: Any, index: Any, value: Any) -> Any:
+    a[index] = value
+    return a
+
+
 # (id, f(xp)): each computes one expression on NumPy or mjnp arrays.
 CASES: list[tuple[str, Callable[[Any], Any]]] = [
     # divide by zero
@@ -101,6 +106,12 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("astype int32 of nan", lambda xp: _a(xp, NAN).astype(xp.int32)),
     ("astype int64 of 1e30", lambda xp: _a(xp, 1e30).astype(xp.int64)),
     ("astype int8 of inf", lambda xp: _a(xp, INF).astype(xp.int8)),
+    ("setitem float32 overflow", lambda xp: _set(xp.zeros(2, xp.float32), 0, 1e300)),
+    ("pad float16 overflow", lambda xp: xp.pad(xp.zeros(2, xp.float16), 1, constant_values=1e10)),
+    (
+        "select float16 overflow",
+        lambda xp: xp.select([_a(xp, True)], [xp.zeros(1, xp.float16)], 1e10),
+    ),
     (
         "where float16 with 70001",
         lambda xp: xp.where(_a(xp, True, False), _a(xp, 1, 0, dtype="f2"), 70001),
