@@ -664,7 +664,9 @@ class Tracer:
     `install_array_surface` (called by `mjnp` at import).
     """
 
-    __slots__ = ("_trace",)
+    # weak-referenceable: mjnp links a view made under a transformation to its base, so that
+    # a write through it reaches the base as eagerly (mjnp/_views.py)
+    __slots__ = ("_trace", "__weakref__")
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # arrays are unhashable, as in NumPy
 

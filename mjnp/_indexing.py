@@ -648,7 +648,12 @@ def fill(x: Array, value: ArrayLike) -> None:
             f"{get_aval(v).shape}; to write an array use x[...] = value"
         )
     v = lax.convert_element_type(v, aval.dtype, aval.weak_type)
-    rebind(x, lax.broadcast_to(v, aval.shape))
+    new = lax.broadcast_to(v, aval.shape)
+    if isinstance(x, Tracer) and type(new) is not type(x):
+        # a constant beside a traced `x` (a view of it filled under vmap or grad): the same
+        # value, computed from `x`, so that the handle keeps its kind
+        new = at(x)[...].set(new)
+    rebind(x, new)
 
 
 def _factors(x: ArrayLike, idx: Any, values: ArrayLike, name: str, mode: str | None) -> Array:

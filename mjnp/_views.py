@@ -9,10 +9,10 @@ into it). `mjcore.core.rebind` calls `_written` after every in-place update, wha
 every live view below the root is read again, so `v = a[1:3]; v[:] = 7` changes `a`, and
 `a[1] = 9` changes `v`, as in NumPy.
 
-Links are kept for concrete (eager) arrays only, by weak reference, so a view costs nothing
-once it is gone; a view whose base is gone is an ordinary array. NB: under a transformation
-(`jit`, `vmap`, `grad`) basic indexing gives a copy, as in JAX: write into the base with
-`x = x.at[idx].set(v)` there.
+Links are kept by weak reference, so a view costs nothing once it is gone; a view whose base
+is gone is an ordinary array. Under a transformation (`jit`, `vmap`, `grad`) views of traced
+values are linked too: `v = x[1:3]; v[:] = 7` inside `jit` updates `x` as it does eagerly
+(the write is a functional `x.at[1:3].set(7)` rebound to the handle `x`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 
 from mjcore import core, lax
 from mjcore.array import Array as _Array
+from mjcore.core import Tracer
 from mjcore.dispatch import host_getitem, host_view
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
@@ -74,19 +75,25 @@ def _forget(
             del table[base_id]
 
 
+def _linkable(x: Any) -> bool:
+    """An Array, or a tracer: a view made under a transformation is linked too, so that a
+    write through it reaches its base there as eagerly, never lost (issue 20)."""
+    return type(x) is _Array or isinstance(x, Tracer)
+
+
 def link(
     base: Any,
     view: Any,
     read: Callable[[Array], Array],
     write: Callable[[Array, Array], Array],
 ) -> Any:
-    """Make `view` a view of `base` (both concrete arrays) and return it.
+    """Make `view` a view of `base` (arrays or tracers) and return it.
 
     `read(base)` must give the view's value, and `write(base, v)` the base's value with the
     view's value `v` written into it. Anything else (tracers, `view is base`) is returned as
     it is.
     """
-    if type(view) is not _Array or type(base) is not _Array or view is base:
+    if view is base or not _linkable(view) or not _linkable(base):
         return view
     view_id, base_id = id(view), id(base)
     if view_id in _LINKS:
@@ -169,7 +176,7 @@ def getitem(self: Array, idx: Any) -> Array:
     out = host_getitem(self, idx)  # eagerly on CPU, NumPy's own view (docs/eager.md)
     if out is None:
         out = _indexing.getitem(self, idx)
-    if type(self) is not _Array:
+    if not _linkable(self):
         return out
     entries = idx if type(idx) is tuple else (idx,)
     for e in entries:
@@ -234,7 +241,7 @@ def transpose(self: Array, *axes: Any) -> Array:
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int | np.integer)):
         axes = axes[0]
     out = _manipulation.transpose(self, axes if axes else None)
-    if type(self) is not _Array:
+    if not _linkable(self):
         return out
     nd = self.ndim
     perm = tuple(range(nd))[::-1] if not axes else tuple(int(a) % nd for a in axes)
@@ -244,7 +251,7 @@ def transpose(self: Array, *axes: Any) -> Array:
 def swapaxes(self: Array, axis1: int, axis2: int) -> Array:
     """`x.swapaxes(i, j)`: a view with two axes interchanged."""
     out = _manipulation.swapaxes(self, axis1, axis2)
-    if type(self) is not _Array:
+    if not _linkable(self):
         return out
     perm = list(range(self.ndim))
     i, j = int(axis1) % self.ndim, int(axis2) % self.ndim
