@@ -4,6 +4,11 @@ Each program runs on NumPy and on mjnp: eager mjnp must equal NumPy in value, dt
 positions; `jit` must equal eager; `vmap` must equal a Python loop; for float64 programs of
 smooth operations, `grad` must match central differences. CI runs a small derandomized budget
 (a few seconds); `make fuzz` runs `MJNP_FUZZ_EXAMPLES` programs (issue 20).
+
+Recorded (2026-11-28, `MJNP_FUZZ_EXAMPLES=5000 MJNP_FUZZ_RANDOM=1`, shared 2-core machine):
+`test_fuzz_eager_jit_vmap` 5,000 random programs, no mismatch (30 min), after one found case,
+jit's FMA contraction crossing a floor (`test_fuzz_found_fma_then_floor`, 2,914 passing before
+it); `test_fuzz_grad_matches_finite_differences` 5,000 programs, no mismatch (81 s).
 """
 
 from __future__ import annotations
