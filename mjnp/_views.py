@@ -153,8 +153,8 @@ def _refresh(base: Any, written: Any) -> None:
     for child_id in list(_CHILDREN.get(id(base), ())):
         entry = _LINKS.get(child_id)
         child = entry.view_ref() if entry is not None else None
-        if child is None:
-            continue
+        if child is None or type(child) is not type(base):
+            continue  # (a traced view of a concrete base, leaked past its trace: not written)
         if child is not written:
             core.rebind(child, entry.read(base))
         _refresh(child, written)

@@ -116,3 +116,21 @@ def test_view_writes_are_differentiated(f: Callable[[Any], Any]) -> None:
             ]
         )
         onp.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_write_through_traced_view_of_a_constant_raises_not_lost() -> None:
+    # A view, inside jit, of an array closed over from outside cannot reach it (the array is
+    # concrete, the write traced): a clear TypeError, as JAX's immutable arrays give.
+    a = np.arange(4.0)
+    leaked = []
+
+    def g(x: Any) -> Any:
+        v = a[1:3]
+        leaked.append(v)
+        v[:] = x
+        return x
+
+    with pytest.raises(TypeError, match=r"x = x\.at\[idx\]\.set\(v\)"):
+        mjcore.jit(g)(1.0)
+    a[1] = 10.0  # an eager write to the base leaves the leaked traced view alone
+    onp.testing.assert_array_equal(onp.asarray(a), [0.0, 10.0, 2.0, 3.0])
