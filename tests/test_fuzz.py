@@ -8,7 +8,10 @@ smooth operations, `grad` must match central differences. CI runs a small derand
 Recorded (2026-11-28, `MJNP_FUZZ_EXAMPLES=5000 MJNP_FUZZ_RANDOM=1`, shared 2-core machine):
 `test_fuzz_eager_jit_vmap` 5,000 random programs, no mismatch (30 min), after one found case,
 jit's FMA contraction crossing a floor (`test_fuzz_found_fma_then_floor`, 2,914 passing before
-it); `test_fuzz_grad_matches_finite_differences` 5,000 programs, no mismatch (81 s).
+it); `test_fuzz_grad_matches_finite_differences` 5,000 programs, no mismatch (81 s). A later
+run found the same FMA difference crossing arctan2's branch cut after 461 programs
+(`test_fuzz_found_fma_then_arctan2_branch_cut`; arctan2 and where are now checked as
+discontinuous steps).
 """
 
 from __future__ import annotations
@@ -154,8 +157,9 @@ def _assert_same(actual, expected, what, program, ulp_amplified=False):
 
 
 # Steps whose result jumps where their input crosses a point (an integer for floor, zero for
-# sign and the x > 0 test): a last-ulp input difference there changes the result by a step.
-_DISCONTINUOUS = {"floor", "sign", "where-pos"}
+# sign and the x > 0 test, x = y for where, x = 0 beside a negative y for arctan2's branch
+# cut, pi to -pi): a last-ulp input difference there changes the result by a step.
+_DISCONTINUOUS = {"floor", "sign", "where-pos", "where", "arctan2"}
 
 
 def _close(actual, expected) -> bool:
@@ -242,6 +246,22 @@ def test_fuzz_found_fma_then_floor():
         [0.4265431, 0.91798624, 0.17449997],
         [1.7402897, 1.26341422, -1.989046],
     ]
+    _check_program(program, data)
+
+
+def test_fuzz_found_fma_then_arctan2_branch_cut():
+    # Found by `make fuzz`: `max(m * x) - m * x` is an FMA under jit, -1e-17 where eager has
+    # 0, and arctan2 beside a negative y gives -pi for pi.
+    steps = dict(_UNARY) | dict(_BINARY)
+    program = [(name, steps[name]) for name in ["mean-keep", "max-keep", "arctan2"]]
+    data = np.array(
+        [
+            [0.54784675, -0.92085314, -1.8361059],
+            [-1.93388946, 1.25308096, 1.65102231],
+            [0.4265431, 0.91798624, 0.17449997],
+            [1.7402897, 1.26341422, -1.989046],
+        ]
+    )
     _check_program(program, data)
 
 
