@@ -729,7 +729,9 @@ class Tracer:
     `install_array_surface` (called by `mjnp` at import).
     """
 
-    __slots__ = ("_trace",)
+    # weak-referenceable: mjnp links a view made under a transformation to its base, so that
+    # a write through it reaches the base as eagerly (mjnp/_views.py)
+    __slots__ = ("_trace", "__weakref__", "_link", "_children")  # (the links: mjnp._views)
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # arrays are unhashable, as in NumPy
 
@@ -881,6 +883,10 @@ def install_array_surface(surface: dict[str, Any]) -> None:
 # --- In-place syntax ------------------------------------------------------------------------
 
 
+# Slots that belong to the object, not to the value it holds: a rebind keeps them.
+_HANDLE_SLOTS = frozenset({"__weakref__", "_link", "_children"})
+
+
 def rebind(handle: Any, new: Any) -> None:
     """Make the object `handle` hold the value `new`: how `x[idx] = v` updates `x` in place.
 
@@ -910,8 +916,8 @@ def rebind(handle: Any, new: Any) -> None:
     else:
         for klass in cls.__mro__:
             for name in klass.__dict__.get("__slots__", ()):
-                if name == "__weakref__":
-                    continue
+                if name in _HANDLE_SLOTS:
+                    continue  # the handle's own identity, not its value
                 try:
                     setattr(handle, name, getattr(new, name))
                 except AttributeError:  # a lazily set slot (a cache) unset on `new`

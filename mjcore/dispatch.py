@@ -9,6 +9,7 @@ buffers. See docs/eager.md.
 
 from __future__ import annotations
 
+import cmath
 import math
 import operator
 import threading
@@ -50,12 +51,25 @@ def _scalar_buffer(x: Any, aval: ShapedArray) -> Any:
     if buf is None:
         if len(_scalar_buffers) >= _SCALAR_CACHE_SIZE:
             _scalar_buffers.clear()
-        # NB: inf without NumPy's 'overflow encountered in cast' warning (where(c, float16_array,
-        # 70000)): mjnp does not warn on floating-point errors, and the cache would warn once.
-        with np.errstate(over="ignore"):
-            host = np.asarray(x, aval.dtype)
-        buf = _scalar_buffers[key] = backend.device_put(host)
+        host = _convert_scalar(x, aval.dtype)
+        buf = backend.device_put(host)
+        if not _overflowed(x, host):
+            _scalar_buffers[key] = buf
     return buf
+
+
+def _convert_scalar(x: Any, dtype: np.dtype) -> np.ndarray:
+    """`x` as `dtype`: eagerly under the user's error state, so that 70001 as float16 gives
+    NumPy's 'overflow encountered in cast' (docs/errors.md); quietly while tracing."""
+    if core._state.eager:
+        return np.asarray(x, dtype)
+    with np.errstate(over="ignore"):
+        return np.asarray(x, dtype)
+
+
+def _overflowed(x: Any, host: np.ndarray) -> bool:
+    """Whether converting `x` overflowed (such values are not cached: every call warns)."""
+    return host.dtype.kind in "fc" and not np.isfinite(host) and cmath.isfinite(x)
 
 
 _scalar_arrays: dict[Any, tuple[Any, ShapedArray, np.ndarray]] = {}
@@ -87,7 +101,9 @@ def scalar_array(value: Any, dtype: np.dtype, weak_type: bool = False) -> Array:
         aval = ShapedArray((), dtype, weak_type)
         buf = _scalar_buffer(value, aval)
         # both values, shared by every Array of this scalar: the host path reads the view
-        cached = _scalar_arrays[key] = (buf, aval, backend.to_numpy(buf))
+        cached = (buf, aval, backend.to_numpy(buf))
+        if not _overflowed(value, cached[2]):
+            _scalar_arrays[key] = cached
     buf, aval, host = cached
     out = Array(buf, aval)
     out._npy = host
@@ -233,15 +249,9 @@ def host_plan(
     return plan
 
 
-# NumPy's floating-point error state, set to ignore around host rules: mjnp, like XLA, does
-# not warn on floating-point errors (NumPy's `errstate` costs ~2.5 µs, setting the context
-# variable it sets ~0.2 µs).
-from numpy._core._ufunc_config import (  # noqa: E402  # private: NumPy 2.x is pinned
-    _extobj_contextvar as fp_state,
-)
-from numpy._core._ufunc_config import _make_extobj  # noqa: E402
-
-FP_QUIET = _make_extobj(all="ignore")
+# NumPy's floating-point error state (a context variable) and a quiet value of it: host rules
+# run under the user's state (docs/errors.md); `FP_QUIET` is for internals that must not warn.
+from mjcore.fp_errors import FP_QUIET, fp_state  # noqa: E402, F401
 
 _scalar_hosts: dict[Any, np.ndarray] = {}
 
@@ -254,10 +264,12 @@ def _host_scalar(x: Any, aval: ShapedArray) -> np.ndarray:
     if value is None:
         if len(_scalar_hosts) >= _SCALAR_CACHE_SIZE:
             _scalar_hosts.clear()
-        with np.errstate(over="ignore"):  # see `_scalar_buffer`
-            value = np.array(x, aval.dtype)
+        # under the user's error state: NumPy's 'overflow encountered in cast' for 70001 as
+        # float16; such a value is not cached, so that every call warns, as NumPy's does
+        value = np.array(x, aval.dtype)
         value.flags.writeable = False
-        _scalar_hosts[key] = value
+        if not _overflowed(x, value):
+            _scalar_hosts[key] = value
     return value
 
 
@@ -311,11 +323,9 @@ def _apply_host(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) ->
         if not use_host:
             return None
         vals = [x._value() if type(x) is Array else x for x in vals]
-    token = fp_state.set(FP_QUIET)
-    try:
-        out = prim.host_rule(*vals, **params)  # type: ignore[misc]
-    finally:
-        fp_state.reset(token)
+    # Under NumPy's current error state, which is the user's (`mjnp.errstate` is NumPy's):
+    # NumPy's warnings, or FloatingPointError, exactly where NumPy gives them (docs/errors.md).
+    out = prim.host_rule(*vals, **params)  # type: ignore[misc]
     if not prim.multiple_results:
         (aval,) = avals_out
         if type(out) is not np.ndarray:  # NumPy gives scalars for 0-d results

@@ -28,7 +28,7 @@ import numpy as np
 from mjcore import ad, core, dispatch
 from mjcore.array import Array, new_object, wrap_buffer, wrap_host
 from mjcore.core import ShapedArray, Tracer
-from mjcore.dispatch import FP_QUIET, fp_state, to_buffer
+from mjcore.dispatch import to_buffer
 from mjcore.eager_vjp import VJPTrace
 from mjcore.errors import (
     ConcretizationTypeError,
@@ -36,6 +36,7 @@ from mjcore.errors import (
     TracerArrayConversionError,
     TracerIntegerConversionError,
 )
+from mjcore.fp_errors import Collecting, all_finite, all_ignored, rerun_numpy
 from mjcore.jaxpr import Literal
 from mjcore.jit import JittedFunction
 from mjcore.tree_util import tree_unflatten
@@ -178,16 +179,13 @@ class _HostProgram:
             else:
                 env.append(_HOST_SCALAR_TYPES[type(a)](a))
         env.extend([None] * (self.n_env - len(env)))
-        token = fp_state.set(FP_QUIET)
-        try:
-            for rule, params, ins, outs, multiple in self.eqns:
-                if multiple:
-                    for i, r in zip(outs, rule(*[env[i] for i in ins], **params), strict=True):
-                        env[i] = r
-                else:
-                    env[outs[0]] = rule(*[env[i] for i in ins], **params)
-        finally:
-            fp_state.reset(token)
+        # under the user's NumPy error state, as `dispatch._apply_host` (docs/errors.md)
+        for rule, params, ins, outs, multiple in self.eqns:
+            if multiple:
+                for i, r in zip(outs, rule(*[env[i] for i in ins], **params), strict=True):
+                    env[i] = r
+            else:
+                env[outs[0]] = rule(*[env[i] for i in ins], **params)
         results = []
         for i, aval in zip(self.outs, self.out_avals, strict=True):
             r = env[i]
@@ -241,7 +239,13 @@ def _vjp_trace() -> type:
     return _VJP_TRACE[0]
 
 
-def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] | None = None) -> F:
+def fuse_eagerly(
+    fun: F,
+    *,
+    int_scalars: bool = False,
+    host: Callable[..., Any] | None = None,
+    fp_name: str | None = None,
+) -> F:
     """`fun`, replayed from its cached trace when called eagerly with array arguments (see
     the module docstring).
 
@@ -256,6 +260,8 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
         host: the one NumPy function that `fun` computes (`numpy.remainder`), run on the host
             values in place of the traced body's host rules when those would run; its result
             must have the traced dtype, else the traced body runs.
+        fp_name: for a NumPy ufunc, its name: the call's floating-point errors are reported
+            as that one ufunc's (`mjcore.fp_errors`), whichever rules or XLA computed it.
     """
     jitted = JittedFunction(fun, (), (), (), _CACHE_SIZE)
     unfusable: set[Any] = set()
@@ -266,6 +272,18 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
     # signature (the aval of a single argument, else the tuple of `_arg_key`s) -> runner
     runners: dict[Any, Callable[[tuple[Any, ...]], Any]] = {}
     jitted._clear_hooks.extend((runners.clear, with_keywords.clear, unfusable.clear))
+
+    # NumPy's ufunc of that name decides which floating-point errors a call meets
+    numpy_ufunc = getattr(np, fp_name, None) if fp_name is not None else None
+    # (not for a keyword variant, `partial(fun, dtype=...)`: NumPy would run without them)
+    if not isinstance(numpy_ufunc, np.ufunc) or isinstance(fun, functools.partial):
+        numpy_ufunc = None
+
+    def call(*args: Any, **kwargs: Any) -> Any:  # `fun` op by op, eagerly
+        if fp_name is None:
+            return fun(*args, **kwargs)
+        with Collecting(fp_name, None if kwargs else numpy_ufunc, args):
+            return fun(*args, **kwargs)
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
@@ -302,7 +320,12 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                 return run(args)
             return general(args)
         if not state.eager:
-            return fun(*args, **kwargs)
+            if fp_name is None:
+                return fun(*args, **kwargs)
+            # eager grad's forward pass runs host rules on tracers' values: report them as
+            # this ufunc's (under jit, nothing runs and nothing is collected)
+            with Collecting(fp_name):
+                return fun(*args, **kwargs)
         return general(args, kwargs)
 
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
@@ -310,28 +333,30 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
             try:
                 key = tuple((k, _static_key(v)) for k, v in kwargs.items())
             except _NotStatic:  # an array or a list among the values
-                return fun(*args, **kwargs)
+                return call(*args, **kwargs)
             variant = with_keywords.get(key)
             if variant is None:
                 if len(with_keywords) >= _KEYWORD_VARIANTS:
-                    return fun(*args, **kwargs)
-                variant = with_keywords[key] = fuse_eagerly(functools.partial(fun, **kwargs))
+                    return call(*args, **kwargs)
+                variant = with_keywords[key] = fuse_eagerly(
+                    functools.partial(fun, **kwargs), fp_name=fp_name
+                )
             return variant(*args)
         try:
             avals = tuple([_arg_key(a) for a in args])
         except KeyError:  # a Python int, a NumPy array, a tracer
-            return fun(*args)
+            return call(*args)
         if all(type(a) is not Array for a in args):
-            return fun(*args)  # Python scalars alone give strong dtypes: not a traced call's
+            return call(*args)  # Python scalars alone give strong dtypes: not a traced call's
         if avals in unfusable:
-            return fun(*args)
+            return call(*args)
         try:
             entry = jitted._entry_for(args, {})[0]
         except _NEEDS_VALUES:
             if len(unfusable) >= _CACHE_SIZE:
                 unfusable.clear()
             unfusable.add(avals)
-            return fun(*args)
+            return call(*args)
         if len(runners) >= _CACHE_SIZE:
             runners.clear()
         run = _runner(entry)
@@ -358,6 +383,8 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                 if direct is not None:
                     rule = direct
                 kw = params if params and direct is None else None
+                # A lone NumPy ufunc of the function's name reports its own errors (no cost)
+                collect = fp_name is not None and getattr(rule, "__name__", None) != fp_name
 
                 def run_host(args: tuple[Any, ...]) -> Any:  # noqa: F811  # one equation
                     vals = []
@@ -369,11 +396,11 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                             vals.append(a)
                         else:
                             vals.append(_HOST_SCALAR_TYPES[type(a)](a))
-                    token = fp_state.set(FP_QUIET)
-                    try:
+                    if collect:
+                        with Collecting(fp_name, numpy_ufunc, args):  # type: ignore[arg-type]
+                            r = rule(*vals) if kw is None else rule(*vals, **kw)
+                    else:  # under the user's NumPy error state
                         r = rule(*vals) if kw is None else rule(*vals, **kw)
-                    finally:
-                        fp_state.reset(token)
                     if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
                         r = np.asarray(r)
                     if r.dtype != out_aval.dtype:
@@ -388,7 +415,11 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                 return run_host
 
             def run_host(args: tuple[Any, ...]) -> Any:
-                outs = program.run(args)
+                if fp_name is None:
+                    outs = program.run(args)
+                else:
+                    with Collecting(fp_name, numpy_ufunc, args):
+                        outs = program.run(args)
                 if outs is None:  # a rule's dtype differs from the trace's: XLA instead
                     return run_xla(args)
                 return outs[0] if single else tree_unflatten(out_tree, outs)
@@ -397,11 +428,50 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                 return _run_compiled(jitted, entry, args)
 
             return run_host
-        return lambda args: _run_compiled(jitted, entry, args)
+        return _checked_runner(jitted, entry, fp_name, numpy_ufunc)
 
     fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces
     fused.__fused_runners__ = runners  # type: ignore[attr-defined]  # tests look at the paths
     return fused  # type: ignore[return-value]
+
+
+def _checked_runner(
+    jitted: JittedFunction, entry: Any, fp_name: str | None, numpy_ufunc: Any
+) -> Callable[[tuple[Any, ...]], Any]:
+    """An XLA-run signature that reports NumPy's floating-point errors on the CPU: XLA sets
+    no flags, so an inexact result with an infinity or NaN (the only results a warning can
+    come with, underflow aside) has its body re-run by the host rules under the user's error
+    state, results discarded, to raise NumPy's warnings (docs/errors.md)."""
+    program: list[_HostProgram | None] = []
+
+    def run(args: tuple[Any, ...]) -> Any:
+        out = _run_compiled(jitted, entry, args)
+        if not dispatch.on_cpu() or all_ignored():
+            return out
+        outs = [
+            o._value()
+            for o in (out if isinstance(out, list | tuple) else [out])
+            if type(o) is Array
+        ]
+        if all_finite(outs) and np.geterr()["under"] == "ignore":
+            return out
+        if numpy_ufunc is not None and rerun_numpy(numpy_ufunc, args):
+            return out
+        if not program:
+            runnable = all(
+                e.primitive.host_rule is not None and e.primitive.impl_rule is None
+                for e in entry.closed.jaxpr.eqns
+            )
+            program.append(_HostProgram(entry.closed, entry.consts) if runnable else None)
+        if program[0] is not None:
+            if fp_name is None:
+                program[0].run(args)
+            else:
+                with Collecting(fp_name):
+                    program[0].run(args)
+        return out
+
+    return run
 
 
 def _run_compiled(jitted: JittedFunction, entry: Any, args: tuple[Any, ...]) -> Any:

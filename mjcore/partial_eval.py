@@ -275,7 +275,7 @@ class JaxprEqnRecipe:
 
 
 class PartialEvalTracer(Tracer):
-    __slots__ = ("pval", "recipe", "__weakref__")
+    __slots__ = ("pval", "recipe")  # (Tracer has `__weakref__`)
 
     def __init__(self, trace: Trace, pval: PartialVal, recipe: Any):
         self._trace = trace

@@ -22,6 +22,7 @@ from mjcore.callback import debug_callback
 from mjcore.config import config
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
+from mjcore.fp_errors import quiet_unless_eager
 from mjcore.lax import (
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
@@ -558,7 +559,7 @@ def host_values(name: str, values: Any, dtype: np.dtype) -> Any:
     ):
         return values
     try:
-        with np.errstate(all="ignore"):  # NB: mjnp never warns on floating-point errors
+        with quiet_unless_eager():  # NumPy's cast warnings when eager (docs/errors.md)
             return np.asarray(values, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as err:
         raise type(err)(f"mjnp.{name}: cannot convert {values!r:.80} to {dtype}: {err}") from err
@@ -648,7 +649,12 @@ def fill(x: Array, value: ArrayLike) -> None:
             f"{get_aval(v).shape}; to write an array use x[...] = value"
         )
     v = lax.convert_element_type(v, aval.dtype, aval.weak_type)
-    rebind(x, lax.broadcast_to(v, aval.shape))
+    new = lax.broadcast_to(v, aval.shape)
+    if isinstance(x, Tracer) and type(new) is not type(x):
+        # a constant beside a traced `x` (a view of it filled under vmap or grad): the same
+        # value, computed from `x`, so that the handle keeps its kind
+        new = at(x)[...].set(new)
+    rebind(x, new)
 
 
 def _factors(x: ArrayLike, idx: Any, values: ArrayLike, name: str, mode: str | None) -> Array:

@@ -22,6 +22,7 @@ from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError
+from mjcore.fp_errors import quiet_unless_eager
 from mjnp import _elementwise as ew
 from mjnp._indexing import _getitem, _update, getitem, host_values
 from mjnp._joining import stack
@@ -347,7 +348,7 @@ def _select_int(value: int, dtype: np.dtype, role: str) -> Array:
             f"pass it as an array of dtype {dtype}"
         )
     try:
-        with np.errstate(all="ignore"):  # NB: mjnp never warns on floating-point errors
+        with quiet_unless_eager():  # NumPy's cast warnings when eager (docs/errors.md)
             return asarray_arg("select", host.astype(dtype))
     except OverflowError as err:
         raise OverflowError(f"mjnp.select: the {role} {value} does not fit {dtype}: {err}") from err

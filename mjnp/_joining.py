@@ -25,6 +25,7 @@ from mjcore.core import Tracer
 from mjcore.dispatch import host_plan, host_view, on_cpu
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.errors import ConcretizationTypeError
+from mjcore.fp_errors import quiet_unless_eager
 from mjcore.lax.structural import concatenate_p
 from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
@@ -815,8 +816,8 @@ def _pad_constants(values: Any, ndim: int, dtype: np.dtype) -> list[list[Array]]
                 f"({ndim}, 2)"
             ) from err
     converted = np.empty((ndim, 2), dtype)
-    # NB: mjnp never warns on floating-point errors or on dropping an imaginary part.
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    # NumPy's cast warnings when eager (docs/errors.md); NB: none on dropping an imaginary part.
+    with quiet_unless_eager(), warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         for i, pair in enumerate(pairs):
             for j, v in enumerate(pair):

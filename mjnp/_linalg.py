@@ -73,7 +73,7 @@ def _promote(
     return lax.convert_element_type(a, dt), lax.convert_element_type(b, dt)
 
 
-@fuse_eagerly
+@functools.partial(fuse_eagerly, fp_name="matmul")  # errors as NumPy's matmul ufunc
 def matmul(
     x1: ArrayLike,
     x2: ArrayLike,

@@ -192,4 +192,4 @@ def ufunc_out(
     )
     if not fuse:
         return wrapped
-    return fuse_eagerly(wrapped, int_scalars=int_scalars, host=host)
+    return fuse_eagerly(wrapped, int_scalars=int_scalars, host=host, fp_name=fun.__name__)

@@ -19,6 +19,7 @@ from mjcore import dtypes, lax
 from mjcore.array import Array
 from mjcore.core import Tracer
 from mjcore.dispatch import device_put, scalar_array
+from mjcore.fp_errors import quiet_unless_eager
 from mjcore.random_keys import KeyArray
 
 ArrayLike = Any
@@ -383,8 +384,9 @@ def cast_python_scalar(fname: str, value: Any, dtype: np.dtype, casting: str) ->
             f"mjnp.{fname}: cannot cast Python {type(value).__name__} {value!r} to {dtype} "
             "under the casting rule 'equiv'"
         )
-    # NB: mjnp never warns on floating-point errors or on dropping an imaginary part.
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    # NumPy's floating-point warnings when eager (docs/errors.md); NB: none on dropping an
+    # imaginary part.
+    with quiet_unless_eager(), warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         try:
             host = np.asarray(value, dtype=weak_dtype)

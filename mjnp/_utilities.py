@@ -3,9 +3,8 @@ queries, `copyto`, and applying functions along axes (`apply_along_axis`, `apply
 `vectorize`, the last two through `mjcore.vmap`).
 
 File I/O and formatting run NumPy on the host copy, then put results on the device.
-NB: mjnp never raises or warns on floating-point errors (XLA has no such flags); `seterr`,
-`geterr`, `errstate` and friends keep NumPy's settings and return values, and govern only
-NumPy's own host computations.
+`seterr`, `geterr`, `errstate` and friends are NumPy's: one error state governs NumPy and eager
+mjnp alike (docs/errors.md; under `jit` nothing warns, as in JAX).
 """
 
 from __future__ import annotations
@@ -28,9 +27,9 @@ from mjnp._promotion import asarray_arg, cast_python_scalar
 ArrayLike = Any
 Array = Any
 
-# --- floating-point error handling (NumPy's settings; mjnp does not raise) ------------------
+# --- floating-point error handling (NumPy's state, honoured by eager mjnp) ------------------
 
-errstate = np.errstate
+errstate = np.errstate  # the same object: one state for NumPy and mjnp
 
 
 def seterr(
@@ -40,18 +39,18 @@ def seterr(
     under: str | None = None,
     invalid: str | None = None,
 ) -> dict[str, str]:
-    """`numpy.seterr`: set and return NumPy's error handling. NB: mjnp's device computations
-    never raise or warn on floating-point errors, whatever these settings say."""
+    """`numpy.seterr`: set NumPy's error handling, returning the old one; eager mjnp honours
+    it (warn, raise, call, print, log, ignore; docs/errors.md), compiled code does not."""
     return np.seterr(all=all, divide=divide, over=over, under=under, invalid=invalid)
 
 
 def geterr() -> dict[str, str]:
-    """`numpy.geterr` (see `seterr`: mjnp itself never raises on floating-point errors)."""
+    """`numpy.geterr`: the error handling eager mjnp and NumPy follow (see `seterr`)."""
     return np.geterr()
 
 
 def seterrcall(func: Any) -> Any:
-    """`numpy.seterrcall` (mjnp itself never calls it)."""
+    """`numpy.seterrcall`: the function ('call') or object ('log') eager mjnp reports to."""
     return np.seterrcall(func)
 
 

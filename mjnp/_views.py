@@ -15,9 +15,9 @@ themselves (`Array._link`, `Array._children`): the view holds its base strongly,
 `view.base` does, and the base holds its views weakly, in a list pruned of dead ones as it
 grows. No callbacks, no global tables: a view and its entries go with the objects.
 
-Links are kept for concrete (eager) arrays only. NB: under a transformation (`jit`, `vmap`,
-`grad`) basic indexing gives a copy, as in JAX: write into the base with
-`x = x.at[idx].set(v)` there.
+Under a transformation (`jit`, `vmap`, `grad`) views of traced values are linked too:
+`v = x[1:3]; v[:] = 7` inside `jit` updates `x` as it does eagerly (the write is a functional
+`x.at[1:3].set(7)` rebound to the handle `x`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from mjcore import dispatch as _dispatch
 from mjcore.array import Array as _Array
 from mjcore.array import new_object as _new_object
 from mjcore.backend import client as _backend
+from mjcore.core import Tracer
 from mjcore.dispatch import host_view, host_view_of
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
@@ -117,6 +118,12 @@ class _Children:
 _weak = weakref.ref
 
 
+def _linkable(x: Any) -> bool:
+    """An Array, or a tracer: a view made under a transformation is linked too, so that a
+    write through it reaches its base there as eagerly, never lost (issue 20)."""
+    return type(x) is _Array or isinstance(x, Tracer)
+
+
 def link(base: Any, view: Any, read: Any, write: Any, arg: Any = None) -> Any:
     """Make `view` a view of `base` (both concrete arrays) and return it.
 
@@ -124,7 +131,7 @@ def link(base: Any, view: Any, read: Any, write: Any, arg: Any = None) -> Any:
     with the view's value `v` written into it. Anything else (tracers, `view is base`, an array
     that is already a view) is returned as it is.
     """
-    if type(view) is not _Array or type(base) is not _Array or view is base:
+    if view is base or not _linkable(view) or not _linkable(base):
         return view
     # getattr: an Array made without the view slots set reads as unlinked
     if getattr(view, "_link", None) is not None:
@@ -148,12 +155,12 @@ def _link_new(base: Any, view: Any, read: Any, write: Any, arg: Any) -> Any:
 
 def is_view(x: Any) -> bool:
     """Whether `x` is a view of another array."""
-    return type(x) is _Array and getattr(x, "_link", None) is not None
+    return _linkable(x) and getattr(x, "_link", None) is not None
 
 
 def views_of(x: Any) -> list[Any]:
     """The live arrays made as views of `x` (not their own views)."""
-    children = getattr(x, "_children", None) if type(x) is _Array else None
+    children = getattr(x, "_children", None) if _linkable(x) else None
     if children is None:
         return []
     return [v for v in children.live() if v._link is not None and v._link[0] is x]
@@ -166,7 +173,7 @@ def has_views(x: Any) -> bool:
 
 def detach(x: Any) -> None:
     """Cut `x`'s links: it stops being a view, and its views become ordinary arrays."""
-    if type(x) is not _Array:
+    if not _linkable(x):
         return
     for v in views_of(x):
         v._link = None
@@ -180,14 +187,14 @@ _propagating = [False]
 
 def _written(handle: Any) -> None:
     """`rebind`'s hook: carry the new value of `handle` to its base and to every view."""
-    if _propagating[0] or type(handle) is not _Array:
+    if _propagating[0] or not _linkable(handle):
         return
     if getattr(handle, "_link", None) is None and getattr(handle, "_children", None) is None:
         return
     _propagating[0] = True
     try:
         node = handle
-        while (entry := node._link) is not None:
+        while (entry := getattr(node, "_link", None)) is not None:
             base, _, write, arg = entry
             core.rebind(base, write(base, node, arg))
             node = base
@@ -199,6 +206,8 @@ def _written(handle: Any) -> None:
 def _refresh(base: Any, written: Any) -> None:
     """Read every live view below `base` again (`written` already holds its value)."""
     for child in views_of(base):
+        if type(child) is not type(base):
+            continue  # (a traced view of a concrete base, leaked past its trace: not written)
         if child is not written:
             _, read, _, arg = child._link
             core.rebind(child, read(base, arg))
@@ -358,7 +367,7 @@ def _getitem(self: Array, idx: Any) -> Array:
     out = host_view(self, "getitem", idx)  # eagerly on CPU, NumPy's advanced indexing
     if out is None:
         out = _indexing.getitem(self, idx)
-    if type(self) is not _Array or type(out) is not _Array:
+    if not _linkable(self) or not _linkable(out):
         return out
     entries = idx if type(idx) is tuple else (idx,)
     for e in entries:
@@ -444,7 +453,7 @@ def transpose(self: Array, *axes: Any) -> Array:
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int | np.integer)):
         axes = axes[0]
     out = _manipulation.transpose(self, axes if axes else None)
-    if type(self) is not _Array:
+    if not _linkable(self):
         return out
     nd = self.ndim
     perm = None if not axes else tuple(int(a) % nd for a in axes)
@@ -454,7 +463,7 @@ def transpose(self: Array, *axes: Any) -> Array:
 def swapaxes(self: Array, axis1: int, axis2: int) -> Array:
     """`x.swapaxes(i, j)`: a view with two axes interchanged."""
     out = _manipulation.swapaxes(self, axis1, axis2)
-    if type(self) is not _Array:
+    if not _linkable(self):
         return out
     perm = list(range(self.ndim))
     i, j = int(axis1) % self.ndim, int(axis2) % self.ndim
@@ -463,7 +472,7 @@ def swapaxes(self: Array, axis1: int, axis2: int) -> Array:
 
 
 def _reshaped(self: Array, out: Array) -> Array:
-    if type(out) is not _Array:
+    if not _linkable(out):
         return out
     return link(self, out, _reshape_read, _reshape_write, out.aval.shape)
 

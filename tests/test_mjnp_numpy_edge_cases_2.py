@@ -4,7 +4,6 @@ overflow message, and where's float16 overflow without a warning."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -197,21 +196,26 @@ def test_fill_diagonal_overflow_message_names_function() -> None:
     numpy.testing.assert_array_equal(numpy.asarray(a), numpy.zeros((2, 2)))
 
 
-# --- 4. where: a Python scalar beyond float16 is inf, with no warning ---------------------
-# NB: NumPy's where warns "overflow encountered in cast" here; mjnp never warns on
-# floating-point errors (its cached scalar buffer would have warned on the first call only).
+# --- 4. where: a Python scalar beyond float16 is inf, with NumPy's warning ---------------
+# NumPy's where warns "overflow encountered in cast" here; so does mjnp, on every call (the
+# overflowing scalar is not cached), and under errstate(over='raise') it raises as NumPy.
 
 
 @pytest.mark.parametrize("v", [70001, -70001, 2**70, 1e300], ids=repr)
-def test_where_float16_overflow_is_inf_without_warning(v: Any) -> None:
+def test_where_float16_overflow_is_inf_with_numpys_warning(v: Any) -> None:
     cond = numpy.array([True, False, True])
     x = numpy.array([1, 0, 3], dtype="float16")
     expected, _ = numpy_outcome(lambda: numpy.where(cond, x, v))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        got = numpy.asarray(mjnp.where(mjnp.asarray(cond), mjnp.asarray(x), v))
+    for _ in range(2):  # a cached scalar would warn only once
+        with pytest.warns(RuntimeWarning, match="^overflow encountered in cast$"):
+            got = numpy.asarray(mjnp.where(mjnp.asarray(cond), mjnp.asarray(x), v))
     assert got.dtype == expected.dtype
     numpy.testing.assert_array_equal(got, expected)
+    with numpy.errstate(over="raise"):
+        with pytest.raises(FloatingPointError, match="^overflow encountered in cast$"):
+            numpy.where(cond, x, v)
+        with pytest.raises(FloatingPointError, match="^overflow encountered in cast$"):
+            mjnp.where(mjnp.asarray(cond), mjnp.asarray(x), v)
 
 
 # --- 5. an axis given as an iterable of ints (a NumPy array, a range) ----------------------

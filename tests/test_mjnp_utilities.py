@@ -147,8 +147,10 @@ def test_error_state_keeps_numpy_settings():
         assert mjnp.geterr() == np.geterr() == {k: "ignore" for k in old}
         with mjnp.errstate(divide="raise"):
             assert np.geterr()["divide"] == "raise"
-            # NB: mjnp computations never raise on floating-point errors.
-            assert np.isinf(float(mjnp.divide(1.0, 0.0)))
+            # one state governs both (docs/errors.md): mjnp raises where NumPy does
+            with pytest.raises(FloatingPointError, match="^divide by zero encountered in divide$"):
+                mjnp.divide(mjnp.asarray(1.0), 0.0)
+        assert np.isinf(float(mjnp.divide(mjnp.asarray(1.0), 0.0)))  # ignored again
     finally:
         mjnp.seterr(**old)
     assert mjnp.geterrcall() is np.geterrcall()

@@ -251,7 +251,8 @@ def reduce_precision(x: np.ndarray, *, exponent_bits: int, mantissa_bits: int) -
 
 def convert_element_type(x: np.ndarray, *, new_dtype: np.dtype, weak_type: bool) -> np.ndarray:
     """`astype` with XLA's float-to-integer conversion (truncate, saturate at the integer
-    range, NaN to 0), complex-to-real keeping the real part, and anything-to-bool `x != 0`."""
+    range, NaN to 0; NumPy's 'invalid value encountered in cast' where NumPy's cast gives
+    it), complex-to-real keeping the real part, and anything-to-bool `x != 0`."""
     src = x.dtype
     if src == new_dtype:
         return x
@@ -265,8 +266,12 @@ def convert_element_type(x: np.ndarray, *, new_dtype: np.dtype, weak_type: bool)
         src = x.dtype
     if src.kind == "f" and new_dtype.kind in "iu":
         below, above, lowest, highest = _int_bounds(src, new_dtype)
-        if np.logical_and(np.greater(x, below), np.less(x, above)).all():
+        inside = np.logical_and(np.greater(x, below), np.less(x, above))
+        if inside.all():
             return np.asarray(x.astype(new_dtype))  # every value truncates into range
+        # NumPy's own cast of the values XLA saturates, for its floating-point errors alone
+        # ('invalid value encountered in cast', under the user's error state)
+        np.asarray(x)[np.logical_not(inside)].astype(new_dtype)
         info = np.iinfo(new_dtype)
         t = np.trunc(x)
         high = np.greater_equal(t, highest)
