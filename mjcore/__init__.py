@@ -56,7 +56,7 @@ from mjcore.errors import (
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
-from mjcore.shard_map import pmap, shard_map  # noqa: E402  (after sharding: it imports jit)
+from mjcore.shard_map import pmap, shard_map
 from mjcore.sharded import make_array_from_callback
 from mjcore.sharding import NamedSharding, P, make_mesh
 
