@@ -2,31 +2,30 @@
 
 from __future__ import annotations
 
+import functools
+import weakref
 from typing import Any
 
 import numpy as np
 
 from mjcore import core, dtypes
+
+# The `name as name` imports are re-exports: rules and callers import them from `ad` too.
+from mjcore.ad_util import LINEAR as LINEAR
+from mjcore.ad_util import MULTILINEAR as MULTILINEAR
+from mjcore.ad_util import UndefinedPrimal as UndefinedPrimal
+from mjcore.ad_util import Zero as Zero
+from mjcore.ad_util import is_undefined_primal as is_undefined_primal
+from mjcore.ad_util import linear_jvp as linear_jvp
 from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
-
-
-class Zero:
-    """A symbolic zero tangent: costs nothing until a rule needs it as an array."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"Zero({self.aval.str_short()})"
+from mjcore.jaxpr import ClosedJaxpr, Literal, Var, eval_closed_jaxpr
+from mjcore.lax.base import add_any, full
+from mjcore.partial_eval import PartialVal, partial_eval_flat, trace_to_jaxpr
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
-    from mjcore.lax import base
-
-    return base.full(aval.shape, 0, aval.dtype)
+    return full(aval.shape, 0, aval.dtype)
 
 
 def instantiate(tangent: Any) -> Any:
@@ -133,39 +132,27 @@ def jvp_flat(fun: Any, primals: list[Any], tangents: list[Any]) -> tuple[list[An
     return primals_out, tangents_out
 
 
-def linear_jvp(primitive: Primitive) -> None:
-    """A jvp rule for primitives linear in all their array operands."""
+def fused_rule_body(fun: Any) -> Any:
+    """`fun` (positional Arrays in, an Array out, static keywords) replayed as one program when
+    called eagerly (`mjcore.eager_fusion.fuse_eagerly`): the backward pass of eager grad runs a
+    direct rule's few primitives without a `bind` each. Traced calls run `fun` itself."""
+    fused: list[Any] = []
 
-    def jvp(primals: list[Any], tangents: list[Any], **params: Any):
-        return primitive.bind(*primals, **params), primitive.bind(*tangents, **params)
+    def call(*args: Any, **params: Any) -> Any:
+        if not fused:
+            from mjcore.eager_fusion import fuse_eagerly
 
-    primitive.def_jvp(jvp)
+            fused.append(fuse_eagerly(fun))
+        return fused[0](*args, **params)
+
+    return call
 
 
 # --- Reverse mode (Autodidax Part 4): linearize, transpose, vjp ------------------------------
 
 
-class UndefinedPrimal:
-    """A linear input of a transpose rule: only its type is known (JAX's `UndefinedPrimal`)."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"UndefinedPrimal({self.aval.str_short()})"
-
-
-def is_undefined_primal(x: Any) -> bool:
-    """True for the linear (cotangent-receiving) inputs of a transpose rule."""
-    return type(x) is UndefinedPrimal
-
-
 def linearize_flat(fun: Any, primals_in: list[Any]) -> tuple[list[Any], Any, list[Any]]:
     """Primal outputs, plus the linear jaxpr of the tangent map and its residual consts."""
-    from mjcore.partial_eval import PartialVal, partial_eval_flat
-
     n = len(primals_in)
     pvals_in = [PartialVal.known(x) for x in primals_in] + [
         PartialVal.unknown(tangent_aval(get_aval(x))) for x in primals_in
@@ -200,8 +187,6 @@ def backward_pass(jaxpr: Any, consts: list[Any], args: list[Any], cts_out: list[
     Equations with no undefined input (non-linear parts, e.g. of a jitted callee) are
     evaluated forward first; the rest are transposed in reverse order.
     """
-    from mjcore.jaxpr import Literal, Var
-
     primal_env: dict[Any, Any] = {}
     ct_env: dict[Any, Any] = {}
 
@@ -238,8 +223,6 @@ def backward_pass(jaxpr: Any, consts: list[Any], args: list[Any], cts_out: list[
             continue
         rule = eqn.primitive.transpose_rule
         if rule is None:
-            from mjcore.errors import MissingRuleError
-
             raise MissingRuleError(eqn.primitive.name, "transpose", "Reverse-mode differentiation")
         ins = [read_primal(x) for x in eqn.inputs]
         if eqn.primitive.multiple_results:
@@ -261,8 +244,6 @@ def backward_pass(jaxpr: Any, consts: list[Any], args: list[Any], cts_out: list[
 
 
 def _add_cotangents(x: Any, y: Any) -> Any:
-    from mjcore.lax.base import add_any
-
     return add_any(x, y)
 
 
@@ -286,3 +267,79 @@ def linear_transpose_rule(primitive: Primitive, transpose: Any) -> None:
         return [transpose(ct, x.aval, **params)]
 
     primitive.def_transpose(rule)
+
+
+# --- jaxpr-level jvp and transpose (for pjit and the control-flow primitives) -------------
+
+_jvp_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_transpose_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def jvp_jaxpr(
+    closed: ClosedJaxpr,
+    nonzeros: tuple[bool, ...],
+    instantiate: tuple[bool, ...] | None = None,
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """A jaxpr computing (primals_out, nonzero tangents_out) from (primals, nonzero tangents).
+
+    Outputs flagged in `instantiate` always get a tangent (zeros if it is symbolically zero),
+    so that callers can give several jaxprs one output type (cond branches, loop carries).
+    """
+    key = (nonzeros, instantiate)
+    cache = _jvp_cache.setdefault(closed, {})
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    in_avals = closed.in_avals
+    n = len(in_avals)
+    out_nonzeros: list[bool] = []
+
+    def fun(*args: Any) -> list[Any]:
+        primals, nz_tangents = args[:n], iter(args[n:])
+        tangents = [
+            next(nz_tangents) if nz else Zero(a.strip_weak_type())
+            for nz, a in zip(nonzeros, in_avals, strict=True)
+        ]
+        primals_out, tangents_out = jvp_flat(
+            functools.partial(eval_closed_jaxpr, closed), list(primals), tangents
+        )
+        if instantiate is not None:
+            tangents_out = [
+                zeros_like_aval(t.aval) if inst and type(t) is Zero else t
+                for t, inst in zip(tangents_out, instantiate, strict=True)
+            ]
+        out_nonzeros[:] = [type(t) is not Zero for t in tangents_out]
+        return [*primals_out, *(t for t in tangents_out if type(t) is not Zero)]
+
+    tangent_avals = [a.strip_weak_type() for a, nz in zip(in_avals, nonzeros, strict=True) if nz]
+    jvp_closed = trace_to_jaxpr(fun, [*in_avals, *tangent_avals], "jvp")
+    result = (jvp_closed, list(out_nonzeros))
+    cache[key] = result
+    return result
+
+
+def transpose_closed(closed: ClosedJaxpr, undefined: tuple[bool, ...]) -> ClosedJaxpr:
+    """A jaxpr mapping (defined args, output cotangents) to the undefined args' cotangents."""
+    cache = _transpose_cache.setdefault(closed, {})
+    hit = cache.get(undefined)
+    if hit is not None:
+        return hit
+    in_avals = closed.in_avals
+    defined_avals = [a for a, u in zip(in_avals, undefined, strict=True) if not u]
+    ct_avals = [a.strip_weak_type() for a in closed.out_avals]
+    n_def = len(defined_avals)
+
+    def fun(*args: Any) -> list[Any]:
+        defined, cts = iter(args[:n_def]), list(args[n_def:])
+        full_args = [
+            UndefinedPrimal(a.strip_weak_type()) if u else next(defined)
+            for a, u in zip(in_avals, undefined, strict=True)
+        ]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, full_args, cts)
+        return [instantiate(c) for c in cts_in]
+
+    result = trace_to_jaxpr(fun, [*defined_avals, *ct_avals], "transpose")
+    cache[undefined] = result
+    return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -12,42 +11,35 @@ from typing import Any
 import numpy as np
 
 from mjcore import core, dtypes, eager_vjp, tree_util
-from mjcore.ad import Zero, jvp_flat, tangent_aval
+from mjcore.ad import (
+    UndefinedPrimal,
+    Zero,
+    backward_pass,
+    instantiate,
+    jvp_flat,
+    linearize_flat,
+    tangent_aval,
+    vjp_flat,
+)
+from mjcore.api_util import flatten_fun
 from mjcore.array import Array
-from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
+from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, moveaxis_to
 from mjcore.core import ShapedArray, get_aval
-from mjcore.errors import InPlaceUpdateError
+from mjcore.errors import InPlaceUpdateError, MissingRuleError
 from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
+from mjcore.jaxpr import eval_closed_jaxpr as eval_closed_jaxpr
+from mjcore.jit import JittedFunction
+from mjcore.lax import base
+from mjcore.lax.base import full
+from mjcore.lax.slicing import slice as lax_slice
 from mjcore.partial_eval import trace_to_jaxpr
-from mjcore.tree_util import Partial, PyTreeDef, tree_flatten, tree_unflatten
+from mjcore.tree_util import Partial, tree_flatten, tree_unflatten
 
 # --- helpers --------------------------------------------------------------------------------
 
 
 def _fun_name(fun: Callable[..., Any]) -> str:
     return getattr(fun, "__name__", type(fun).__name__)
-
-
-def flatten_fun(
-    fun: Callable[..., Any], in_tree: PyTreeDef
-) -> tuple[Callable[..., list[Any]], list[PyTreeDef]]:
-    """A flat version of `fun` and a cell that receives its output tree once it has run."""
-    out_tree_store: list[PyTreeDef] = []
-
-    def flat_fun(*flat_args: Any) -> list[Any]:
-        args = tree_unflatten(in_tree, flat_args)
-        out = fun(*args)
-        flat_out, out_tree = tree_flatten(out)
-        for x in flat_out:
-            if not core.is_array_like(x):
-                raise TypeError(
-                    f"{_fun_name(fun)} must return arrays or Python scalars (or pytrees of "
-                    f"them), but it returned a {type(x).__name__}: {x!r:.80}"
-                )
-        out_tree_store.append(out_tree)
-        return flat_out
-
-    return flat_fun, out_tree_store
 
 
 def _check_array_leaves(fname: str, what: str, leaves: Sequence[Any]) -> None:
@@ -57,25 +49,6 @@ def _check_array_leaves(fname: str, what: str, leaves: Sequence[Any]) -> None:
                 f"{fname}: {what} must be arrays or Python scalars, got {type(x).__name__}: "
                 f"{x!r:.80}"
             )
-
-
-def _arg_names(fun: Callable[..., Any], in_tree: PyTreeDef, n: int) -> list[str] | None:
-    """Readable names for the flat arguments of `fun` (for error messages)."""
-    try:
-        params = list(inspect.signature(fun).parameters)
-    except (TypeError, ValueError):
-        return None
-    children = in_tree.children()
-    names: list[str] = []
-    for i, child in enumerate(children):
-        base = params[i] if i < len(params) else f"args[{i}]"
-        k = child.num_leaves
-        names.extend(
-            [f"argument '{base}'"] * k
-            if k == 1
-            else [f"argument '{base}' (leaf {j})" for j in range(k)]
-        )
-    return names if len(names) == n else None
 
 
 # --- jvp ------------------------------------------------------------------------------------
@@ -113,7 +86,7 @@ def jvp(
         t if tangent_aval(get_aval(p)).dtype.kind in "fc" else Zero(tangent_aval(get_aval(p)))
         for p, t in zip(primals_flat, tangents_flat, strict=True)
     ]
-    flat_fun, out_tree = flatten_fun(fun, in_tree)
+    flat_fun, out_tree = flatten_fun(fun, in_tree, _fun_name(fun))
     primals_out, tangents_out = jvp_flat(flat_fun, primals_flat, tangents_in)
     tangents_out = [_instantiate_output(t) for t in tangents_out]
     return tree_unflatten(out_tree[0], primals_out), tree_unflatten(out_tree[0], tangents_out)
@@ -176,8 +149,6 @@ def _check_grad_output(out: Any, has_aux: bool, holomorphic: bool) -> None:
 
 
 def _instantiate_output(t: Any) -> Any:
-    from mjcore.ad import instantiate
-
     return instantiate(t)
 
 
@@ -228,7 +199,7 @@ def vmap(
             for d, x in zip(dims_flat, args_flat, strict=True)
         ]
         size = _mapped_size(args_flat, dims_flat, axis_size, fun)
-        flat_fun, out_tree = flatten_fun(fun, in_tree)
+        flat_fun, out_tree = flatten_fun(fun, in_tree, _fun_name(fun))
         vals_out, bdims_out = batch_jaxpr_like(
             flat_fun, args_flat, dims_flat, size, axis_name=axis_name
         )
@@ -289,8 +260,6 @@ def _mapped_size(
 
 
 def _move_out(v: Any, bdim: int | None, out_axis: int | None, size: int, fun: Any) -> Any:
-    from mjcore.batching import moveaxis_to
-
     if out_axis is None:
         if bdim is not NOT_MAPPED:
             raise ValueError(
@@ -325,19 +294,10 @@ def make_jaxpr(
         args_flat, in_tree = tree_flatten(tuple(dyn_args))
         _check_array_leaves(f"make_jaxpr({_fun_name(fun)})", "arguments", args_flat)
         avals = [get_aval(x) for x in args_flat]
-        flat_fun, _ = flatten_fun(call, in_tree)
+        flat_fun, _ = flatten_fun(call, in_tree, _fun_name(call))
         return trace_to_jaxpr(flat_fun, avals, f"make_jaxpr({_fun_name(fun)})")
 
     return jaxpr_maker
-
-
-def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
-    """Evaluate a closed jaxpr on arguments (under any active transformation)."""
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-
-def shape_dtype(x: Any) -> ShapedArray:
-    return get_aval(x)
 
 
 # --- reverse mode ---------------------------------------------------------------------------
@@ -346,11 +306,9 @@ def shape_dtype(x: Any) -> ShapedArray:
 def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` is the linear tangent map, evaluated
     from a jaxpr with the primal computation already done (as JAX's `linearize`)."""
-    from mjcore.ad import linearize_flat
-
     primals_flat, in_tree = tree_flatten(primals)
     _check_array_leaves(f"linearize({_fun_name(fun)})", "primal values", primals_flat)
-    flat_fun, out_tree = flatten_fun(fun, in_tree)
+    flat_fun, out_tree = flatten_fun(fun, in_tree, _fun_name(fun))
     primals_out, jaxpr, consts = linearize_flat(flat_fun, primals_flat)
     tree = out_tree[0]
 
@@ -369,9 +327,6 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(fun(*primals), f_vjp)` (plus `aux` with `has_aux`); `f_vjp(ct)` returns one cotangent
     per primal argument, as JAX's `vjp`."""
-    from mjcore.ad import Zero, vjp_flat
-    from mjcore.lax.base import full
-
     primals_flat, in_tree = tree_flatten(primals)
     _check_array_leaves(f"vjp({_fun_name(fun)})", "primal values", primals_flat)
     if has_aux:
@@ -388,7 +343,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
         fun_pair = fun
     # aux leaves are extra outputs, so they leave the transformations as plain values; they
     # get zero cotangents.
-    flat_fun, out_tree = flatten_fun(fun_pair, in_tree)
+    flat_fun, out_tree = flatten_fun(fun_pair, in_tree, _fun_name(fun_pair))
     if core._state.eager:  # nothing traced: record a tape while the Python runs once
         outs_flat, f_vjp_flat, residuals = eager_vjp.vjp_flat(flat_fun, primals_flat)
     else:
@@ -468,8 +423,6 @@ def value_and_grad(
     The output must be real, or complex with `holomorphic=True` (then the inputs must be
     complex too), as in JAX.
     """
-    from mjcore.lax.base import full
-
     nums = _argnums_tuple(argnums)
     name = _fun_name(fun)
 
@@ -572,9 +525,6 @@ def _std_basis(leaves: Sequence[Any]) -> tuple[int, list[Any]]:
 
 def _split_last_axis(x: Any, in_avals: Sequence[ShapedArray], lead_shape: tuple[int, ...]):
     """Split the trailing basis axis of a Jacobian column block per input leaf."""
-    from mjcore.lax import base
-    from mjcore.lax.slicing import slice as lax_slice
-
     pieces, start = [], 0
     ndim = get_aval(x).ndim
     for a in in_avals:
@@ -649,8 +599,6 @@ def jacrev(
     As in JAX, the inputs must be inexact and the outputs real, or both complex with
     `holomorphic=True`.
     """
-    from mjcore.lax import base
-
     nums = _argnums_tuple(argnums)
 
     def jac(*args: Any, **kwargs: Any) -> Any:
@@ -675,8 +623,6 @@ def jacrev(
             start = 0
             for k, o in enumerate(out_leaves):
                 n = get_aval(o).size
-                from mjcore.lax.slicing import slice as lax_slice
-
                 piece = lax_slice(c, (start,) + (0,) * len(in_shape), (start + n, *in_shape))
                 per_out[k].append(base.reshape(piece, (*get_aval(o).shape, *in_shape)))
                 start += n
@@ -715,10 +661,6 @@ def linear_transpose(
         inputs and outputs are not all inexact (or all integer).
       NotImplementedError: for a non-empty `reduce_axes` (deprecated in JAX as well).
     """
-    from mjcore import dtypes
-    from mjcore.ad import UndefinedPrimal, backward_pass, instantiate
-    from mjcore.errors import MissingRuleError
-
     name = _fun_name(fun)
     fname = f"linear_transpose({name})"
     if reduce_axes:
@@ -726,7 +668,7 @@ def linear_transpose(
     primals_flat, in_tree = tree_flatten(primals)
     _check_array_leaves(fname, "primal values", primals_flat)
     in_avals = [get_aval(x).strip_weak_type() for x in primals_flat]
-    flat_fun, out_tree_cell = flatten_fun(fun, in_tree)
+    flat_fun, out_tree_cell = flatten_fun(fun, in_tree, _fun_name(fun))
     closed = trace_to_jaxpr(flat_fun, in_avals, fname)
     out_tree = out_tree_cell[0]
     out_avals = [a.strip_weak_type() for a in closed.out_avals]
@@ -807,8 +749,6 @@ class ShapeDtypeStruct:
     def __init__(
         self, shape: Sequence[int], dtype: Any, *, sharding: Any = None, weak_type: bool = False
     ) -> None:
-        from mjcore import dtypes
-
         if dtype is None:
             raise ValueError("ShapeDtypeStruct: dtype must be specified")
         from mjcore.sharding import NamedSharding, Sharding
@@ -892,8 +832,6 @@ core.pytype_aval_mappings[ShapeDtypeStruct] = lambda x: ShapedArray(x.shape, x.d
 
 def _abstractify(fname: str, x: Any) -> ShapedArray:
     """The aval of an array-like, or of anything with `.shape` and `.dtype` (a JAX array)."""
-    from mjcore import dtypes
-
     if core.is_array_like(x):
         return get_aval(x)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
@@ -928,7 +866,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     fname = f"eval_shape({_fun_name(fun)})"
     flat, in_tree = tree_flatten((args, kwargs))
     avals = [_abstractify(fname, x) for x in flat]
-    flat_fun, out_tree = flatten_fun(lambda a, kw: fun(*a, **kw), in_tree)
+    flat_fun, out_tree = flatten_fun(lambda a, kw: fun(*a, **kw), in_tree, fname)
     closed = trace_to_jaxpr(flat_fun, avals, fname)
     outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
     return tree_unflatten(out_tree[0], outs)
@@ -983,8 +921,6 @@ def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[
     NB: JAX only pushes `name` on its name stack (op metadata); mjcore has no name stack, so
     the name goes on a sub-jaxpr instead. Values and derivatives are the same.
     """
-    from mjcore.jit import JittedFunction
-
     if not callable(fun):
         raise TypeError(f"named_call: expected a callable, got {type(fun).__name__}")
     staged = JittedFunction(fun, (), (), (), 64)

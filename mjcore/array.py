@@ -26,8 +26,10 @@ class Array:
     """
 
     # `_dbuf`: the PJRT buffer or None; `_npy`: the read-only host ndarray or None. At least one
-    # is set; a donated Array has a deleted `_dbuf` and no `_npy`.
-    __slots__ = ("_dbuf", "aval", "_npy", "__weakref__")
+    # is set; a donated Array has a deleted `_dbuf` and no `_npy`. `_link` and `_children`
+    # belong to mjnp's write-sharing views (`mjnp/_views.py`): None, unless the array is a view
+    # or has views. They describe the handle, not its value, so `rebind` keeps them.
+    __slots__ = ("_dbuf", "aval", "_npy", "_link", "_children", "__weakref__")
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # unhashable, as in NumPy
 
@@ -35,6 +37,14 @@ class Array:
         self._dbuf = buf
         self.aval = aval
         self._npy = None
+        self._link = None
+        self._children = None
+
+    def _rebind(self, new: Array) -> None:
+        # `core.rebind`: the value slots only; the view links stay with the handle
+        self._dbuf = new._dbuf
+        self.aval = new.aval
+        self._npy = new._npy
 
     @property
     def _buf(self) -> Any:
@@ -215,7 +225,7 @@ def array_from_numpy(value: np.ndarray, weak_type: bool = False) -> Array:
     return Array(backend.device_put(value), aval)
 
 
-# `new_object(Array)` then the three slots: how the dispatch hot paths make result arrays
+# `new_object(Array)` then the slots: how the dispatch hot paths make result arrays
 new_object = object.__new__
 
 
@@ -226,6 +236,7 @@ def wrap_buffer(buf: Any, aval: ShapedArray) -> Array:
     a._dbuf = buf
     a.aval = aval
     a._npy = None
+    a._link = a._children = None
     return a
 
 
@@ -236,6 +247,7 @@ def wrap_host(value: np.ndarray, aval: ShapedArray) -> Array:
     a._dbuf = None
     a.aval = aval
     a._npy = value
+    a._link = a._children = None
     return a
 
 

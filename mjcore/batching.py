@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from mjcore import core
+
+# The `name as name` imports are re-exports: rules import them from `batching` too.
+from mjcore.ad_util import NOT_MAPPED as NOT_MAPPED
 from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.errors import MissingRuleError
+from mjcore.jaxpr import ClosedJaxpr, eval_closed_jaxpr
+from mjcore.lax.base import broadcast_batch as broadcast_batch
+from mjcore.lax.base import move_bdim as move_bdim
+from mjcore.partial_eval import trace_to_jaxpr
 
-NOT_MAPPED = None  # the batch dimension of a value that is not batched
 _INHERIT = object()  # `batch_jaxpr_like`'s default axis name: the running rule's
 
 
@@ -145,29 +153,6 @@ class AxisPrimitive(Primitive):
         return [core.full_lower(x) for x in top.process_primitive(self, tracers, params)]
 
 
-def move_bdim(x: Any, src: int | None, dst: int) -> Any:
-    """Move batch axis `src` of `x` to position `dst`."""
-    from mjcore.lax import base
-
-    if src == dst:
-        return x
-    ndim = get_aval(x).ndim
-    perm = [i for i in range(ndim) if i != src]
-    perm.insert(dst, src)
-    return base.transpose(x, tuple(perm))
-
-
-def broadcast_batch(x: Any, axis_size: int, dst: int) -> Any:
-    """Materialise an unbatched value along a new batch axis `dst`."""
-    from mjcore.lax import base
-
-    aval = get_aval(x)
-    shape = list(aval.shape)
-    shape.insert(dst, axis_size)
-    dims = tuple(i for i in range(len(shape)) if i != dst)
-    return base.broadcast_in_dim(x, tuple(shape), dims)
-
-
 def moveaxis_to(x: Any, src: int | None, dst: int, axis_size: int) -> Any:
     """`x` with its batch axis at `dst`, broadcasting it first if it is not batched."""
     if src is NOT_MAPPED:
@@ -211,3 +196,40 @@ def batch_jaxpr_like(
         moveaxis_to(v, d, od, axis_size) if od is not NOT_MAPPED else v
         for v, d, od in zip(vals_out, bdims, out_dims, strict=True)
     ], list(out_dims)
+
+
+# --- jaxpr-level batching (for pjit and the control-flow primitives) ---------------------
+
+_batch_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, dims: tuple[int | None, ...]) -> ClosedJaxpr:
+    """A jaxpr over batched inputs (batch axes `dims`) with every output batched on axis 0."""
+    cache = _batch_cache.setdefault(closed, {})
+    # The name of the batch axis (`vmap(..., axis_name=)`) decides how collectives batch.
+    key = (axis_size, dims, core.current_batching_axis_name())
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    in_avals = []
+    for a, d in zip(closed.in_avals, dims, strict=True):
+        if d is NOT_MAPPED:
+            in_avals.append(a)
+        else:
+            shape = list(a.shape)
+            shape.insert(d, axis_size)
+            in_avals.append(a.update(shape=shape))
+
+    def fun(*args: Any) -> list[Any]:
+        outs, _ = batch_jaxpr_like(
+            functools.partial(eval_closed_jaxpr, closed),
+            args,
+            dims,
+            axis_size,
+            [0] * len(closed.out_avals),
+        )
+        return outs
+
+    result = trace_to_jaxpr(fun, in_avals, "vmap")
+    cache[key] = result
+    return result

@@ -25,6 +25,7 @@ from mjcore.backend.hlo import Value
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, moveaxis_to
 from mjcore.core import Primitive, ShapedArray
+from mjcore.lax.base import expand_dims
 from mjcore.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")
@@ -260,8 +261,6 @@ def _pure_callback_batching(
         vals, batched = _batch_axis_first(vals, dims, axis_size)
         callback = _Sequential(callback, batched, axis_size, tuple(result_avals))
     elif vmap_method == "expand_dims":
-        from mjcore.lax.base import expand_dims
-
         vals = [
             expand_dims(v, (0,)) if d is NOT_MAPPED else moveaxis_to(v, d, 0, axis_size)
             for v, d in zip(vals, dims, strict=True)

@@ -9,14 +9,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from mjcore import core
-from mjcore.ad import Zero, instantiate, is_undefined_primal
+from mjcore.ad import Zero, instantiate, is_undefined_primal, jvp_jaxpr, transpose_closed
 from mjcore.backend import client as backend
 from mjcore.backend.hlo import Value
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
-from mjcore.batching import NOT_MAPPED
+from mjcore.batching import NOT_MAPPED, batch_jaxpr
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
-from mjcore.jit import batch_jaxpr, hoist_consts, jvp_jaxpr, transpose_closed
+from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, hoist_consts
 from mjcore.partial_eval import (
     PartialEvalTrace,
     PartialEvalTracer,

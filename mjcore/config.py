@@ -121,8 +121,8 @@ config = Config()
 
 def _retrace_all() -> None:
     """Drop every traced and compiled program: a flag read while tracing changed."""
-    # Function-local: this module is imported before jit (by every module reading a flag).
-    from mjcore.jit import clear_caches
+    # Function-local: breaks the cycle with backend.client, which reads flags at import.
+    from mjcore.backend.client import clear_caches
 
     clear_caches()
 

@@ -15,6 +15,7 @@ from mjcore import dtypes
 from mjcore.errors import (
     ConcretizationTypeError,
     InPlaceUpdateError,
+    MissingRuleError,
     TracerArrayConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
@@ -166,11 +167,6 @@ class ShapedArray:
         return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
 
 
-def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedArray:
-    """Kept for API familiarity with JAX; our avals are already shaped."""
-    return aval if weak_type is None else aval.update(weak_type=weak_type)
-
-
 # Mapping from Python types to functions producing their abstract values. `mjcore.array`
 # registers the device-backed Array here.
 pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
@@ -239,6 +235,13 @@ class Primitive:
         # A jvp rule that handles `ad.Zero` tangents itself (otherwise zeros are instantiated).
         self.jvp_symbolic_zeros = False
         self.transpose_rule: Callable[..., Any] | None = None
+        # Eager reverse mode's direct rule (`mjcore.eager_vjp`), or None for the general
+        # jvp-then-transpose route: `ad.LINEAR` / `ad.MULTILINEAR` (the application itself,
+        # with tangents in place of the differentiated operands, is its tangent equation; the
+        # transpose rule is its vjp), or rule(ct, out, primals, linear, **params) -> operand
+        # cotangents, where linear[i] has the tangent `aval` of a differentiated operand and
+        # is None for the others (which get None).
+        self.eager_vjp_rule: Any = None
         self.batching_rule: Callable[..., Any] | None = None
         self.lowering_rule: Callable[..., Any] | None = None
         self.partial_eval_rule: Callable[..., Any] | None = None
@@ -297,6 +300,12 @@ class Primitive:
         self.transpose_rule = rule
         return rule
 
+    def def_eager_vjp(self, rule: Any) -> Any:
+        """Register eager reverse mode's direct rule (see `eager_vjp_rule` above and
+        docs/extending.md); without one, eager `grad` runs the jvp rule and transposes."""
+        self.eager_vjp_rule = rule
+        return rule
+
     def def_batching(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.batching_rule = rule
         return rule
@@ -313,8 +322,6 @@ class Primitive:
         """Output avals as a list, whatever the rule returns."""
         rule = self.abstract_eval_rule
         if rule is None:
-            from mjcore.errors import MissingRuleError
-
             raise MissingRuleError(
                 self.name, "abstract_eval", "Abstract evaluation (jit, make_jaxpr, grad)"
             )
@@ -534,10 +541,6 @@ def batching_axis_name(name: Any) -> Iterator[None]:
 
 def current_batching_axis_name() -> Any:
     return _state.batching_axis_name
-
-
-def cur_level() -> int:
-    return len(_state.trace_stack) - 1
 
 
 class Trace:

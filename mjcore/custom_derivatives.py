@@ -9,14 +9,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mjcore import core
-from mjcore.ad import Zero, instantiate, is_differentiable, is_undefined_primal, tangent_aval
+from mjcore.ad import (
+    JVPTracer,
+    Zero,
+    instantiate,
+    is_differentiable,
+    is_undefined_primal,
+    tangent_aval,
+)
 from mjcore.backend.lowering import lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.errors import UnexpectedTracerError
-from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
-from mjcore.jit import hoist_consts
-from mjcore.partial_eval import trace_to_jaxpr
+from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr, hoist_consts
+from mjcore.lax.base import add_any, convert_element_type, full, zeros_like
+from mjcore.lax.reductions import reduce_sum
+from mjcore.partial_eval import JaxprTracer, trace_to_jaxpr
 from mjcore.tree_util import (
     PyTreeDef,
     register_pytree_node,
@@ -235,8 +243,6 @@ class custom_jvp:
                     f"custom_jvp function {_fun_name(self.fun)}: defjvps got {len(jvps)} rules "
                     f"for {len(primals)} arguments; give one rule (or None) per argument"
                 )
-            from mjcore.lax.base import add_any, zeros_like
-
             primal_out = self(*primals)
             terms = [
                 rule(t, primal_out, *primals)
@@ -346,8 +352,6 @@ def _check_tangent_out(primal: Any, tangent: Any) -> Any:
             f"{p_aval.str_short()}) but got {aval.str_short()}."
         )
     if aval.dtype != expected.dtype:
-        from mjcore.lax.base import convert_element_type
-
         tangent = convert_element_type(tangent, expected.dtype)
     return tangent
 
@@ -653,8 +657,6 @@ class _FlatBwd:
         self.name = name
 
     def __call__(self, *args: Any) -> list[Any]:
-        from mjcore.lax.base import convert_element_type, full
-
         (res_tree,), out_tree = self.res_trees, self.out_type.tree
         assert out_tree is not None, "fwd runs before bwd"
         k = res_tree.num_leaves
@@ -845,8 +847,6 @@ def _batched_bwd(
     like the inputs, summed over the batch for unbatched inputs."""
 
     def batched(*args: Any) -> list[Any]:
-        from mjcore.lax.reductions import reduce_sum
-
         cts, bdims = batch_jaxpr_like(bwd, args, [0] * len(args), axis_size)
         out = []
         for ct, bdim, dst in zip(cts, bdims, dims, strict=True):
@@ -988,9 +988,6 @@ def custom_gradient(fun: Callable[..., Any]) -> custom_vjp:
 
 def _maybe_perturbed(x: Any) -> bool:
     """Whether `x` might carry a nonzero tangent (JAX's heuristic of the same name)."""
-    from mjcore.ad import JVPTracer
-    from mjcore.partial_eval import JaxprTracer
-
     if not isinstance(x, core.Tracer):
         return False
     if isinstance(x, JVPTracer) and type(x.tangent) is Zero:

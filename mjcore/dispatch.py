@@ -23,6 +23,7 @@ from mjcore.backend.lowering import lower_primitive
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.errors import MissingRuleError
 from mjcore.sharding import Sharding
+from mjcore.tree_util import tree_leaves, tree_map
 
 # (primitive, input avals, params) -> (program, output avals); emptied when full, so that eager
 # calls on ever new shapes (which go to XLA only when large) hold a bounded number of programs
@@ -366,9 +367,10 @@ def _index_value(e: Any) -> Any:
     return e
 
 
-def host_getitem(x: Any, idx: Any) -> Array | None:
-    """`host_view(x, "getitem", idx)`, with the commonest indexes (an int, a slice of ints,
-    a tuple of those, None and Ellipsis) checked inline: `x[1:]` costs ~1 µs over NumPy's."""
+def host_basic_getitem(x: Any, idx: Any) -> Array | None:
+    """`x[idx]` for a basic index only (an int, a slice of ints, None, Ellipsis, or a tuple of
+    those), checked inline: NumPy's view of the host value, as `host_view` gives it. None for
+    any other index, or where `host_view` gives None. `x[1:]` costs ~1 µs over NumPy's."""
     t = type(idx)
     if t is int:
         pass
@@ -385,40 +387,17 @@ def host_getitem(x: Any, idx: Any) -> Array | None:
                     continue
             elif te in _INDEX_ENTRY_TYPES:
                 continue
-            return host_view(x, "getitem", idx)  # index arrays, or the general path
-    else:
-        return host_view(x, "getitem", idx)
-    if type(x) is not Array or not core._state.eager or not on_cpu():
+            return None
+    elif t not in _INDEX_ENTRY_TYPES:
         return None
-    value = x._npy
-    if value is None:
-        value = x._value()
-    try:
-        out = value[idx]
-    except (IndexError, ValueError, TypeError):
-        return None
-    if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
-        out = np.asarray(out)
-    return _wrap_view(x.aval, out)
+    return host_view_of(x, "getitem", idx)
 
 
-def _wrap_view(aval: ShapedArray, out: np.ndarray) -> Array:
-    """An Array for a view `out` of a value of `aval` (same dtype and weak type)."""
-    shape = out.shape
-    if shape != aval.shape:
-        # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs
-        key = (aval, shape)
-        view_aval = _view_avals.get(key)
-        if view_aval is None:
-            if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                _view_avals.clear()
-            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
-        aval = view_aval
-    a = new_object(Array)  # `wrap_host` inlined
-    a._dbuf = None
-    a.aval = aval
-    a._npy = out
-    return a
+def host_getitem(x: Any, idx: Any) -> Array | None:
+    """`host_view(x, "getitem", idx)`, with the basic indexes checked inline
+    (`host_basic_getitem`)."""
+    out = host_basic_getitem(x, idx)
+    return host_view(x, "getitem", idx) if out is None else out
 
 
 def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
@@ -431,8 +410,6 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
 
     The result has `x`'s dtype and weak type, as every view does.
     """
-    if type(x) is not Array or not core._state.eager or not on_cpu():
-        return None
     if op == "getitem":
         t = type(arg)
         if t is slice:
@@ -442,9 +419,15 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
         elif t is tuple:
             for e in arg:  # a loop, not all(generator): ~0.3 µs less
                 if not _is_basic_entry(e):
-                    if not all(_is_basic_entry(e) or _is_index_array(e) for e in arg):
-                        return None
-                    arg = tuple([_index_value(e) for e in arg])
+                    entries = []
+                    for e in arg:
+                        if _is_basic_entry(e):
+                            entries.append(e)
+                        elif _is_index_array(e):
+                            entries.append(_index_value(e))
+                        else:
+                            return None
+                    arg = tuple(entries)
                     break
         elif not _is_basic_entry(arg):
             if not _is_index_array(arg):
@@ -454,6 +437,22 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
         for d in arg:
             if type(d) is not int:
                 return None
+    return host_view_of(x, op, arg)
+
+
+_trace_state = core._state
+
+
+def host_view_of(x: Any, op: str, arg: Any) -> Array | None:
+    """`host_view` once `arg` is known to be of a kind NumPy takes (any arg for "T")."""
+    platform = _host_platform  # `on_cpu()` inlined: a frame is a tenth of `x.T`
+    if (
+        type(x) is not Array
+        or not _trace_state.eager
+        or not (platform[0] if platform else on_cpu())
+        or backend.several_devices_in_use
+    ):
+        return None
     value = x._npy
     if value is None:
         value = x._value()
@@ -468,7 +467,23 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
         return None
     if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
         out = np.asarray(out)
-    return _wrap_view(x.aval, out)
+    aval = x.aval
+    shape = out.shape
+    if shape != aval.shape:
+        # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs
+        key = (aval, shape)
+        view_aval = _view_avals.get(key)
+        if view_aval is None:
+            if len(_view_avals) >= _VIEW_AVALS_SIZE:
+                _view_avals.clear()
+            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
+        aval = view_aval
+    a = new_object(Array)  # `wrap_host` inlined
+    a._dbuf = None
+    a.aval = aval
+    a._npy = out
+    a._link = a._children = None
+    return a
 
 
 def _apply_impl_rule(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
@@ -588,15 +603,13 @@ def to_dlpack(x: Array, stream: int | None = None) -> Any:
 
 def device_get(tree: Any) -> Any:
     """Copy every Array leaf of a pytree to the host as a NumPy array."""
-    from mjcore.tree_util import tree_map
-
     return tree_map(lambda x: np.asarray(x) if isinstance(x, Array) else x, tree)
 
 
 def block_until_ready(tree: Any) -> Any:
     """Wait until every Array leaf of a pytree is computed; returns the tree."""
-    from mjcore.tree_util import tree_leaves
-
+    if type(tree) is Array:  # one array, the commonest tree: no flattening
+        return tree.block_until_ready()
     for x in tree_leaves(tree):
         if isinstance(x, Array):
             x.block_until_ready()

@@ -27,7 +27,7 @@ import numpy as np
 
 from mjcore import core, dispatch
 from mjcore.array import Array, new_object, wrap_buffer, wrap_host
-from mjcore.core import ShapedArray
+from mjcore.core import ShapedArray, Tracer
 from mjcore.dispatch import FP_QUIET, fp_state, to_buffer
 from mjcore.errors import (
     ConcretizationTypeError,
@@ -220,6 +220,28 @@ def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return None
 
 
+def _untraced_under_eager_grad(state: Any, args: tuple[Any, ...]) -> bool:
+    """Whether a call under eager reverse mode's tape (`mjcore.eager_vjp`) takes no tracked
+    value: then it is eager evaluation (the tape sees nothing of it), and replays as one."""
+    if state.dynamic_trace is not None or state.trace_stack[-1].trace_type is not _vjp_trace():
+        return False
+    for a in args:
+        if isinstance(a, Tracer):
+            return False
+    return True
+
+
+_VJP_TRACE: list[type] = []
+
+
+def _vjp_trace() -> type:
+    if not _VJP_TRACE:
+        from mjcore.eager_vjp import VJPTrace
+
+        _VJP_TRACE.append(VJPTrace)
+    return _VJP_TRACE[0]
+
+
 def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] | None = None) -> F:
     """`fun`, replayed from its cached trace when called eagerly with array arguments (see
     the module docstring).
@@ -248,7 +270,7 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
-        if state.eager and not kwargs:
+        if not kwargs and (state.eager or _untraced_under_eager_grad(state, args)):
             n_args = len(args)
             run = None
             if n_args == 1:  # the commonest signatures, keyed without a helper call
@@ -355,6 +377,7 @@ def fuse_eagerly(fun: F, *, int_scalars: bool = False, host: Callable[..., Any] 
                     a._dbuf = None
                     a.aval = out_aval
                     a._npy = r
+                    a._link = a._children = None
                     return a
 
                 return run_host

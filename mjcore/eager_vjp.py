@@ -15,7 +15,11 @@ their own (control flow, `pjit`, `checkpoint`, custom derivatives) hit with tang
 partially evaluated one equation at a time by that rule, and their linear jaxpr becomes one
 tape entry transposed by `ad.backward_pass`.
 
-Nothing is compiled here beyond what eager evaluation of each primitive compiles.
+Primitives with a direct rule (`Primitive.eager_vjp_rule`) skip the jvp rule: they are
+evaluated and record one entry (see `VJPTrace._direct`). Nothing is compiled here beyond what
+eager evaluation compiles: each primitive's executable, and for mjnp calls on undifferentiated
+values (replayed fused, as in plain eager code) their traced body's; on the CPU, only for large
+arrays or primitives without a host rule.
 """
 
 from __future__ import annotations
@@ -26,9 +30,15 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
-from mjcore.ad import UndefinedPrimal, Zero, backward_pass, tangent_aval
+from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, backward_pass, tangent_aval
+from mjcore.array import Array
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
+from mjcore.dispatch import device_put
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
+from mjcore.jaxpr import eval_jaxpr
+from mjcore.lax.base import add_any, full
+from mjcore.partial_eval import PartialVal, partial_eval_flat, trace_to_jaxpr
+from mjcore.tree_util import tree_flatten, tree_unflatten
 
 
 class LinVar:
@@ -50,9 +60,12 @@ class LinVar:
         return f"LinVar({self.aval.str_short()})"
 
 
-# A tape entry: (primitive or _JAXPR, inputs (LinVars or concrete values), params, out LinVars).
-# A `_JAXPR` entry's params are (linear jaxpr, its consts); its inputs are all LinVars.
+# A tape entry: (primitive or _JAXPR or _VJP, inputs (LinVars or concrete values), params, out
+# LinVars). A `_JAXPR` entry's params are (linear jaxpr, its consts); its inputs are all LinVars.
+# A `_VJP` entry (a primitive's direct rule) has one output; its inputs are LinVars or None (an
+# operand not differentiated) and its params (rule, primals, primal output, the params).
 _JAXPR = object()
+_VJP = object()
 Entry = tuple[Any, list[Any], Any, list[LinVar]]
 
 
@@ -131,6 +144,9 @@ class VJPTrace(Trace):
         else:  # nothing tracked in: plain evaluation, nothing recorded
             outs = core.bind(primitive, primals, params)
             return [VJPTracer(self, x, None) for x in outs]
+        direct = primitive.eager_vjp_rule
+        if direct is not None and not primitive.multiple_results:
+            return [self._direct(primitive, direct, tracers, primals, params)]
         rule = primitive.jvp_rule
         if rule is None:
             # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
@@ -159,6 +175,40 @@ class VJPTrace(Trace):
         if not primitive.multiple_results and not isinstance(primals_out, (list, tuple)):
             return [self._out(primals_out, tangents_out, lin)]
         return [self._out(x, t, lin) for x, t in zip(primals_out, tangents_out, strict=True)]
+
+    def _direct(
+        self,
+        primitive: Primitive,
+        rule: Any,
+        tracers: list[VJPTracer],
+        primals: list[Any],
+        params: dict[str, Any],
+    ) -> VJPTracer:
+        """Evaluate `primitive` and record its direct vjp entry (`Primitive.eager_vjp_rule`):
+        no jvp rule, no tangent interpreter, no coefficient computed before it is needed."""
+        (out,) = core.bind(primitive, primals, params)
+        aval = _aval(out)
+        if aval.dtype.kind not in "fc":  # an integer or boolean result carries nothing
+            return VJPTracer(self, out, None)
+        var = LinVar(aval.update(weak_type=False) if aval.weak_type else aval)
+        tape = self.main.global_data
+        if rule is LINEAR:
+            ins = [p if t.var is None else t.var for t, p in zip(tracers, primals, strict=True)]
+            tape.append((primitive, ins, params, [var]))
+        elif rule is MULTILINEAR:
+            # One linear equation per differentiated operand, the others fixed, and their sum.
+            tracked = [i for i, t in enumerate(tracers) if t.var is not None]
+            parts = [var] if len(tracked) == 1 else [LinVar(var.aval) for _ in tracked]
+            for i, part in zip(tracked, parts, strict=True):
+                ins = list(primals)
+                ins[i] = tracers[i].var
+                tape.append((primitive, ins, params, [part]))
+            if len(parts) > 1:
+                _add_all(tape, parts, var)
+        else:
+            linear = [t.var for t in tracers]
+            tape.append((_VJP, linear, (rule, primals, out, params), [var]))
+        return VJPTracer(self, out, var)
 
     def _out(self, x: Any, t: Any, lin: Trace) -> VJPTracer:
         """The tracer of one result: a tangent not linear in the inputs (a Zero, a constant,
@@ -222,8 +272,6 @@ class LinearTrace(Trace):
     ) -> list[Any]:
         """A higher-order primitive with tangents among its operands: its own partial-eval
         rule splits it, and the unknown (linear) part becomes one jaxpr entry of the tape."""
-        from mjcore.partial_eval import PartialVal, partial_eval_flat
-
         pvals = [
             PartialVal.unknown(x.var.aval) if type(x) is LinearTracer else PartialVal.known(x)
             for x in tracers
@@ -246,6 +294,17 @@ class LinearTrace(Trace):
 
 
 _LINEAR = "eager grad/vjp (tangents)"
+
+
+def _add_all(tape: list[Entry], parts: list[LinVar], out: LinVar) -> None:
+    """Record `out = parts[0] + parts[1] + ...` (add_any equations)."""
+    from mjcore.lax.base import add_any_p
+
+    acc = parts[0]
+    for k, v in enumerate(parts[1:], 1):
+        dst = out if k == len(parts) - 1 else LinVar(out.aval)
+        tape.append((add_any_p, [acc, v], {}, [dst]))
+        acc = dst
 
 
 def _dead(aval: ShapedArray) -> LinVar:
@@ -337,7 +396,10 @@ def _residuals(tape: list[Entry]) -> list[Any]:
     out = []
     array_types = _array_types()
     for prim, ins, params, _ in tape:
-        vals = params[1] if prim is _JAXPR else ins
+        if prim is _VJP:
+            vals = [*params[1], params[2]]
+        else:
+            vals = params[1] if prim is _JAXPR else ins
         for x in vals:
             if type(x) is not LinVar and isinstance(x, array_types):
                 if id(x) not in seen:
@@ -352,8 +414,6 @@ _ARRAY_TYPES: tuple[type, ...] | None = None
 def _array_types() -> tuple[type, ...]:
     global _ARRAY_TYPES
     if _ARRAY_TYPES is None:
-        from mjcore.array import Array
-
         _ARRAY_TYPES = (Array, np.ndarray, core.Tracer)
     return _ARRAY_TYPES
 
@@ -373,8 +433,6 @@ def backward(
 
     `env` maps ids of residuals to values to read in their place.
     """
-    from mjcore.lax.base import add_any
-
     ct_env: dict[LinVar, Any] = {}
 
     def write(v: LinVar, ct: Any) -> None:
@@ -396,6 +454,17 @@ def backward(
             cts = [ct_env.pop(v, None) for v in outs]
             if all(c is None for c in cts):
                 continue
+        if prim is _VJP:
+            rule, primals, out, ps = params
+            if env is not None:
+                primals = [env.get(id(x), x) for x in primals]
+                out = env.get(id(out), out)
+            cts_in = rule(ct, out, primals, ins, **ps)
+            for x, ct in zip(ins, cts_in, strict=True):
+                if x is not None and ct is not None and type(ct) is not Zero:
+                    prev = ct_env.get(x)
+                    ct_env[x] = ct if prev is None else add_any(prev, ct)
+            continue
         if prim is _JAXPR:
             jaxpr, consts = params
             if env is not None:
@@ -447,13 +516,6 @@ def value_and_grad_by_tracing(
     its eager run raised `InPlaceUpdateError`; traced as a whole, `zeros(n)` is traced too.
     Only that failed run and this trace run the Python; nothing is compiled as a whole.
     """
-    from mjcore.array import Array
-    from mjcore.dispatch import device_put
-    from mjcore.jaxpr import eval_jaxpr
-    from mjcore.lax.base import full
-    from mjcore.partial_eval import trace_to_jaxpr
-    from mjcore.tree_util import tree_flatten, tree_unflatten
-
     flat, in_tree = tree_flatten(args)
     avals = []
     for i, x in enumerate(flat):

@@ -175,7 +175,16 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
 
 
 def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
+    """Evaluate a closed jaxpr on arguments (under any active transformation)."""
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Turn constvars into leading invars, so constants are passed as arguments."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    return ClosedJaxpr(Jaxpr([], [*j.constvars, *j.invars], j.eqns, j.outs), []), closed.consts
 
 
 # --- Printing -------------------------------------------------------------------------------

@@ -13,35 +13,28 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from mjcore import core
+from mjcore import ad, batching, core
+from mjcore import partial_eval as pe
 from mjcore import sharding as _sharding
-from mjcore.ad import Zero, jvp_flat, zeros_like_aval
+from mjcore.ad import (
+    UndefinedPrimal,
+    Zero,
+    instantiate,
+    jvp_jaxpr,
+    transpose_closed,
+)
+from mjcore.api_util import flatten_fun
 from mjcore.array import Array, avals_and_buffers, new_object, wrap_buffer
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import donation_plan, lower_jaxpr, lower_jaxpr_body
-from mjcore.batching import NOT_MAPPED, batch_jaxpr_like
+from mjcore.batching import NOT_MAPPED, batch_jaxpr
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.dispatch import to_buffer
-from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
-from mjcore.partial_eval import trace_to_jaxpr
+from mjcore.dispatch import device_put, to_buffer
+from mjcore.jaxpr import ClosedJaxpr, JaxprEqn, Var, hoist_consts
+from mjcore.partial_eval import partial_eval_closed, trace_to_jaxpr
 from mjcore.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 DEFAULT_CACHE_SIZE = 256
-
-
-# --- jaxpr utilities ------------------------------------------------------------------------
-
-
-def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
-    """Turn constvars into leading invars, so constants are passed as arguments."""
-    j = closed.jaxpr
-    if not j.constvars:
-        return closed, []
-    return ClosedJaxpr(Jaxpr([], [*j.constvars, *j.invars], j.eqns, j.outs), []), closed.consts
-
-
-def _eval_closed(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
-    return functools.partial(eval_jaxpr, closed.jaxpr, closed.consts)
 
 
 # --- the pjit primitive ---------------------------------------------------------------------
@@ -114,51 +107,6 @@ def _pjit_lowering(ctx, *args, jaxpr: ClosedJaxpr, name: str):
 
 # jvp and vmap of a jitted function transform its jaxpr, not the Python function: the results
 # are cached on the jaxpr, so repeated calls neither retrace nor recompile.
-_jvp_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
-_batch_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
-
-
-def jvp_jaxpr(
-    closed: ClosedJaxpr,
-    nonzeros: tuple[bool, ...],
-    instantiate: tuple[bool, ...] | None = None,
-) -> tuple[ClosedJaxpr, list[bool]]:
-    """A jaxpr computing (primals_out, nonzero tangents_out) from (primals, nonzero tangents).
-
-    Outputs flagged in `instantiate` always get a tangent (zeros if it is symbolically zero),
-    so that callers can give several jaxprs one output type (cond branches, loop carries).
-    """
-    key = (nonzeros, instantiate)
-    cache = _jvp_cache.setdefault(closed, {})
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
-    in_avals = closed.in_avals
-    n = len(in_avals)
-    out_nonzeros: list[bool] = []
-
-    def fun(*args: Any) -> list[Any]:
-        primals, nz_tangents = args[:n], iter(args[n:])
-        tangents = [
-            next(nz_tangents) if nz else Zero(a.strip_weak_type())
-            for nz, a in zip(nonzeros, in_avals, strict=True)
-        ]
-        primals_out, tangents_out = jvp_flat(_eval_closed(closed), list(primals), tangents)
-        if instantiate is not None:
-            tangents_out = [
-                zeros_like_aval(t.aval) if inst and type(t) is Zero else t
-                for t, inst in zip(tangents_out, instantiate, strict=True)
-            ]
-        out_nonzeros[:] = [type(t) is not Zero for t in tangents_out]
-        return [*primals_out, *(t for t in tangents_out if type(t) is not Zero)]
-
-    tangent_avals = [a.strip_weak_type() for a, nz in zip(in_avals, nonzeros, strict=True) if nz]
-    jvp_closed = trace_to_jaxpr(fun, [*in_avals, *tangent_avals], "jvp")
-    result = (jvp_closed, list(out_nonzeros))
-    cache[key] = result
-    return result
-
-
 def _pjit_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, name: str):
     nonzeros = tuple(type(t) is not Zero for t in tangents)
     closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
@@ -175,34 +123,6 @@ def _pjit_jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, na
 
 
 pjit_p.def_jvp(_pjit_jvp, symbolic_zeros=True)
-
-
-def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, dims: tuple[int | None, ...]) -> ClosedJaxpr:
-    """A jaxpr over batched inputs (batch axes `dims`) with every output batched on axis 0."""
-    cache = _batch_cache.setdefault(closed, {})
-    # The name of the batch axis (`vmap(..., axis_name=)`) decides how collectives batch.
-    key = (axis_size, dims, core.current_batching_axis_name())
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
-    in_avals = []
-    for a, d in zip(closed.in_avals, dims, strict=True):
-        if d is NOT_MAPPED:
-            in_avals.append(a)
-        else:
-            shape = list(a.shape)
-            shape.insert(d, axis_size)
-            in_avals.append(a.update(shape=shape))
-
-    def fun(*args: Any) -> list[Any]:
-        outs, _ = batch_jaxpr_like(
-            _eval_closed(closed), args, dims, axis_size, [0] * len(closed.out_avals)
-        )
-        return outs
-
-    result = trace_to_jaxpr(fun, in_avals, "vmap")
-    cache[key] = result
-    return result
 
 
 def _pjit_batching(vals: list[Any], dims: list[int | None], *, jaxpr: ClosedJaxpr, name: str):
@@ -416,21 +336,9 @@ class JittedFunction:
 
     def _trace(self, flat, in_tree, avals, statics, dyn_args, dyn_kwargs) -> _CacheEntry:
         self.trace_count += 1
-        out_tree_cell: list[PyTreeDef] = []
-
-        def flat_fun(*flat_args: Any) -> list[Any]:
-            a, kw = tree_unflatten(in_tree, flat_args)
-            out = self._merge(statics, a, kw)
-            out_flat, out_tree = tree_flatten(out)
-            for x in out_flat:
-                if not core.is_array_like(x):
-                    raise TypeError(
-                        f"jit({self._name}): the function returned a {type(x).__name__}, "
-                        "which is not an array; return arrays (or pytrees of arrays)"
-                    )
-            out_tree_cell.append(out_tree)
-            return out_flat
-
+        flat_fun, out_tree_cell = flatten_fun(
+            lambda a, kw: self._merge(statics, a, kw), in_tree, f"jit({self._name})"
+        )
         names = _debug_names(self._signature, dyn_args, dyn_kwargs, len(flat))
         closed = trace_to_jaxpr(flat_fun, avals, f"jit({self._name})", names)
         call, consts = hoist_consts(closed)
@@ -509,6 +417,7 @@ class JittedFunction:
                     out._dbuf = buf
                     out.aval = out_aval
                     out._npy = None
+                    out._link = out._children = None
                     return out
         flat_calls = self._flat_calls
         if flat_calls is not None and not kwargs:
@@ -603,8 +512,6 @@ _live_jitted: weakref.WeakSet[JittedFunction] = weakref.WeakSet()
 
 
 def _device_put(x: Any) -> Array:
-    from mjcore.dispatch import device_put
-
     return device_put(x)
 
 
@@ -846,28 +753,6 @@ def clear_caches() -> None:
 
 # --- reverse mode: partial evaluation and transposition of pjit -----------------------------
 
-_pe_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
-_transpose_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def partial_eval_closed(closed: ClosedJaxpr, in_unknowns: tuple[bool, ...]) -> Any:
-    """Known and unknown halves of a const-free jaxpr (cached, so their compiles are reused)."""
-    from mjcore.partial_eval import partial_eval_jaxpr
-
-    assert not closed.consts
-    cache = _pe_cache.setdefault(closed, {})
-    hit = cache.get(in_unknowns)
-    if hit is None:
-        pe = partial_eval_jaxpr(closed.jaxpr, in_unknowns)
-        hit = cache[in_unknowns] = (
-            ClosedJaxpr(pe.jaxpr_known, []),
-            ClosedJaxpr(pe.jaxpr_unknown, []),
-            pe,
-        )
-    return hit
-
 
 def _pjit_partial_eval(trace: Any, tracers: list[Any], *, jaxpr: ClosedJaxpr, name: str):
     in_unknowns = tuple(not t.pval.is_known for t in tracers)
@@ -890,8 +775,6 @@ pjit_p.def_partial_eval(_pjit_partial_eval)
 
 
 def _pjit_partial_eval_jaxpr(unks_in: list[bool], eqn: Any):
-    from mjcore.jaxpr import JaxprEqn, Var
-
     closed = eqn.params["jaxpr"]
     name = eqn.params["name"]
     known, unknown, pe = partial_eval_closed(closed, tuple(unks_in))
@@ -912,36 +795,7 @@ def _pjit_partial_eval_jaxpr(unks_in: list[bool], eqn: Any):
 pjit_p.partial_eval_jaxpr_rule = _pjit_partial_eval_jaxpr
 
 
-def transpose_closed(closed: ClosedJaxpr, undefined: tuple[bool, ...]) -> ClosedJaxpr:
-    """A jaxpr mapping (defined args, output cotangents) to the undefined args' cotangents."""
-    from mjcore.ad import UndefinedPrimal, backward_pass, instantiate
-
-    cache = _transpose_cache.setdefault(closed, {})
-    hit = cache.get(undefined)
-    if hit is not None:
-        return hit
-    in_avals = closed.in_avals
-    defined_avals = [a for a, u in zip(in_avals, undefined, strict=True) if not u]
-    ct_avals = [a.strip_weak_type() for a in closed.out_avals]
-    n_def = len(defined_avals)
-
-    def fun(*args: Any) -> list[Any]:
-        defined, cts = iter(args[:n_def]), list(args[n_def:])
-        full_args = [
-            UndefinedPrimal(a.strip_weak_type()) if u else next(defined)
-            for a, u in zip(in_avals, undefined, strict=True)
-        ]
-        cts_in = backward_pass(closed.jaxpr, closed.consts, full_args, cts)
-        return [instantiate(c) for c in cts_in]
-
-    result = trace_to_jaxpr(fun, [*defined_avals, *ct_avals], "transpose")
-    cache[undefined] = result
-    return result
-
-
 def _pjit_transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, name: str):
-    from mjcore.ad import UndefinedPrimal, instantiate
-
     undefined = tuple(type(a) is UndefinedPrimal for a in args)
     closed = transpose_closed(jaxpr, undefined)
     call, consts = hoist_consts(closed)
@@ -958,5 +812,11 @@ pjit_p.def_transpose(_pjit_transpose)
 def _clear_jit_caches() -> None:
     for f in list(_live_jitted):
         f.clear_cache()
-    for cache in (_compiled, _jvp_cache, _batch_cache, _pe_cache, _transpose_cache):
+    for cache in (
+        _compiled,
+        ad._jvp_cache,
+        batching._batch_cache,
+        pe._pe_cache,
+        ad._transpose_cache,
+    ):
         cache.clear()

@@ -617,3 +617,23 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None) -> Jaxpr
             live.update(x for x in eqn.inputs if type(x) is Var)
     new_eqns.reverse()
     return Jaxpr(jaxpr.constvars, jaxpr.invars, new_eqns, list(outs))
+
+
+# --- cached partial evaluation of closed jaxprs (for pjit and checkpoint) ------------------
+
+_pe_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def partial_eval_closed(closed: ClosedJaxpr, in_unknowns: tuple[bool, ...]) -> Any:
+    """Known and unknown halves of a const-free jaxpr (cached, so their compiles are reused)."""
+    assert not closed.consts
+    cache = _pe_cache.setdefault(closed, {})
+    hit = cache.get(in_unknowns)
+    if hit is None:
+        pe = partial_eval_jaxpr(closed.jaxpr, in_unknowns)
+        hit = cache[in_unknowns] = (
+            ClosedJaxpr(pe.jaxpr_known, []),
+            ClosedJaxpr(pe.jaxpr_unknown, []),
+            pe,
+        )
+    return hit

@@ -982,11 +982,6 @@ def _result_dtype(dtype: np.dtype, *params: Any) -> np.dtype:
     return dtype
 
 
-def _weak(x: Any, dtype: np.dtype) -> Any:
-    """A parameter in the arithmetic dtype: Python scalars (weak) and arrays alike."""
-    return lax.convert_element_type(_param(x), dtype)
-
-
 @jit(static_argnums=(3, 4))
 def _double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Shape, dtype: np.dtype) -> Any:
     maxwell_key, rademacher_key = _split_rows(key)

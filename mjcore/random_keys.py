@@ -21,6 +21,7 @@ import numpy as np
 from mjcore import lax, tree_util
 from mjcore.array import Array
 from mjcore.core import Tracer, get_aval
+from mjcore.dispatch import device_put
 
 _U32 = np.dtype("uint32")
 _IMPL = "threefry2x32"
@@ -188,10 +189,6 @@ tree_util.register_pytree_node(
 )
 
 
-def is_key_array(x: Any) -> bool:
-    return isinstance(x, KeyArray)
-
-
 def key_data(keys: Any) -> Any:
     """The uint32 bits of `keys`, of shape `(*keys.shape, 2)`, as `jax.random.key_data`; a raw
     uint32 key array is returned as it is."""
@@ -233,7 +230,5 @@ def _check_raw(name: str, data: Any) -> Any:
             f"{aval.dtype.name}{list(aval.shape)}"
         )
     if not isinstance(data, Array | Tracer):
-        from mjcore.dispatch import device_put
-
         data = device_put(data)
     return data

@@ -31,16 +31,16 @@ import numpy as np
 from mjcore import core
 from mjcore import sharding as sharding_mod
 from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, jvp_flat
-from mjcore.api import flatten_fun
+from mjcore.api_util import flatten_fun
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
-from mjcore.jit import hoist_consts, jit, partial_eval_closed
+from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr, hoist_consts
+from mjcore.jit import jit
 from mjcore.lax import arithmetic, parallel
 from mjcore.lax.base import reshape
 from mjcore.lax.sharding import with_sharding_constraint
-from mjcore.partial_eval import trace_to_jaxpr
+from mjcore.partial_eval import partial_eval_closed, trace_to_jaxpr
 from mjcore.sharding import Mesh, NamedSharding, PartitionSpec
 from mjcore.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -496,7 +496,9 @@ def shard_map(
         block_avals = [
             _block_aval(a, s, mesh).strip_weak_type() for a, s in zip(avals, specs, strict=True)
         ]
-        flat_fun, out_tree_box = flatten_fun(f, in_tree)
+        flat_fun, out_tree_box = flatten_fun(
+            f, in_tree, f"shard_map({getattr(f, '__name__', 'f')})"
+        )
         closed = _trace_body(flat_fun, block_avals, mesh)
         out_tree = out_tree_box[0]
         n_out = len(closed.out_avals)

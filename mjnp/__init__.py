@@ -7,9 +7,16 @@ re-exported here and listed in `__all__`.
 """
 
 from mjcore.core import install_array_surface as _install_array_surface
-from mjnp._array_surface import SURFACE as _SURFACE
 
-# --- creation (_creation.py) ----------------------------------------------------------------
+# One import per module (sorted); each module's docstring says which chapter of NumPy's
+# reference it holds. Submodules import what they need from their siblings directly.
+from mjnp import _ufunc, emath, exceptions, fft, linalg, random
+from mjnp._array_api_info import (
+    __array_api_version__,
+    __array_namespace_info__,
+)
+from mjnp._array_surface import SURFACE as _SURFACE
+from mjnp._calculus import gradient, trapezoid
 from mjnp._creation import (
     arange,
     array,
@@ -26,8 +33,39 @@ from mjnp._creation import (
     zeros,
     zeros_like,
 )
-
-# --- data types (_dtypes.py) ----------------------------------------------------------------
+from mjnp._creation_extra import (
+    asanyarray,
+    asarray_chkfinite,
+    ascontiguousarray,
+    bartlett,
+    blackman,
+    diag,
+    diag_indices,
+    diag_indices_from,
+    diagflat,
+    frombuffer,
+    fromfunction,
+    fromiter,
+    fromstring,
+    geomspace,
+    hamming,
+    hanning,
+    indices,
+    ix_,
+    kaiser,
+    logspace,
+    mask_indices,
+    meshgrid,
+    require,
+    tri,
+    tril,
+    tril_indices,
+    tril_indices_from,
+    triu,
+    triu_indices,
+    triu_indices_from,
+    vander,
+)
 from mjnp._dtypes import (
     False_,
     ScalarType,
@@ -94,8 +132,6 @@ from mjnp._dtypes import (
     unsignedinteger,
     ushort,
 )
-
-# --- elementwise functions (_elementwise.py) ------------------------------------------------
 from mjnp._elementwise import (
     abs,  # noqa: A004  (NumPy's name)
     absolute,
@@ -194,14 +230,99 @@ from mjnp._elementwise import (
     trunc,
     where,
 )
-
-# --- indexing (_indexing.py; maintained by its author) --------------------------------------
+from mjnp._histograms import (
+    bincount,
+    histogram,
+    histogram2d,
+    histogram_bin_edges,
+    histogramdd,
+)
+from mjnp._index_tricks import (
+    c_,
+    index_exp,
+    mgrid,
+    ndenumerate,
+    ndindex,
+    ogrid,
+    r_,
+    s_,
+)
 from mjnp._indexing import getitem as _getitem  # noqa: F401  (installed as __getitem__)
-
-# --- products (_linalg.py; maintained by its author) ----------------------------------------
-from mjnp._linalg import dot, inner, matmul, outer, vdot
-
-# --- manipulation (_manipulation.py; maintained by its author) ------------------------------
+from mjnp._indexing_functions import (
+    argwhere,
+    choose,
+    compress,
+    diagonal,
+    digitize,
+    extract,
+    fill_diagonal,
+    flatnonzero,
+    nonzero,
+    piecewise,
+    place,
+    put,
+    put_along_axis,
+    putmask,
+    ravel_multi_index,
+    searchsorted,
+    select,
+    take,
+    take_along_axis,
+    trace,
+    unravel_index,
+)
+from mjnp._interpolation import interp
+from mjnp._joining import (
+    append,
+    array_split,
+    atleast_2d,
+    atleast_3d,
+    block,
+    broadcast_arrays,
+    broadcast_shapes,
+    column_stack,
+    concat,
+    concatenate,
+    delete,
+    dsplit,
+    dstack,
+    flip,
+    fliplr,
+    flipud,
+    hsplit,
+    hstack,
+    insert,
+    matrix_transpose,
+    pad,
+    repeat,
+    resize,
+    roll,
+    rollaxis,
+    rot90,
+    row_stack,
+    split,
+    stack,
+    tile,
+    trim_zeros,
+    unstack,
+    vsplit,
+    vstack,
+)
+from mjnp._linalg import (
+    cross,
+    dot,
+    einsum,
+    einsum_path,
+    inner,
+    kron,
+    matmul,
+    matvec,
+    outer,
+    tensordot,
+    vdot,
+    vecdot,
+    vecmat,
+)
 from mjnp._manipulation import (
     astype,
     atleast_1d,
@@ -220,8 +341,18 @@ from mjnp._manipulation import (
     swapaxes,
     transpose,
 )
-
-# --- reductions (_reductions.py; maintained by its author) ----------------------------------
+from mjnp._poly1d import poly1d
+from mjnp._printing import (
+    array2string,
+    array_repr,
+    array_str,
+    format_float_positional,
+    format_float_scientific,
+    get_printoptions,
+    printoptions,
+    set_printoptions,
+)
+from mjnp._protocols import from_dlpack
 from mjnp._reductions import (
     all,  # noqa: A004  (NumPy's name)
     amax,
@@ -235,9 +366,254 @@ from mjnp._reductions import (
     prod,
     sum,  # noqa: A004  (NumPy's name)
 )
+from mjnp._sets import (
+    intersect1d,
+    isin,
+    setdiff1d,
+    setxor1d,
+    union1d,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
+from mjnp._signal import convolve, correlate
+from mjnp._sorting import (
+    argpartition,
+    argsort,
+    lexsort,
+    partition,
+    sort,
+    sort_complex,
+)
+from mjnp._statistics import (
+    average,
+    corrcoef,
+    count_nonzero,
+    cov,
+    cumprod,
+    cumsum,
+    cumulative_prod,
+    cumulative_sum,
+    diff,
+    ediff1d,
+    median,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmedian,
+    nanmin,
+    nanpercentile,
+    nanprod,
+    nanquantile,
+    nanstd,
+    nansum,
+    nanvar,
+    percentile,
+    ptp,
+    quantile,
+    std,
+    var,
+)
+from mjnp._ufunc_extra import (
+    allclose,
+    angle,
+    array_equal,
+    array_equiv,
+    bitwise_count,
+    copysign,
+    frexp,
+    gcd,
+    heaviside,
+    i0,
+    isclose,
+    iscomplex,
+    iscomplexobj,
+    isneginf,
+    isposinf,
+    isreal,
+    isrealobj,
+    isscalar,
+    iterable,
+    lcm,
+    ldexp,
+    logaddexp,
+    logaddexp2,
+    modf,
+    nan_to_num,
+    nextafter,
+    packbits,
+    poly,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    real_if_close,
+    roots,
+    sinc,
+    spacing,
+    unpackbits,
+    unwrap,
+)
+from mjnp._utilities import (
+    apply_along_axis,
+    apply_over_axes,
+    base_repr,
+    binary_repr,
+    common_type,
+    copyto,
+    errstate,
+    fromfile,
+    genfromtxt,
+    getbufsize,
+    geterr,
+    geterrcall,
+    info,
+    isfortran,
+    load,
+    loadtxt,
+    may_share_memory,
+    min_scalar_type,
+    mintypecode,
+    save,
+    savetxt,
+    savez,
+    savez_compressed,
+    setbufsize,
+    seterr,
+    seterrcall,
+    shares_memory,
+    show_config,
+    typename,
+    vectorize,
+)
+from mjnp._utilities_extra import (
+    asfortranarray,
+    fromregex,
+    isnat,
+    show_runtime,
+)
 
 # Operators, methods and properties of Array and Tracer: installed once, here.
 _install_array_surface(_SURFACE)
+
+# NumPy's ufuncs as objects with reduce/accumulate/outer/at (_ufunc.py).
+absolute = _ufunc.ufunc(absolute, "absolute")
+add = _ufunc.ufunc(add, "add")
+arccos = _ufunc.ufunc(arccos, "arccos")
+arccosh = _ufunc.ufunc(arccosh, "arccosh")
+arcsin = _ufunc.ufunc(arcsin, "arcsin")
+arcsinh = _ufunc.ufunc(arcsinh, "arcsinh")
+arctan = _ufunc.ufunc(arctan, "arctan")
+arctan2 = _ufunc.ufunc(arctan2, "arctan2")
+arctanh = _ufunc.ufunc(arctanh, "arctanh")
+bitwise_and = _ufunc.ufunc(bitwise_and, "bitwise_and")
+bitwise_count = _ufunc.ufunc(bitwise_count, "bitwise_count")
+bitwise_or = _ufunc.ufunc(bitwise_or, "bitwise_or")
+bitwise_xor = _ufunc.ufunc(bitwise_xor, "bitwise_xor")
+cbrt = _ufunc.ufunc(cbrt, "cbrt")
+ceil = _ufunc.ufunc(ceil, "ceil")
+conjugate = _ufunc.ufunc(conjugate, "conjugate")
+copysign = _ufunc.ufunc(copysign, "copysign")
+cos = _ufunc.ufunc(cos, "cos")
+cosh = _ufunc.ufunc(cosh, "cosh")
+deg2rad = _ufunc.ufunc(deg2rad, "deg2rad")
+degrees = _ufunc.ufunc(degrees, "degrees")
+divide = _ufunc.ufunc(divide, "divide")
+divmod = _ufunc.ufunc(divmod, "divmod")
+equal = _ufunc.ufunc(equal, "equal")
+exp = _ufunc.ufunc(exp, "exp")
+exp2 = _ufunc.ufunc(exp2, "exp2")
+expm1 = _ufunc.ufunc(expm1, "expm1")
+fabs = _ufunc.ufunc(fabs, "fabs")
+float_power = _ufunc.ufunc(float_power, "float_power")
+floor = _ufunc.ufunc(floor, "floor")
+floor_divide = _ufunc.ufunc(floor_divide, "floor_divide")
+fmax = _ufunc.ufunc(fmax, "fmax")
+fmin = _ufunc.ufunc(fmin, "fmin")
+fmod = _ufunc.ufunc(fmod, "fmod")
+frexp = _ufunc.ufunc(frexp, "frexp")
+gcd = _ufunc.ufunc(gcd, "gcd")
+greater = _ufunc.ufunc(greater, "greater")
+greater_equal = _ufunc.ufunc(greater_equal, "greater_equal")
+heaviside = _ufunc.ufunc(heaviside, "heaviside")
+hypot = _ufunc.ufunc(hypot, "hypot")
+invert = _ufunc.ufunc(invert, "invert")
+isfinite = _ufunc.ufunc(isfinite, "isfinite")
+isinf = _ufunc.ufunc(isinf, "isinf")
+isnan = _ufunc.ufunc(isnan, "isnan")
+isnat = _ufunc.ufunc(isnat, "isnat")
+lcm = _ufunc.ufunc(lcm, "lcm")
+ldexp = _ufunc.ufunc(ldexp, "ldexp")
+left_shift = _ufunc.ufunc(left_shift, "left_shift")
+less = _ufunc.ufunc(less, "less")
+less_equal = _ufunc.ufunc(less_equal, "less_equal")
+log = _ufunc.ufunc(log, "log")
+log10 = _ufunc.ufunc(log10, "log10")
+log1p = _ufunc.ufunc(log1p, "log1p")
+log2 = _ufunc.ufunc(log2, "log2")
+logaddexp = _ufunc.ufunc(logaddexp, "logaddexp")
+logaddexp2 = _ufunc.ufunc(logaddexp2, "logaddexp2")
+logical_and = _ufunc.ufunc(logical_and, "logical_and")
+logical_not = _ufunc.ufunc(logical_not, "logical_not")
+logical_or = _ufunc.ufunc(logical_or, "logical_or")
+logical_xor = _ufunc.ufunc(logical_xor, "logical_xor")
+matmul = _ufunc.ufunc(matmul, "matmul")
+matvec = _ufunc.ufunc(matvec, "matvec")
+maximum = _ufunc.ufunc(maximum, "maximum")
+minimum = _ufunc.ufunc(minimum, "minimum")
+modf = _ufunc.ufunc(modf, "modf")
+multiply = _ufunc.ufunc(multiply, "multiply")
+negative = _ufunc.ufunc(negative, "negative")
+nextafter = _ufunc.ufunc(nextafter, "nextafter")
+not_equal = _ufunc.ufunc(not_equal, "not_equal")
+positive = _ufunc.ufunc(positive, "positive")
+power = _ufunc.ufunc(power, "power")
+rad2deg = _ufunc.ufunc(rad2deg, "rad2deg")
+radians = _ufunc.ufunc(radians, "radians")
+reciprocal = _ufunc.ufunc(reciprocal, "reciprocal")
+remainder = _ufunc.ufunc(remainder, "remainder")
+right_shift = _ufunc.ufunc(right_shift, "right_shift")
+rint = _ufunc.ufunc(rint, "rint")
+sign = _ufunc.ufunc(sign, "sign")
+signbit = _ufunc.ufunc(signbit, "signbit")
+sin = _ufunc.ufunc(sin, "sin")
+sinh = _ufunc.ufunc(sinh, "sinh")
+spacing = _ufunc.ufunc(spacing, "spacing")
+sqrt = _ufunc.ufunc(sqrt, "sqrt")
+square = _ufunc.ufunc(square, "square")
+subtract = _ufunc.ufunc(subtract, "subtract")
+tan = _ufunc.ufunc(tan, "tan")
+tanh = _ufunc.ufunc(tanh, "tanh")
+trunc = _ufunc.ufunc(trunc, "trunc")
+vecdot = _ufunc.ufunc(vecdot, "vecdot")
+vecmat = _ufunc.ufunc(vecmat, "vecmat")
+
+# NumPy's aliases are the same objects (F811: each replaces the function imported above).
+abs = absolute  # noqa: F811
+acos = arccos  # noqa: F811
+acosh = arccosh  # noqa: F811
+asin = arcsin  # noqa: F811
+asinh = arcsinh  # noqa: F811
+atan = arctan  # noqa: F811
+atan2 = arctan2  # noqa: F811
+atanh = arctanh  # noqa: F811
+bitwise_invert = invert  # noqa: F811
+bitwise_left_shift = left_shift  # noqa: F811
+bitwise_not = invert  # noqa: F811
+bitwise_right_shift = right_shift  # noqa: F811
+conj = conjugate  # noqa: F811
+mod = remainder  # noqa: F811
+pow = power  # noqa: F811
+true_divide = divide  # noqa: F811
 
 __all__ = [
     # creation
@@ -436,44 +812,6 @@ __all__ = [
     "sum",
 ]
 
-# --- joining, splitting and rearranging (_joining.py) ---------------------------------------
-from mjnp._joining import (  # noqa: E402  (appended per-module export block)
-    append,
-    array_split,
-    atleast_2d,
-    atleast_3d,
-    block,
-    broadcast_arrays,
-    broadcast_shapes,
-    column_stack,
-    concat,
-    concatenate,
-    delete,
-    dsplit,
-    dstack,
-    flip,
-    fliplr,
-    flipud,
-    hsplit,
-    hstack,
-    insert,
-    matrix_transpose,
-    pad,
-    repeat,
-    resize,
-    roll,
-    rollaxis,
-    rot90,
-    row_stack,
-    split,
-    stack,
-    tile,
-    trim_zeros,
-    unstack,
-    vsplit,
-    vstack,
-)
-
 __all__ += [
     "append",
     "array_split",
@@ -512,41 +850,6 @@ __all__ += [
     "vstack",
 ]
 
-# --- more creation routines (_creation_extra.py) --------------------------------------------
-from mjnp._creation_extra import (  # noqa: E402  (appended per-module export block)
-    asanyarray,
-    asarray_chkfinite,
-    ascontiguousarray,
-    bartlett,
-    blackman,
-    diag,
-    diag_indices,
-    diag_indices_from,
-    diagflat,
-    frombuffer,
-    fromfunction,
-    fromiter,
-    fromstring,
-    geomspace,
-    hamming,
-    hanning,
-    indices,
-    ix_,
-    kaiser,
-    logspace,
-    mask_indices,
-    meshgrid,
-    require,
-    tri,
-    tril,
-    tril_indices,
-    tril_indices_from,
-    triu,
-    triu_indices,
-    triu_indices_from,
-    vander,
-)
-
 __all__ += [
     "asanyarray",
     "asarray_chkfinite",
@@ -581,19 +884,6 @@ __all__ += [
     "vander",
 ]
 
-# --- linalg, fft, random and emath (_linalg.py, the subpackages, emath.py) -------------------
-from mjnp import emath, fft, linalg, random  # noqa: E402  (subpackages, after the main namespace)
-from mjnp._linalg import (  # noqa: E402
-    cross,
-    einsum,
-    einsum_path,
-    kron,
-    matvec,
-    tensordot,
-    vecdot,
-    vecmat,
-)
-
 __all__ += [
     "cross",
     "einsum",
@@ -608,52 +898,6 @@ __all__ += [
     "vecdot",
     "vecmat",
 ]
-
-# --- more ufuncs, value tests, polynomials (_ufunc_extra.py) ---------------------------------
-from mjnp._ufunc_extra import (  # noqa: E402  (appended per-module export block)
-    allclose,
-    angle,
-    array_equal,
-    array_equiv,
-    bitwise_count,
-    copysign,
-    frexp,
-    gcd,
-    heaviside,
-    i0,
-    isclose,
-    iscomplex,
-    iscomplexobj,
-    isneginf,
-    isposinf,
-    isreal,
-    isrealobj,
-    isscalar,
-    iterable,
-    lcm,
-    ldexp,
-    logaddexp,
-    logaddexp2,
-    modf,
-    nan_to_num,
-    nextafter,
-    packbits,
-    poly,
-    polyadd,
-    polyder,
-    polydiv,
-    polyfit,
-    polyint,
-    polymul,
-    polysub,
-    polyval,
-    real_if_close,
-    roots,
-    sinc,
-    spacing,
-    unpackbits,
-    unwrap,
-)
 
 __all__ += [
     "allclose",
@@ -700,56 +944,9 @@ __all__ += [
     "unwrap",
 ]
 
-# --- the polynomial class (_poly1d.py) ------------------------------------------------------
-from mjnp._poly1d import poly1d  # noqa: E402  (appended per-module export block)
-
 __all__ += ["poly1d"]
 
-# --- sorting (_sorting.py) ------------------------------------------------------------------
-from mjnp._sorting import (  # noqa: E402  (appended per-module export block)
-    argpartition,
-    argsort,
-    lexsort,
-    partition,
-    sort,
-    sort_complex,
-)
-
 __all__ += ["argpartition", "argsort", "lexsort", "partition", "sort", "sort_complex"]
-
-# --- statistics, running sums and differences (_statistics.py) ------------------------------
-from mjnp._statistics import (  # noqa: E402  (appended per-module export block)
-    average,
-    corrcoef,
-    count_nonzero,
-    cov,
-    cumprod,
-    cumsum,
-    cumulative_prod,
-    cumulative_sum,
-    diff,
-    ediff1d,
-    median,
-    nanargmax,
-    nanargmin,
-    nancumprod,
-    nancumsum,
-    nanmax,
-    nanmean,
-    nanmedian,
-    nanmin,
-    nanpercentile,
-    nanprod,
-    nanquantile,
-    nanstd,
-    nansum,
-    nanvar,
-    percentile,
-    ptp,
-    quantile,
-    std,
-    var,
-)
 
 __all__ += [
     "average",
@@ -784,31 +981,6 @@ __all__ += [
     "var",
 ]
 
-# --- indexing routines (_indexing_functions.py) ---------------------------------------------
-from mjnp._indexing_functions import (  # noqa: E402  (appended per-module export block)
-    argwhere,
-    choose,
-    compress,
-    diagonal,
-    digitize,
-    extract,
-    fill_diagonal,
-    flatnonzero,
-    nonzero,
-    piecewise,
-    place,
-    put,
-    put_along_axis,
-    putmask,
-    ravel_multi_index,
-    searchsorted,
-    select,
-    take,
-    take_along_axis,
-    trace,
-    unravel_index,
-)
-
 __all__ += [
     "argwhere",
     "choose",
@@ -833,30 +1005,9 @@ __all__ += [
     "unravel_index",
 ]
 
-# --- NumPy protocols (_protocols.py) --------------------------------------------------------
-from mjnp._protocols import from_dlpack  # noqa: E402  (appended per-module export block)
-
 __all__ += ["from_dlpack"]
 
-# --- Array API inspection (_array_api_info.py) ----------------------------------------------
-from mjnp._array_api_info import (  # noqa: E402  (appended per-module export block)
-    __array_api_version__,
-    __array_namespace_info__,
-)
-
 __all__ += ["__array_api_version__", "__array_namespace_info__"]
-
-# --- printing (_printing.py) ----------------------------------------------------------------
-from mjnp._printing import (  # noqa: E402  (appended per-module export block)
-    array2string,
-    array_repr,
-    array_str,
-    format_float_positional,
-    format_float_scientific,
-    get_printoptions,
-    printoptions,
-    set_printoptions,
-)
 
 __all__ += [
     "array2string",
@@ -868,40 +1019,6 @@ __all__ += [
     "printoptions",
     "set_printoptions",
 ]
-
-# --- utilities (_utilities.py) -------------------------------------------------------------
-from mjnp._utilities import (  # noqa: E402  (appended per-module export block)
-    apply_along_axis,
-    apply_over_axes,
-    base_repr,
-    binary_repr,
-    common_type,
-    copyto,
-    errstate,
-    fromfile,
-    genfromtxt,
-    getbufsize,
-    geterr,
-    geterrcall,
-    info,
-    isfortran,
-    load,
-    loadtxt,
-    may_share_memory,
-    min_scalar_type,
-    mintypecode,
-    save,
-    savetxt,
-    savez,
-    savez_compressed,
-    setbufsize,
-    seterr,
-    seterrcall,
-    shares_memory,
-    show_config,
-    typename,
-    vectorize,
-)
 
 __all__ += [
     "apply_along_axis",
@@ -936,20 +1053,6 @@ __all__ += [
     "vectorize",
 ]
 
-# --- set routines (_sets.py) ----------------------------------------------------------------
-from mjnp._sets import (  # noqa: E402  (appended per-module export block)
-    intersect1d,
-    isin,
-    setdiff1d,
-    setxor1d,
-    union1d,
-    unique,
-    unique_all,
-    unique_counts,
-    unique_inverse,
-    unique_values,
-)
-
 __all__ += [
     "intersect1d",
     "isin",
@@ -962,24 +1065,6 @@ __all__ += [
     "unique_inverse",
     "unique_values",
 ]
-
-# --- calculus, interpolation, signals, histograms, more utilities ----------------------------
-from mjnp._calculus import gradient, trapezoid  # noqa: E402  (appended per-module export block)
-from mjnp._histograms import (  # noqa: E402  (appended per-module export block)
-    bincount,
-    histogram,
-    histogram2d,
-    histogram_bin_edges,
-    histogramdd,
-)
-from mjnp._interpolation import interp  # noqa: E402  (appended per-module export block)
-from mjnp._signal import convolve, correlate  # noqa: E402  (appended per-module export block)
-from mjnp._utilities_extra import (  # noqa: E402  (appended per-module export block)
-    asfortranarray,
-    fromregex,
-    isnat,
-    show_runtime,
-)
 
 __all__ += [
     "asfortranarray",
@@ -997,19 +1082,6 @@ __all__ += [
     "show_runtime",
     "trapezoid",
 ]
-
-# --- index tricks, more scalar type names, exceptions (_index_tricks.py, _dtypes.py) ---------
-from mjnp import exceptions  # noqa: E402  (submodule, after the main namespace)
-from mjnp._index_tricks import (  # noqa: E402  (appended per-module export block)
-    c_,
-    index_exp,
-    mgrid,
-    ndenumerate,
-    ndindex,
-    ogrid,
-    r_,
-    s_,
-)
 
 __all__ += [
     "False_",
@@ -1039,114 +1111,3 @@ __all__ += [
     "ulonglong",
     "ushort",
 ]
-
-# --- ufunc objects (_ufunc.py): NumPy's ufuncs as objects with reduce/accumulate/outer/at ---
-from mjnp import _ufunc  # noqa: E402  (appended per-module block)
-
-absolute = _ufunc.ufunc(absolute, "absolute")
-add = _ufunc.ufunc(add, "add")
-arccos = _ufunc.ufunc(arccos, "arccos")
-arccosh = _ufunc.ufunc(arccosh, "arccosh")
-arcsin = _ufunc.ufunc(arcsin, "arcsin")
-arcsinh = _ufunc.ufunc(arcsinh, "arcsinh")
-arctan = _ufunc.ufunc(arctan, "arctan")
-arctan2 = _ufunc.ufunc(arctan2, "arctan2")
-arctanh = _ufunc.ufunc(arctanh, "arctanh")
-bitwise_and = _ufunc.ufunc(bitwise_and, "bitwise_and")
-bitwise_count = _ufunc.ufunc(bitwise_count, "bitwise_count")
-bitwise_or = _ufunc.ufunc(bitwise_or, "bitwise_or")
-bitwise_xor = _ufunc.ufunc(bitwise_xor, "bitwise_xor")
-cbrt = _ufunc.ufunc(cbrt, "cbrt")
-ceil = _ufunc.ufunc(ceil, "ceil")
-conjugate = _ufunc.ufunc(conjugate, "conjugate")
-copysign = _ufunc.ufunc(copysign, "copysign")
-cos = _ufunc.ufunc(cos, "cos")
-cosh = _ufunc.ufunc(cosh, "cosh")
-deg2rad = _ufunc.ufunc(deg2rad, "deg2rad")
-degrees = _ufunc.ufunc(degrees, "degrees")
-divide = _ufunc.ufunc(divide, "divide")
-divmod = _ufunc.ufunc(divmod, "divmod")
-equal = _ufunc.ufunc(equal, "equal")
-exp = _ufunc.ufunc(exp, "exp")
-exp2 = _ufunc.ufunc(exp2, "exp2")
-expm1 = _ufunc.ufunc(expm1, "expm1")
-fabs = _ufunc.ufunc(fabs, "fabs")
-float_power = _ufunc.ufunc(float_power, "float_power")
-floor = _ufunc.ufunc(floor, "floor")
-floor_divide = _ufunc.ufunc(floor_divide, "floor_divide")
-fmax = _ufunc.ufunc(fmax, "fmax")
-fmin = _ufunc.ufunc(fmin, "fmin")
-fmod = _ufunc.ufunc(fmod, "fmod")
-frexp = _ufunc.ufunc(frexp, "frexp")
-gcd = _ufunc.ufunc(gcd, "gcd")
-greater = _ufunc.ufunc(greater, "greater")
-greater_equal = _ufunc.ufunc(greater_equal, "greater_equal")
-heaviside = _ufunc.ufunc(heaviside, "heaviside")
-hypot = _ufunc.ufunc(hypot, "hypot")
-invert = _ufunc.ufunc(invert, "invert")
-isfinite = _ufunc.ufunc(isfinite, "isfinite")
-isinf = _ufunc.ufunc(isinf, "isinf")
-isnan = _ufunc.ufunc(isnan, "isnan")
-isnat = _ufunc.ufunc(isnat, "isnat")
-lcm = _ufunc.ufunc(lcm, "lcm")
-ldexp = _ufunc.ufunc(ldexp, "ldexp")
-left_shift = _ufunc.ufunc(left_shift, "left_shift")
-less = _ufunc.ufunc(less, "less")
-less_equal = _ufunc.ufunc(less_equal, "less_equal")
-log = _ufunc.ufunc(log, "log")
-log10 = _ufunc.ufunc(log10, "log10")
-log1p = _ufunc.ufunc(log1p, "log1p")
-log2 = _ufunc.ufunc(log2, "log2")
-logaddexp = _ufunc.ufunc(logaddexp, "logaddexp")
-logaddexp2 = _ufunc.ufunc(logaddexp2, "logaddexp2")
-logical_and = _ufunc.ufunc(logical_and, "logical_and")
-logical_not = _ufunc.ufunc(logical_not, "logical_not")
-logical_or = _ufunc.ufunc(logical_or, "logical_or")
-logical_xor = _ufunc.ufunc(logical_xor, "logical_xor")
-matmul = _ufunc.ufunc(matmul, "matmul")
-matvec = _ufunc.ufunc(matvec, "matvec")
-maximum = _ufunc.ufunc(maximum, "maximum")
-minimum = _ufunc.ufunc(minimum, "minimum")
-modf = _ufunc.ufunc(modf, "modf")
-multiply = _ufunc.ufunc(multiply, "multiply")
-negative = _ufunc.ufunc(negative, "negative")
-nextafter = _ufunc.ufunc(nextafter, "nextafter")
-not_equal = _ufunc.ufunc(not_equal, "not_equal")
-positive = _ufunc.ufunc(positive, "positive")
-power = _ufunc.ufunc(power, "power")
-rad2deg = _ufunc.ufunc(rad2deg, "rad2deg")
-radians = _ufunc.ufunc(radians, "radians")
-reciprocal = _ufunc.ufunc(reciprocal, "reciprocal")
-remainder = _ufunc.ufunc(remainder, "remainder")
-right_shift = _ufunc.ufunc(right_shift, "right_shift")
-rint = _ufunc.ufunc(rint, "rint")
-sign = _ufunc.ufunc(sign, "sign")
-signbit = _ufunc.ufunc(signbit, "signbit")
-sin = _ufunc.ufunc(sin, "sin")
-sinh = _ufunc.ufunc(sinh, "sinh")
-spacing = _ufunc.ufunc(spacing, "spacing")
-sqrt = _ufunc.ufunc(sqrt, "sqrt")
-square = _ufunc.ufunc(square, "square")
-subtract = _ufunc.ufunc(subtract, "subtract")
-tan = _ufunc.ufunc(tan, "tan")
-tanh = _ufunc.ufunc(tanh, "tanh")
-trunc = _ufunc.ufunc(trunc, "trunc")
-vecdot = _ufunc.ufunc(vecdot, "vecdot")
-vecmat = _ufunc.ufunc(vecmat, "vecmat")
-# NumPy's aliases are the same objects (F811: each replaces the function imported above).
-abs = absolute  # noqa: F811
-acos = arccos  # noqa: F811
-acosh = arccosh  # noqa: F811
-asin = arcsin  # noqa: F811
-asinh = arcsinh  # noqa: F811
-atan = arctan  # noqa: F811
-atan2 = arctan2  # noqa: F811
-atanh = arctanh  # noqa: F811
-bitwise_invert = invert  # noqa: F811
-bitwise_left_shift = left_shift  # noqa: F811
-bitwise_not = invert  # noqa: F811
-bitwise_right_shift = right_shift  # noqa: F811
-conj = conjugate  # noqa: F811
-mod = remainder  # noqa: F811
-pow = power  # noqa: F811
-true_divide = divide  # noqa: F811

@@ -18,7 +18,9 @@ from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
 from mjcore.dtypes import canonicalize_dtype
+from mjcore.eager_fusion import fuse_eagerly
 from mjcore.errors import InPlaceUpdateError
+from mjcore.lax.base import convert_element_type_p
 from mjnp import (
     _array_bits,
     _devices,
@@ -41,11 +43,13 @@ Array = Any
 # Operands the operators accept; anything else gets NotImplemented, so that Python can try the
 # other operand's reflected method (and `x == None` is False rather than an error).
 _OPERAND_TYPES = (_Array, Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
+# The commonest exact types, checked first: a set lookup, not ten subclass checks.
+_EXACT_OPERAND_TYPES = frozenset({_Array, float, int, np.ndarray})
 
 
 def _binary(fun: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array]:
     def method(self: Array, other: Any) -> Array:
-        if not isinstance(other, _OPERAND_TYPES):
+        if type(other) not in _EXACT_OPERAND_TYPES and not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         return fun(self, other)
 
@@ -54,7 +58,7 @@ def _binary(fun: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array]:
 
 def _reflected(fun: Callable[[Any, Any], Array]) -> Callable[[Array, Any], Array]:
     def method(self: Array, other: Any) -> Array:
-        if not isinstance(other, _OPERAND_TYPES):
+        if type(other) not in _EXACT_OPERAND_TYPES and not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         return fun(other, self)
 
@@ -145,6 +149,18 @@ def _round_method(self: Array, ndigits: int | None = None) -> Array:
     return ew.round(self, 0 if ndigits is None else ndigits)
 
 
+# target dtype -> its conversion, replayed eagerly (`fuse_eagerly`): a bounded table, one entry
+# per supported dtype. ~1 µs less than binding the primitive (`x.astype(float32)` is ~3 µs).
+_converters: dict[np.dtype, Callable[[Array], Array]] = {}
+
+
+def _converter(dt: np.dtype) -> Callable[[Array], Array]:
+    def astype(x: Array) -> Array:
+        return convert_element_type_p.bind1(x, new_dtype=dt, weak_type=False)
+
+    return fuse_eagerly(astype)
+
+
 def _astype_method(
     self: Array,
     dtype: Any,
@@ -170,7 +186,10 @@ def _astype_method(
         # A strong Array to another dtype: what `astype` computes, without its layers.
         dt = canonicalize_dtype(dtype, "mjnp.astype")
         if dt != self.aval.dtype:
-            return lax.convert_element_type(self, dt)
+            convert = _converters.get(dt)
+            if convert is None:
+                convert = _converters[dt] = _converter(dt)
+            return convert(self)
     return _manipulation.astype(self, dtype, copy=copy)
 
 

@@ -21,6 +21,7 @@ from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp import _elementwise as ew
 from mjnp._creation import asarray, linspace
 from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
+from mjnp._ufunc_extra import i0
 
 ArrayLike = Any
 Array = Any
@@ -433,96 +434,6 @@ def hanning(M: int) -> Array:  # noqa: N803  (NumPy's argument name)
     return _cosine_window("hanning", M, (0.5, 0.5))
 
 
-# Chebyshev coefficients of exp(-x) I0(x) on [0, 8] and of exp(-x) sqrt(x) I0(x) on (8, inf),
-# from Cephes, as NumPy's `i0` uses them.
-_I0_A = (
-    -4.4153416464793395e-18,
-    3.3307945188222384e-17,
-    -2.431279846547955e-16,
-    1.715391285555133e-15,
-    -1.1685332877993451e-14,
-    7.676185498604936e-14,
-    -4.856446783111929e-13,
-    2.95505266312964e-12,
-    -1.726826291441556e-11,
-    9.675809035373237e-11,
-    -5.189795601635263e-10,
-    2.6598237246823866e-09,
-    -1.300025009986248e-08,
-    6.046995022541919e-08,
-    -2.670793853940612e-07,
-    1.1173875391201037e-06,
-    -4.4167383584587505e-06,
-    1.6448448070728896e-05,
-    -5.754195010082104e-05,
-    0.00018850288509584165,
-    -0.0005763755745385824,
-    0.0016394756169413357,
-    -0.004324309995050576,
-    0.010546460394594998,
-    -0.02373741480589947,
-    0.04930528423967071,
-    -0.09490109704804764,
-    0.17162090152220877,
-    -0.3046826723431984,
-    0.6767952744094761,
-)
-_I0_B = (
-    -7.233180487874754e-18,
-    -4.830504485944182e-18,
-    4.46562142029676e-17,
-    3.461222867697461e-17,
-    -2.8276239805165836e-16,
-    -3.425485619677219e-16,
-    1.7725601330565263e-15,
-    3.8116806693526224e-15,
-    -9.554846698828307e-15,
-    -4.150569347287222e-14,
-    1.54008621752141e-14,
-    3.8527783827421426e-13,
-    7.180124451383666e-13,
-    -1.7941785315068062e-12,
-    -1.3215811840447713e-11,
-    -3.1499165279632416e-11,
-    1.1889147107846439e-11,
-    4.94060238822497e-10,
-    3.3962320257083865e-09,
-    2.266668990498178e-08,
-    2.0489185894690638e-07,
-    2.8913705208347567e-06,
-    6.889758346916825e-05,
-    0.0033691164782556943,
-    0.8044904110141088,
-)
-
-
-def _chbevl(x: Array, coeffs: tuple[float, ...]) -> Array:
-    b0, b1, b2 = asarray(coeffs[0]), asarray(0.0), asarray(0.0)
-    for c in coeffs[1:]:
-        b2, b1 = b1, b0
-        b0 = ew.add(ew.subtract(ew.multiply(x, b1), b2), c)
-    return ew.multiply(0.5, ew.subtract(b0, b2))
-
-
-def _i0(x: Array) -> Array:
-    """The modified Bessel function of order 0 for real float64 `x`, as `numpy.i0`."""
-    x = ew.absolute(x)
-    small = ew.less_equal(x, 8.0)
-    # Each branch gets inputs from its own domain, so the other one's gradient stays finite.
-    x_small = ew.where(small, x, 0.0)
-    x_large = ew.where(small, 9.0, x)
-    near = ew.multiply(
-        ew.exp(x_small), _chbevl(ew.subtract(ew.true_divide(x_small, 2.0), 2.0), _I0_A)
-    )
-    far = ew.true_divide(
-        ew.multiply(
-            ew.exp(x_large), _chbevl(ew.subtract(ew.true_divide(32.0, x_large), 2.0), _I0_B)
-        ),
-        ew.sqrt(x_large),
-    )
-    return ew.where(small, near, far)
-
-
 def kaiser(M: int, beta: ArrayLike) -> Array:  # noqa: N803  (NumPy's argument name)
     """The Kaiser window of `M` points and shape `beta`, as `numpy.kaiser`.
 
@@ -539,7 +450,7 @@ def kaiser(M: int, beta: ArrayLike) -> Array:  # noqa: N803  (NumPy's argument n
     ratio = asarray((n - alpha) / alpha)
     arg = ew.multiply(beta, ew.sqrt(ew.subtract(1.0, ew.multiply(ratio, ratio))))
     # One evaluation of the series for the numerators and the denominator.
-    both = _i0(lax.concatenate([arg, lax.reshape(beta, (1,))], 0))
+    both = i0(lax.concatenate([arg, lax.reshape(beta, (1,))], 0))
     size = arg.shape[0]
     return ew.true_divide(lax.slice(both, (0,), (size,)), lax.slice(both, (size,), (size + 1,)))
 

@@ -19,6 +19,7 @@ from mjcore import dtypes
 from mjcore.array import Array
 from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
+from mjnp._creation import asarray, empty
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -115,9 +116,6 @@ class ndarray(metaclass=_ArrayTypeMeta):
         strides: Any = None,
         order: str | None = None,
     ) -> Any:
-        # Function-local import: mjnp._creation imports this module.
-        from mjnp._creation import asarray, empty
-
         if buffer is None and strides is None and offset == 0:
             return empty(shape, dtype, "C" if order is None else order)
         host = np.ndarray(shape, dtype, buffer, offset, strides, order)

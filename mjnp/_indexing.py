@@ -32,6 +32,7 @@ from mjcore.lax import (
     scatter_min,
     scatter_mul,
 )
+from mjnp._elementwise import divide, power
 from mjnp._promotion import _contains_traced, asarray_arg
 
 ArrayLike = Any
@@ -756,8 +757,6 @@ class _IndexUpdateRef:
         mode: str | None = None,
     ) -> Array:
         """`x` divided by `values` at `idx` (true division; duplicates accumulate)."""
-        from mjnp._elementwise import divide
-
         mode = _check_index_mode("at.divide", mode)
         return divide(self.array, _factors(self.array, self.index, values, "at.divide", mode))
 
@@ -770,8 +769,6 @@ class _IndexUpdateRef:
         mode: str | None = None,
     ) -> Array:
         """`x` raised to `values` at `idx` (duplicate exponents multiply, as in JAX)."""
-        from mjnp._elementwise import power
-
         mode = _check_index_mode("at.power", mode)
         return power(self.array, _factors(self.array, self.index, values, "at.power", mode))
 

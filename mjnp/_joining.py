@@ -21,8 +21,10 @@ from numpy.exceptions import AxisError
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
+from mjcore.dispatch import host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.errors import ConcretizationTypeError
+from mjcore.lax.structural import concatenate_p
 from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
 from mjnp._creation import linspace
@@ -202,8 +204,8 @@ def concatenate(
     """
     if out is None and dtype is None and casting == "same_kind":
         ax = _same_arrays(arrays, axis, 0)
-        if ax is not None:
-            return lax.concatenate(arrays, ax)
+        if ax is not None:  # `lax.concatenate`, its axis normalised
+            return concatenate_p.bind1(*arrays, dimension=ax)
     return write_out("concatenate", out, _concatenate(arrays, axis, out, dtype, casting))
 
 
@@ -256,7 +258,13 @@ def stack(
     if out is None and dtype is None and casting == "same_kind":
         ax = _same_arrays(arrays, axis, 1)
         if ax is not None:
-            return lax.concatenate([lax.expand_dims(a, (ax,)) for a in arrays], ax)
+            shape = arrays[0].aval.shape
+            shape = (*shape[:ax], 1, *shape[ax:])
+            parts = []
+            for a in arrays:
+                part = host_view(a, "reshape", shape)  # eagerly on CPU: NumPy's view
+                parts.append(lax.expand_dims(a, (ax,)) if part is None else part)
+            return concatenate_p.bind1(*parts, dimension=ax)
     dtype = _out_dtype("stack", out, dtype)
     arrs = _as_list("stack", arrays)
     if not arrs:
@@ -545,9 +553,7 @@ def _roll_axis(a: Array, shift: Any, axis: int) -> Array:
         s = shift % n
         if s == 0:
             return a
-        return lax.concatenate(
-            [_slice_axis(a, n - s, n, axis), _slice_axis(a, 0, n - s, axis)], axis
-        )
+        return lax.roll(a, s, axis)
     # A traced shift: a window of `a` repeated twice.
     shift = lax.convert_element_type(shift, _INT64)
     size = lax.full((), n, _INT64)
@@ -575,7 +581,7 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
 
     `shift` may be traced; `axis` is static.
     """
-    if type(a) is _Array and type(shift) is int and type(axis) is int:
+    if (type(a) is _Array or isinstance(a, Tracer)) and type(shift) is int and type(axis) is int:
         aval = a.aval  # the common call, without the general checks (~15 µs of Python)
         if not aval.weak_type and -len(aval.shape) <= axis < len(aval.shape):
             out = _roll_axis(a, shift, axis % len(aval.shape))

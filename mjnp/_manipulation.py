@@ -17,7 +17,9 @@ import numpy as _np
 from numpy.exceptions import AxisError
 
 from mjcore import lax
+from mjcore.array import Array as _Array
 from mjcore.core import Tracer
+from mjcore.dispatch import host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.lax.base import convert_element_type_p
 from mjnp._devices import check_device, on_device
@@ -211,6 +213,10 @@ def reshape(
     if copy:
         out = reshape(a, shape, order)
         return new_handle(out) if out is a else out
+    if order == "C" and type(a) is _Array and type(shape) is tuple and not a.aval.weak_type:
+        out = host_view(a, "reshape", shape)  # eagerly on CPU: NumPy's reshape, ~10x cheaper
+        if out is not None:
+            return out
     a = asarray_strong("reshape", a)
     order = _check_order("mjnp.reshape", order, "CFA")
     new_shape = _resolve_shape("mjnp.reshape", a.size, a.shape, shape)

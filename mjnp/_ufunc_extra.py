@@ -11,7 +11,6 @@ Python bools (`allclose`, `array_equal`, ...) are 0-d bool arrays here, so they 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,10 +19,13 @@ from mjcore import lax, while_loop
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjcore.eager_fusion import fuse_eagerly
+from mjcore.lax.special import I0E_CHEBYSHEV_LARGE, I0E_CHEBYSHEV_SMALL, chebyshev_series
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
+from mjnp._manipulation import normalize_axis
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import asarray_arg, promote_args, promote_args_float
+from mjnp.linalg import eigvals, lstsq
 
 ArrayLike = Any
 Array = Any
@@ -359,43 +361,6 @@ def sinc(x: ArrayLike) -> Array:
     return _where(is_zero, _const(1, x), lax.div(lax.sin(y), y))
 
 
-# Chebyshev coefficients of NumPy's i0 (Cephes), for |x| <= 8 and |x| > 8.
-_I0A = (
-    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
-    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
-    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
-    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
-    -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
-    1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
-    -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
-    1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
-    -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
-    1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1,
-)  # fmt: skip
-_I0B = (
-    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
-    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
-    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
-    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
-    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
-    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
-    3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
-    2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
-    8.04490411014108831608e-1,
-)  # fmt: skip
-
-
-def _chbevl(x: Array, coefficients: Sequence[float]) -> Array:
-    b0 = _const(coefficients[0], x)
-    b1 = _const(0, x)
-    b2 = b1
-    for c in coefficients[1:]:
-        b2 = b1
-        b1 = b0
-        b0 = lax.add(lax.sub(lax.mul(x, b1), b2), _const(c, x))
-    return lax.mul(lax.sub(b0, b2), _const(0.5, x))
-
-
 @fuse_eagerly
 def i0(x: ArrayLike) -> Array:
     """Modified Bessel function of the first kind, order 0, as `numpy.i0` (same Chebyshev
@@ -413,13 +378,20 @@ def i0(x: ArrayLike) -> Array:
     small = lax.le(x, _const(8.0, x))
     x_small = _where(small, x, _const(0, x))
     x_large = _where(small, _const(8.0, x), x)
+    # NumPy's order of operations, exp(x) * chbevl(...) [/ sqrt(x)], on the Cephes series that
+    # `lax.bessel_i0e` evaluates, so the values are NumPy's bit for bit.
     lo = lax.mul(
-        lax.exp(x), _chbevl(lax.sub(lax.div(x_small, _const(2.0, x)), _const(2.0, x)), _I0A)
+        lax.exp(x),
+        chebyshev_series(
+            lax.sub(lax.div(x_small, _const(2.0, x)), _const(2.0, x)), I0E_CHEBYSHEV_SMALL
+        ),
     )
     hi = lax.div(
         lax.mul(
             lax.exp(x_large),
-            _chbevl(lax.sub(lax.div(_const(32.0, x), x_large), _const(2.0, x)), _I0B),
+            chebyshev_series(
+                lax.sub(lax.div(_const(32.0, x), x_large), _const(2.0, x)), I0E_CHEBYSHEV_LARGE
+            ),
         ),
         lax.sqrt(x_large),
     )
@@ -614,12 +586,8 @@ def _bits_axis(fname: str, a: Array, axis: int | None) -> tuple[Array, int]:
     if axis is None or a.ndim == 0:
         # NumPy treats a 0-d array as 1-d here, whatever the axis (as long as it is valid there).
         if axis is not None:
-            from mjnp._manipulation import normalize_axis
-
             normalize_axis(fname, axis, 1, allow_bool=False)
         return lax.reshape(a, (a.size,)), 0
-    from mjnp._manipulation import normalize_axis
-
     return a, normalize_axis(fname, axis, a.ndim, allow_bool=False)
 
 
@@ -721,8 +689,6 @@ def unwrap(
     period: float = 2 * np.pi,
 ) -> Array:
     """Undo jumps larger than `discont` by adding multiples of `period`, as `numpy.unwrap`."""
-    from mjnp._manipulation import normalize_axis
-
     p = asarray_arg("unwrap", p)
     if p.ndim == 0:  # NumPy's diff checks this before it looks at `axis`
         raise ValueError("mjnp.unwrap: p must be at least one dimensional, got a 0-d array")
@@ -935,8 +901,6 @@ def poly(seq_of_zeros: ArrayLike) -> Array | float:
         TypeError: for a 0-d input (NumPy cannot iterate it either).
         ValueError: for anything but a 1-d array or a non-empty square matrix.
     """
-    from mjnp.linalg import eigvals
-
     _, (seq_of_zeros,) = _unwrap_poly1d(seq_of_zeros)
     z = asarray_arg("poly", seq_of_zeros)
     if z.ndim == 0:
@@ -1010,8 +974,6 @@ def roots(p: ArrayLike) -> Array:
     NB: leading and trailing zero coefficients are trimmed only for concrete input; a traced
     `p` must have a nonzero first and last coefficient.
     """
-    from mjnp.linalg import eigvals
-
     _, (p,) = _unwrap_poly1d(p)
     p = asarray_arg("roots", p)
     if p.ndim == 0:
@@ -1056,8 +1018,6 @@ def polyfit(
     NB: `cov` is not supported, and the RankWarning for a rank-deficient fit is only issued
     for concrete input.
     """
-    from mjnp.linalg import lstsq
-
     if cov:
         raise NotImplementedError("mjnp.polyfit: cov=True is not supported")
     order = int(deg) + 1

@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+import mjcore
 from mjcore import vmap
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, rebind
 from mjnp import _elementwise as ew
 from mjnp import _manipulation
+from mjnp._creation import asarray
 from mjnp._promotion import asarray_arg, cast_python_scalar
 
 ArrayLike = Any
@@ -77,8 +79,6 @@ def _host(a: ArrayLike) -> Any:
 
 
 def _device(value: Any) -> Any:
-    from mjnp._creation import asarray
-
     return asarray(value) if isinstance(value, np.ndarray) else value
 
 
@@ -230,8 +230,6 @@ def isfortran(a: ArrayLike) -> bool:
 def show_config() -> None:
     """NumPy's build configuration (`numpy.show_config`), then mjnp's backend."""
     np.show_config()
-    import mjcore
-
     print(f"mjnp backend: XLA via PJRT, devices: {mjcore.devices()}")
 
 
@@ -299,8 +297,6 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: ArrayLike, *arg
     Raises:
         ValueError: when an iteration dimension is 0, as NumPy.
     """
-    from mjnp._creation import asarray
-
     arr = asarray_arg("apply_along_axis", arr)
     axis = _manipulation.normalize_axis("apply_along_axis", axis, arr.ndim)
     moved = _manipulation.moveaxis(arr, axis, -1)

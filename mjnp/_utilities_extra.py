@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+import mjcore
 from mjcore import dtypes, lax
 from mjnp._creation import asarray
 from mjnp._manipulation import new_handle
@@ -64,8 +65,6 @@ def _version(distribution: str) -> str:
 def show_runtime() -> None:
     """Print the runtime environment, in the spirit of `numpy.show_runtime`: the versions of
     mjnp, NumPy and jaxlib (mjnp's XLA backend), Python, the machine, and mjnp's devices."""
-    import mjcore
-
     pprint(
         [
             {

@@ -2,30 +2,34 @@
 with `a`, as NumPy's views share memory.
 
 mjnp arrays are immutable values and in-place syntax rebinds a handle (`mjcore.core.rebind`).
-A view is an ordinary array that this module links to its base with two functions: `read`
-(the view's value from the base's) and `write` (the base's value with the view's written
-into it). `mjcore.core.rebind` calls `_written` after every in-place update, whatever its path
-(`v[i] = x`, `v.fill`, `out=v`, `v.sort()`, ...): the write climbs to the root array, then
-every live view below the root is read again, so `v = a[1:3]; v[:] = 7` changes `a`, and
-`a[1] = 9` changes `v`, as in NumPy.
+A view is an ordinary array linked to its base by a recipe: `read` (the view's value from the
+base's) and `write` (the base's value with the view's written into it). `mjcore.core.rebind`
+calls `_written` after every in-place update, whatever its path (`v[i] = x`, `v.fill`,
+`out=v`, `v.sort()`, ...): the write climbs to the root array, then every live view below the
+root is read again, so `v = a[1:3]; v[:] = 7` changes `a`, and `a[1] = 9` changes `v`, as in
+NumPy.
 
-Links are kept for concrete (eager) arrays only, by weak reference, so a view costs nothing
-once it is gone; a view whose base is gone is an ordinary array. NB: under a transformation
-(`jit`, `vmap`, `grad`) basic indexing gives a copy, as in JAX: write into the base with
+Making a view is on the hot path (`x.T`, `x[0]`, `x[1:]` take ~0.2 µs in NumPy) and writes
+are rare, so a link costs one tuple and one weak reference, in two slots of the arrays
+themselves (`Array._link`, `Array._children`): the view holds its base strongly, as NumPy's
+`view.base` does, and the base holds its views weakly, in a list pruned of dead ones as it
+grows. No callbacks, no global tables: a view and its entries go with the objects.
+
+Links are kept for concrete (eager) arrays only. NB: under a transformation (`jit`, `vmap`,
+`grad`) basic indexing gives a copy, as in JAX: write into the base with
 `x = x.at[idx].set(v)` there.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from mjcore import core, lax
 from mjcore.array import Array as _Array
-from mjcore.dispatch import host_getitem, host_view
+from mjcore.dispatch import host_basic_getitem, host_view, host_view_of
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
 from mjnp._elementwise import real as _elementwise_real
@@ -33,108 +37,156 @@ from mjnp._elementwise import real as _elementwise_real
 Array = Any
 
 
-class _Link:
-    """How the view `view_ref()` follows its base `base_ref()`."""
-
-    __slots__ = ("base_ref", "read", "view_ref", "write")
-
-    def __init__(
-        self,
-        view_ref: weakref.ref,
-        base_ref: weakref.ref,
-        read: Callable[[Array], Array],
-        write: Callable[[Array, Array], Array],
-    ):
-        self.view_ref = view_ref
-        self.base_ref = base_ref
-        self.read = read
-        self.write = write
+# --- recipes: read(base, arg) is the view's value; write(base, v, arg) the base's with v in it
 
 
-# id(view) -> its link; id(base) -> the ids of its live views. Entries leave with their
-# objects (weak-reference callbacks), so the tables hold only live views.
-_LINKS: dict[int, _Link] = {}
-_CHILDREN: dict[int, set[int]] = {}
-# True while a write is being propagated: the rebinds it makes are not new writes.
-_propagating = [False]
+def _getitem_read(base: Array, idx: Any) -> Array:
+    return _indexing.getitem(base, idx)
 
 
-def _forget(
-    view_id: int,
-    base_id: int,
-    links: dict[int, _Link] = _LINKS,
-    table: dict[int, set[int]] = _CHILDREN,
-) -> None:
-    # The tables are bound as defaults: at interpreter exit the callbacks outlive the globals.
-    links.pop(view_id, None)
-    children = table.get(base_id)
-    if children is not None:
-        children.discard(view_id)
-        if not children:
-            del table[base_id]
+def _getitem_write(base: Array, v: Array, idx: Any) -> Array:
+    return _indexing.at(base)[idx].set(v)
 
 
-def link(
-    base: Any,
-    view: Any,
-    read: Callable[[Array], Array],
-    write: Callable[[Array, Array], Array],
-) -> Any:
+def _real_read(base: Array, _: Any) -> Array:
+    return lax.real(base)
+
+
+def _real_write(base: Array, v: Array, _: Any) -> Array:
+    return lax.complex(v, lax.imag(base))
+
+
+def _imag_read(base: Array, _: Any) -> Array:
+    return lax.imag(base)
+
+
+def _imag_write(base: Array, v: Array, _: Any) -> Array:
+    return lax.complex(lax.real(base), v)
+
+
+def _perm(base: Array, perm: tuple[int, ...] | None) -> tuple[int, ...]:
+    return tuple(range(base.ndim))[::-1] if perm is None else perm  # None: `x.T`
+
+
+def _permute_read(base: Array, perm: tuple[int, ...] | None) -> Array:
+    return lax.transpose(base, _perm(base, perm))
+
+
+def _permute_write(base: Array, v: Array, perm: tuple[int, ...] | None) -> Array:
+    slots = [0] * base.ndim
+    for i, p in enumerate(_perm(base, perm)):
+        slots[p] = i
+    return lax.transpose(v, tuple(slots))
+
+
+def _reshape_read(base: Array, shape: tuple[int, ...]) -> Array:
+    return lax.reshape(base, shape)
+
+
+def _reshape_write(base: Array, v: Array, _: Any) -> Array:
+    return lax.reshape(v, base.shape)
+
+
+# --- links ----------------------------------------------------------------------------------
+
+
+class _Children:
+    """A base's views, by weak reference; dead ones are dropped when the list doubles."""
+
+    __slots__ = ("limit", "refs")
+
+    def __init__(self) -> None:
+        self.refs: list[weakref.ref] = []
+        self.limit = 8
+
+    def prune(self) -> None:
+        # amortised O(1) a view: the list holds at most ~2x the live views (and 8)
+        refs = self.refs
+        n = len(refs)
+        # One slice assignment: a view another thread appends meanwhile (past n) is kept.
+        refs[:n] = [r for r in refs[:n] if r() is not None]
+        self.limit = max(8, 2 * len(refs))
+
+    def live(self) -> list[Any]:
+        return [v for r in self.refs if (v := r()) is not None]
+
+
+_weak = weakref.ref
+
+
+def link(base: Any, view: Any, read: Any, write: Any, arg: Any = None) -> Any:
     """Make `view` a view of `base` (both concrete arrays) and return it.
 
-    `read(base)` must give the view's value, and `write(base, v)` the base's value with the
-    view's value `v` written into it. Anything else (tracers, `view is base`) is returned as
-    it is.
+    `read(base, arg)` must give the view's value, and `write(base, v, arg)` the base's value
+    with the view's value `v` written into it. Anything else (tracers, `view is base`, an array
+    that is already a view) is returned as it is.
     """
     if type(view) is not _Array or type(base) is not _Array or view is base:
         return view
-    view_id, base_id = id(view), id(base)
-    if view_id in _LINKS:
+    # getattr: an Array made without the view slots set reads as unlinked
+    if getattr(view, "_link", None) is not None:
         return view
-    view_ref = weakref.ref(view, lambda _, v=view_id, b=base_id, forget=_forget: forget(v, b))
-    base_ref = weakref.ref(base, lambda _, b=base_id, table=_CHILDREN: table.pop(b, None))
-    _LINKS[view_id] = _Link(view_ref, base_ref, read, write)
-    _CHILDREN.setdefault(base_id, set()).add(view_id)
+    return _link_new(base, view, read, write, arg)
+
+
+def _link_new(base: Any, view: Any, read: Any, write: Any, arg: Any) -> Any:
+    """`link` for a new Array `view` of an Array `base`. NB: `getitem` and `transposed`
+    inline it (a frame is ~10% of `x.T`): keep the three alike."""
+    view._link = (base, read, write, arg)
+    children = getattr(base, "_children", None)  # None also for an Array made without it
+    if children is None:
+        children = base._children = _Children()
+    refs = children.refs
+    if len(refs) >= children.limit:
+        children.prune()
+    refs.append(_weak(view))
     return view
 
 
 def is_view(x: Any) -> bool:
-    """Whether `x` is a live view of another array."""
-    entry = _LINKS.get(id(x))
-    return entry is not None and entry.base_ref() is not None
+    """Whether `x` is a view of another array."""
+    return type(x) is _Array and getattr(x, "_link", None) is not None
+
+
+def views_of(x: Any) -> list[Any]:
+    """The live arrays made as views of `x` (not their own views)."""
+    children = getattr(x, "_children", None) if type(x) is _Array else None
+    if children is None:
+        return []
+    return [v for v in children.live() if v._link is not None and v._link[0] is x]
 
 
 def has_views(x: Any) -> bool:
     """Whether some live array is a view of `x`."""
-    return bool(_CHILDREN.get(id(x)))
+    return bool(views_of(x))
 
 
 def detach(x: Any) -> None:
     """Cut `x`'s links: it stops being a view, and its views become ordinary arrays."""
-    entry = _LINKS.pop(id(x), None)
-    if entry is not None:
-        base = entry.base_ref()
-        if base is not None:
-            _forget(id(x), id(base))
-    for child_id in _CHILDREN.pop(id(x), set()):
-        _LINKS.pop(child_id, None)
+    if type(x) is not _Array:
+        return
+    for v in views_of(x):
+        v._link = None
+    x._link = None
+    x._children = None
+
+
+# True while a write is being propagated: the rebinds it makes are not new writes.
+_propagating = [False]
 
 
 def _written(handle: Any) -> None:
     """`rebind`'s hook: carry the new value of `handle` to its base and to every view."""
-    if _propagating[0]:
+    if _propagating[0] or type(handle) is not _Array:
         return
-    key = id(handle)
-    if key not in _LINKS and key not in _CHILDREN:
+    if getattr(handle, "_link", None) is None and getattr(handle, "_children", None) is None:
         return
     _propagating[0] = True
     try:
         node = handle
-        while (entry := _LINKS.get(id(node))) is not None:
-            base = entry.base_ref()
-            if base is None:
-                break
-            core.rebind(base, entry.write(base, node))
+        while (entry := node._link) is not None:
+            base, _, write, arg = entry
+            core.rebind(base, write(base, node, arg))
             node = base
         _refresh(node, handle)
     finally:
@@ -143,13 +195,10 @@ def _written(handle: Any) -> None:
 
 def _refresh(base: Any, written: Any) -> None:
     """Read every live view below `base` again (`written` already holds its value)."""
-    for child_id in list(_CHILDREN.get(id(base), ())):
-        entry = _LINKS.get(child_id)
-        child = entry.view_ref() if entry is not None else None
-        if child is None:
-            continue
+    for child in views_of(base):
         if child is not written:
-            core.rebind(child, entry.read(base))
+            _, read, _, arg = child._link
+            core.rebind(child, read(base, arg))
         _refresh(child, written)
 
 
@@ -159,6 +208,7 @@ core.rebind_hooks.append(_written)
 # --- the methods that make views ------------------------------------------------------------
 
 _BASIC_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
+_BASIC_ENTRY_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})  # exact types
 
 
 def getitem(self: Array, idx: Any) -> Array:
@@ -166,23 +216,46 @@ def getitem(self: Array, idx: Any) -> Array:
 
     An index that selects one element (every axis an integer) gives a scalar, not a view.
     """
-    out = host_getitem(self, idx)  # eagerly on CPU, NumPy's own view (docs/eager.md)
+    # eagerly on CPU, NumPy's own view (docs/eager.md); an int needs no checks
+    out = host_view_of(self, "getitem", idx) if type(idx) is int else host_basic_getitem(self, idx)
+    if out is None:
+        return _getitem(self, idx)
+    # A basic index, `self` an Array and `out` a new one. (`in` compares with ==: safe here,
+    # every entry is an int, a slice, None or Ellipsis.)
+    if not out.aval.shape and (type(idx) is not tuple or Ellipsis not in idx):
+        if idx is not Ellipsis:
+            return out  # one element: a scalar
+    out._link = (self, _getitem_read, _getitem_write, idx)  # `_link_new` inlined
+    children = getattr(self, "_children", None)
+    if children is None:
+        children = self._children = _Children()
+    refs = children.refs
+    if len(refs) >= children.limit:
+        children.prune()
+    refs.append(_weak(out))
+    return out
+
+
+def _getitem(self: Array, idx: Any) -> Array:
+    """`getitem` past the basic host path: index arrays, tracers, other devices."""
+    out = host_view(self, "getitem", idx)  # eagerly on CPU, NumPy's advanced indexing
     if out is None:
         out = _indexing.getitem(self, idx)
-    if type(self) is not _Array:
+    if type(self) is not _Array or type(out) is not _Array:
         return out
     entries = idx if type(idx) is tuple else (idx,)
     for e in entries:
-        if not isinstance(e, _BASIC_TYPES) or isinstance(e, bool | np.bool_):
+        if type(e) not in _BASIC_ENTRY_TYPES and (
+            not isinstance(e, _BASIC_TYPES) or isinstance(e, bool | np.bool_)
+        ):
             return out  # advanced indexing copies
-    if out.ndim == 0 and not any(e is Ellipsis for e in entries):
-        return out
-    return link(
-        self,
-        out,
-        lambda base: _indexing.getitem(base, idx),
-        lambda base, v: _indexing.at(base)[idx].set(v),
-    )
+    if not out.aval.shape:
+        for e in entries:
+            if e is Ellipsis:
+                break
+        else:
+            return out
+    return link(self, out, _getitem_read, _getitem_write, idx)
 
 
 def real(self: Array) -> Array:
@@ -190,7 +263,7 @@ def real(self: Array) -> Array:
     out = _elementwise_real(self)
     if self.dtype.kind != "c":
         return out
-    return link(self, out, lax.real, lambda base, v: lax.complex(v, lax.imag(base)))
+    return link(self, out, _real_read, _real_write)
 
 
 def imag(self: Array) -> Array:
@@ -198,28 +271,23 @@ def imag(self: Array) -> Array:
     out = _elementwise_imag(self)
     if self.dtype.kind != "c":
         return out
-    return link(self, out, lax.imag, lambda base, v: lax.complex(lax.real(base), v))
-
-
-def _permuted(self: Array, out: Array, perm: tuple[int, ...]) -> Array:
-    slots = [0] * len(perm)  # a Python loop: argsort of a short tuple costs ~3 µs
-    for i, p in enumerate(perm):
-        slots[p] = i
-    inverse = tuple(slots)
-    return link(
-        self,
-        out,
-        lambda base: lax.transpose(base, perm),
-        lambda base, v: lax.transpose(v, inverse),
-    )
+    return link(self, out, _imag_read, _imag_write)
 
 
 def transposed(self: Array) -> Array:
     """`x.T`: a view with the axes reversed."""
-    out = host_view(self, "T")
+    out = host_view_of(self, "T", None)
     if out is None:
-        out = _manipulation.transpose(self)
-    return _permuted(self, out, tuple(range(self.ndim))[::-1])
+        return link(self, _manipulation.transpose(self), _permute_read, _permute_write)
+    out._link = (self, _permute_read, _permute_write, None)  # `_link_new` inlined; None: x.T
+    children = getattr(self, "_children", None)
+    if children is None:
+        children = self._children = _Children()
+    refs = children.refs
+    if len(refs) >= children.limit:
+        children.prune()
+    refs.append(_weak(out))
+    return out
 
 
 def matrix_transposed(self: Array) -> Array:
@@ -237,8 +305,8 @@ def transpose(self: Array, *axes: Any) -> Array:
     if type(self) is not _Array:
         return out
     nd = self.ndim
-    perm = tuple(range(nd))[::-1] if not axes else tuple(int(a) % nd for a in axes)
-    return _permuted(self, out, perm)
+    perm = None if not axes else tuple(int(a) % nd for a in axes)
+    return link(self, out, _permute_read, _permute_write, perm)
 
 
 def swapaxes(self: Array, axis1: int, axis2: int) -> Array:
@@ -249,17 +317,13 @@ def swapaxes(self: Array, axis1: int, axis2: int) -> Array:
     perm = list(range(self.ndim))
     i, j = int(axis1) % self.ndim, int(axis2) % self.ndim
     perm[i], perm[j] = perm[j], perm[i]
-    return _permuted(self, out, tuple(perm))
+    return link(self, out, _permute_read, _permute_write, tuple(perm))
 
 
 def _reshaped(self: Array, out: Array) -> Array:
-    shape = self.shape
-    return link(
-        self,
-        out,
-        lambda base: lax.reshape(base, out.shape),
-        lambda base, v: lax.reshape(v, shape),
-    )
+    if type(out) is not _Array:
+        return out
+    return link(self, out, _reshape_read, _reshape_write, out.aval.shape)
 
 
 def reshape(self: Array, *shape: Any, order: str = "C", copy: bool | None = None) -> Array:

@@ -623,7 +623,7 @@ def test_disable_jit_control_flow_runs_python(capsys):
 
 
 def test_clear_caches_forces_recompile():
-    from mjcore import dispatch
+    from mjcore import ad, batching, dispatch, partial_eval
     from mjcore.control_flow import common
 
     # `mjcore.jit` and `mjcore.checkpoint` name the functions; these are their modules.
@@ -647,8 +647,10 @@ def test_clear_caches_forces_recompile():
         dispatch._executables,
         dispatch._host_plans,
         jit_module._compiled,
-        jit_module._jvp_cache,
-        jit_module._pe_cache,
+        ad._jvp_cache,
+        ad._transpose_cache,
+        batching._batch_cache,
+        partial_eval._pe_cache,
         common._programs,
         checkpoint_module._split_cache,
     ):

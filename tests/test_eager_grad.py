@@ -385,10 +385,93 @@ def test_recording_finds_no_top_trace_and_matches_jax(monkeypatch):
 def test_tangent_abstract_eval_cache_is_bounded_and_refills_correctly(monkeypatch):
     from mjcore import eager_vjp
 
+    # sinh has no direct rule (`Primitive.eager_vjp_rule`): its jvp rule's tangent equations
+    # go through the cache.
     monkeypatch.setattr(eager_vjp, "_AVALS_OUT_SIZE", 4)
+    monkeypatch.setattr(eager_vjp, "_AVALS_OUT", {})
     for n in range(1, 12):
         w, x = _data(n, n), _data(n + 1, n)
-        got = mjcore.grad(lambda w, x: np.sum(np.sin(w * x) * w))(np.asarray(w), np.asarray(x))
-        want = jax.grad(lambda w, x: jnp.sum(jnp.sin(w * x) * w))(w, x)
+        got = mjcore.grad(lambda w, x: np.sum(np.sinh(w * x) * w))(np.asarray(w), np.asarray(x))
+        want = jax.grad(lambda w, x: jnp.sum(jnp.sinh(w * x) * w))(w, x)
         onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12)
         assert len(eager_vjp._AVALS_OUT) <= 4
+
+
+# --- direct vjp rules (`Primitive.eager_vjp_rule`) ------------------------------------------
+
+
+def _direct_rule_program(xp, w, b, x, v):
+    """Every primitive with a direct rule, the differentiated values on either side, with
+    broadcasting, fan-out and both operands of a product differentiated."""
+    h = xp.tanh(xp.concatenate([x, w @ v]) @ b[:, :3] - xp.max(b, axis=1)[:, None][:3, 0])
+    z = xp.exp(-h) / (1.0 + w[0, :3] ** 2) + xp.log(1.5 + xp.sin(h) * xp.cos(h[::-1]))
+    rolled = xp.roll(xp.reshape(w, (-1,)), 2, 0)[:3] - xp.min(w)
+    idx = onp.array([2, 0, 1, 2])
+    return xp.sum(z * rolled) + xp.sum(-(z[idx] ** 3)) + xp.sum((w * w) @ v) * (v[0] / b[0, 0])
+
+
+def _direct_rule_inputs():
+    rng = onp.random.default_rng(7)
+    w, b = rng.normal(size=(3, 4)), rng.normal(size=(6, 5))
+    x, v = rng.normal(size=3), rng.normal(size=4)
+    return w, b, x, v
+
+
+def test_direct_vjp_rules_match_the_jvp_and_transpose_route_and_jax(monkeypatch):
+    # The same gradients, to the bit, with every direct rule switched off (each primitive's
+    # jvp rule linearized and transposed), and JAX's within rounding.
+    args = _direct_rule_inputs()
+    argnums = (0, 1, 2, 3)
+
+    def direct():
+        got = mjcore.grad(lambda *a: _direct_rule_program(np, *a), argnums)(
+            *[np.asarray(a) for a in args]
+        )
+        return [onp.asarray(g) for g in got]
+
+    with_rules = direct()
+    want = jax.grad(lambda *a: _direct_rule_program(jnp, *a), argnums)(*args)
+    for g, w in zip(with_rules, want, strict=True):
+        onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    ruled = [p for p in _lax_primitives() if p.eager_vjp_rule is not None]
+    names = {p.name for p in ruled}
+    assert {"add", "sub", "mul", "div", "dot_general", "tanh", "exp", "log", "sin", "cos"} <= names
+    assert {"reduce_max", "reduce_min", "integer_pow", "gather", "roll", "concatenate"} <= names
+    for p in ruled:
+        monkeypatch.setattr(p, "eager_vjp_rule", None)
+    without = direct()
+    for g, w in zip(with_rules, without, strict=True):
+        onp.testing.assert_array_equal(g, w)
+
+
+def _lax_primitives():
+    import importlib
+    import pkgutil
+
+    from mjcore import lax
+    from mjcore.core import Primitive
+
+    prims = {}
+    for info in pkgutil.iter_modules(lax.__path__):
+        module = importlib.import_module(f"mjcore.lax.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, Primitive):
+                prims[value.name] = value
+    return list(prims.values())
+
+
+def test_direct_vjp_rules_under_a_jitted_f_vjp_and_second_order():
+    # The residuals of direct entries (primals and outputs) are replaced by jit's tracers, and
+    # grad of grad differentiates the direct rules themselves.
+    args = _direct_rule_inputs()
+    f = lambda *a: _direct_rule_program(np, *a)  # noqa: E731
+    jf = lambda *a: _direct_rule_program(jnp, *a)  # noqa: E731
+    out, f_vjp = mjcore.vjp(f, *[np.asarray(a) for a in args])
+    got = mjcore.jit(f_vjp)(np.asarray(1.0))
+    want = jax.vjp(jf, *args)[1](1.0)
+    for g, w in zip(got, want, strict=True):
+        onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-12, atol=1e-14)
+    w0 = args[0]
+    g2 = mjcore.grad(lambda w: np.sum(mjcore.grad(f)(w, *map(np.asarray, args[1:])) ** 2))
+    j2 = jax.grad(lambda w: jnp.sum(jax.grad(jf)(w, *args[1:]) ** 2))
+    onp.testing.assert_allclose(onp.asarray(g2(np.asarray(w0))), j2(w0), rtol=1e-10, atol=1e-12)

@@ -63,6 +63,13 @@ _CASES = [
     ("slice", lambda m, x: x[1:, ::2]),
     ("row", lambda m, x: x[0]),
     ("column", lambda m, x: x[:, 2]),
+    ("stack", lambda m, x: m.stack([x, x[::-1]], axis=1)),
+    ("stack_last", lambda m, x: m.stack([x, x], axis=-1)),
+    ("roll", lambda m, x: m.roll(x, 3, axis=1)),
+    ("roll_back", lambda m, x: m.roll(x, -8, axis=0)),
+    ("reshape_function", lambda m, x: m.reshape(x, (7, -1))),
+    ("astype", lambda m, x: x.astype(m.float32)),
+    ("matmul", lambda m, x: x @ x.T),
 ]
 
 

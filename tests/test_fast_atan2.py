@@ -1,4 +1,4 @@
-"""The vectorised atan2 of large float32 arrays (`mjcore/lax/fast_atan2.py`).
+"""The vectorised atan2 of large float32 arrays (`mjcore/lax/kernels/fast_atan2.py`).
 
 Oracle: NumPy's `arctan2` in float64. Every result must be within 0.501 ulp of it (XLA's own
 op, which smaller arrays and other dtypes keep, is within ~1); zeros, infinities and NaNs must
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import mjcore
 import mjnp
-from mjcore.lax import fast_trig
+from mjcore.lax.kernels import fast_trig
 
 jax.config.update("jax_platforms", "cpu")
 jax.config.update("jax_enable_x64", True)

@@ -1,4 +1,4 @@
-"""The vectorised cube root of float32 arrays (`mjcore/lax/fast_cbrt.py`).
+"""The vectorised cube root of float32 arrays (`mjcore/lax/kernels/fast_cbrt.py`).
 
 Oracle: NumPy's `cbrt` in float64. Every result must be within 0.501 ulp of it; zeros (signed),
 infinities and NaN pass through; subnormal operands are not read as zero; exact cubes give
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import mjcore
 import mjnp
-from mjcore.lax import fast_cbrt
+from mjcore.lax.kernels import fast_cbrt
 
 jax.config.update("jax_platforms", "cpu")
 jax.config.update("jax_enable_x64", True)

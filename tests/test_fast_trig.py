@@ -1,5 +1,5 @@
 """The vectorised lowerings of sin, cos, tan, arctan, arcsin and arccos for large float32/float16
-arrays (`mjcore/lax/fast_trig.py`).
+arrays (`mjcore/lax/kernels/fast_trig.py`).
 
 Oracle: NumPy in float64, rounded; every result up to `LIMIT` must be within 0.501 ulp of the
 true value (XLA's own op, used for small arrays under `jit`, is within 0.57); past `LIMIT`, results
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import mjcore
 import mjnp
-from mjcore.lax import fast_trig
+from mjcore.lax.kernels import fast_trig
 
 jax.config.update("jax_platforms", "cpu")
 jax.config.update("jax_enable_x64", True)

@@ -1,4 +1,5 @@
-"""The vectorised float64 sin and cos (`mjcore/lax/fast_trig64.py`, wired in by `fast_trig`).
+"""The vectorised float64 sin and cos (`mjcore/lax/kernels/fast_trig64.py`,
+wired in by `fast_trig`).
 
 Oracle: NumPy's sin and cos in extended precision (x86's 80-bit long double, 11 bits beyond
 float64); every result up to `LIMIT` must be within 0.86 ulp of it (the kernels measure 0.85 at
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 import mjcore
 import mjnp
-from mjcore.lax import fast_trig, fast_trig64
+from mjcore.lax.kernels import fast_trig, fast_trig64
 
 jax.config.update("jax_platforms", "cpu")
 jax.config.update("jax_enable_x64", True)

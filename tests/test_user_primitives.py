@@ -161,6 +161,41 @@ def test_against_jax_on_matrices():
     )
 
 
+def test_a_direct_eager_vjp_rule_is_used_by_eager_grad_only():
+    # docs/extending.md's `def_eager_vjp` example: eager grad calls it (and not the jvp rule
+    # of the differentiated application); grad under jit keeps the jvp and transpose rules.
+    p, multiply_add = make_multiply_add()
+    calls = []
+
+    def vjp(ct, out, primals, linear):
+        calls.append([lin is not None for lin in linear])
+        x, y, _ = primals
+        return [
+            None if linear[0] is None else lax.mul(ct, y),
+            None if linear[1] is None else lax.mul(ct, x),
+            None if linear[2] is None else ct,
+        ]
+
+    p.def_eager_vjp(vjp)
+    rng = onp.random.default_rng(1)
+    x, y, z = (rng.standard_normal((3, 4)) for _ in range(3))
+
+    def loss_mj(x, y, z):
+        return lax.reduce_sum(lax.mul(multiply_add(x, x, z), y), (0, 1))
+
+    def loss_jax(x, y, z):
+        return jnp.sum((x * x + z) * y)
+
+    want = jax.grad(loss_jax, argnums=(0, 2))(x, y, z)
+    eager = mjcore.grad(loss_mj, argnums=(0, 2))
+    for grad, expected_calls in ((eager, [[True, True, True]]), (mjcore.jit(eager), [])):
+        calls.clear()
+        got = grad(x, y, z)
+        for g, e in zip(got, want, strict=True):
+            onp.testing.assert_allclose(onp.asarray(g), e, rtol=1e-14)
+        assert calls == expected_calls
+
+
 def test_jaxpr_shows_and_typechecks_the_primitive():
     _, multiply_add = make_multiply_add()
     jaxpr = mjcore.make_jaxpr(mjcore.grad(lambda a, b: multiply_add(a, a, b)))(2.0, 10.0)

@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mjcore.backend import compat
-from mjcore.backend.platforms import Backend, Registry
+from mjcore.backend.hlo import tensor_type
+from mjcore.backend.platforms import ALIASES, Backend, Registry
 from mjcore.config import config
 
 Buffer = Any  # jaxlib's single-device array type
@@ -93,8 +94,6 @@ def get_backend(platform: str | None = None) -> Backend:
     Raises:
       RuntimeError: for a platform that was not started, naming the started ones.
     """
-    from mjcore.backend.platforms import ALIASES
-
     started = backends()
     if platform is None:
         return next(iter(started.values()))
@@ -352,8 +351,6 @@ def _copy_to_host(buf: Buffer) -> np.ndarray:
     copies the operand to host memory for the callback, which keeps a copy (jaxlib's direct
     device-to-host copy needs `jax`'s Python types).
     """
-    from mjcore.backend.hlo import tensor_type
-
     aval = buf.aval
     dev = buffer_device(buf)
     key = (dev, tuple(aval.shape), np.dtype(aval.dtype))

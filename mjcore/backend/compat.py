@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import inspect
 import os
 import re
 from typing import Any
@@ -262,14 +261,6 @@ def register_cuda_kernels(platform: str, kernels_package: str) -> None:
         for name, value in mod.registrations().items():
             if name.endswith("_ffi"):
                 register_custom_call_target(name, value, "CUDA")
-
-
-def signature_text(fn: Any) -> str:
-    """A jaxlib function's signature, for the compat checks in the tests."""
-    try:
-        return str(inspect.signature(fn))
-    except (TypeError, ValueError):
-        return (fn.__doc__ or "").split("\n")[0]
 
 
 # --- several devices (SPMD programs, arrays made of shards) ---------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.backend import compat
+from mjcore.backend import client, compat
 from mjcore.backend.hlo import FunctionBuilder, Value
 from mjcore.core import ShapedArray
 
@@ -40,8 +40,6 @@ def _register_lapack() -> None:
 def lowering_platform() -> str:
     """'cuda' when programs are lowered for a CUDA device (the default device now), else
     'cpu': the platform whose kernels the custom calls below name."""
-    from mjcore.backend import client  # function-local: client imports this module's layer
-
     return "cuda" if client.device().platform == "gpu" else "cpu"
 
 

@@ -10,6 +10,8 @@ import numpy as np
 from mjcore.backend.hlo import FunctionBuilder, ModuleBuilder, Value
 from mjcore.core import Primitive, ShapedArray
 from mjcore.errors import MissingRuleError
+from mjcore.jaxpr import Literal
+from mjcore.partial_eval import trace_to_jaxpr
 
 
 class LoweringContext:
@@ -93,8 +95,6 @@ def lower_jaxpr_body(
     builder: FunctionBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequence[Value]
 ) -> list[Value]:
     """Emit the equations of `jaxpr` into `builder`; literals become constants."""
-    from mjcore.jaxpr import Literal
-
     env: dict[Any, Value] = {}
 
     def read(x: Any) -> Value:
@@ -127,8 +127,6 @@ def lower_fun(fun: Callable[..., Any], multiple_results: bool | None = None) -> 
     name = getattr(fun, "__name__", type(fun).__name__)
 
     def rule(ctx: LoweringContext, *operands: Value, **params: Any) -> Any:
-        from mjcore.partial_eval import trace_to_jaxpr
-
         returns_list: list[bool] = []
 
         def flat_fun(*args: Any) -> list[Any]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mjcore import core, dtypes
+from mjcore.api_util import flatten_fun
 from mjcore.array import Array
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_primitive
@@ -17,6 +18,7 @@ from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, moveaxis_to
 from mjcore.core import ShapedArray, get_aval
 from mjcore.dispatch import to_buffer
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
+from mjcore.lax.base import convert_element_type
 from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.tree_util import (
     PyTreeDef,
@@ -33,20 +35,7 @@ def trace_fun(
     fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequence[ShapedArray], what: str
 ) -> tuple[ClosedJaxpr, PyTreeDef]:
     """Stage `fun(*tree_unflatten(in_tree, args))` into a closed jaxpr and its output tree."""
-    out_tree_cell: list[PyTreeDef] = []
-
-    def flat_fun(*flat_args: Any) -> list[Any]:
-        out = fun(*tree_unflatten(in_tree, flat_args))
-        out_flat, out_tree = tree_flatten(out)
-        for x in out_flat:
-            if not core.is_array_like(x):
-                raise TypeError(
-                    f"{what} must return arrays (or pytrees of arrays), got "
-                    f"{type(x).__name__}: {x!r:.80}"
-                )
-        out_tree_cell.append(out_tree)
-        return out_flat
-
+    flat_fun, out_tree_cell = flatten_fun(fun, in_tree, what)
     closed = trace_to_jaxpr(flat_fun, list(in_avals), what)
     return closed, out_tree_cell[0]
 
@@ -175,8 +164,6 @@ def promote_weak_carry(
     `fori_loop(0, n, lambda i, x: x + 0.5, 0)` starts with a weak int and returns floats;
     as in JAX the initial value is promoted instead of failing the carry type check.
     """
-    from mjcore.lax.base import convert_element_type
-
     out, changed = [], False
     for x, a_in, a_out in zip(init, in_avals, out_avals, strict=True):
         if a_in.weak_type and a_in.shape == a_out.shape and a_in.dtype != a_out.dtype:

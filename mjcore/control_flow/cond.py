@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mjcore import core, dtypes
-from mjcore.ad import UndefinedPrimal, Zero, instantiate
+from mjcore.ad import UndefinedPrimal, Zero, instantiate, jvp_jaxpr, transpose_closed
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.control_flow.common import (
@@ -26,7 +26,6 @@ from mjcore.control_flow.common import (
 )
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
-from mjcore.jit import jvp_jaxpr, transpose_closed
 from mjcore.lax import arithmetic
 from mjcore.lax.base import broadcast_in_dim, convert_element_type, full, select_n
 from mjcore.lax.comparison import ne

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mjcore import core
-from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, zeros_like_aval
+from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, jvp_jaxpr, zeros_like_aval
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
@@ -30,8 +30,9 @@ from mjcore.control_flow.common import (
 )
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from mjcore.jit import jvp_jaxpr
-from mjcore.lax.base import add_any
+from mjcore.lax.base import add_any, reshape
+from mjcore.lax.slicing import slice_in_dim
+from mjcore.lax.structural import concatenate
 from mjcore.partial_eval import partial_eval_jaxpr, trace_to_jaxpr
 from mjcore.tree_util import PyTreeDef, tree_map, tree_structure, tree_unflatten
 
@@ -139,10 +140,6 @@ def _scan_in_python(
     reverse: bool,
 ) -> tuple[Any, Any]:
     """`scan` as the Python loop of its docstring (under `disable_jit()`)."""
-    from mjcore.lax.base import reshape
-    from mjcore.lax.slicing import slice_in_dim
-    from mjcore.lax.structural import concatenate
-
     if length == 0:
         raise ValueError(
             "scan: a zero-length scan is not supported in disable_jit() mode because the "

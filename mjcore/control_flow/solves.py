@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from mjcore.ad import UndefinedPrimal, Zero, instantiate, jvp_flat, tangent_aval
+from mjcore.ad import UndefinedPrimal, Zero, instantiate, jvp_flat, tangent_aval, transpose_closed
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.control_flow.common import (
@@ -20,8 +20,8 @@ from mjcore.control_flow.common import (
     typematch,
 )
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.custom_derivatives import closure_convert, custom_jvp
 from mjcore.jaxpr import ClosedJaxpr
-from mjcore.jit import transpose_closed
 from mjcore.lax import arithmetic
 from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
@@ -327,8 +327,6 @@ def custom_root(
     (e.g. `lambda g, y: y / g(1.0)` for scalars); it must be linear in `y` for reverse mode.
     The solution has no derivative with respect to `initial_guess`; aux has none at all.
     """
-    from mjcore.custom_derivatives import closure_convert, custom_jvp
-
     _, guess_tree = tree_flatten(initial_guess)
     # Every function is closure-converted, so the values it closes over (tracers of enclosing
     # transformations) reach the custom_jvp function as arguments rather than leaking into it.

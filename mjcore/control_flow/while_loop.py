@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mjcore import core
-from mjcore.ad import Zero, instantiate
+from mjcore.ad import Zero, instantiate, jvp_jaxpr
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.control_flow.common import (
@@ -32,7 +32,6 @@ from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.dispatch import device_put
 from mjcore.errors import ConcretizationTypeError
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from mjcore.jit import jvp_jaxpr
 from mjcore.lax.base import broadcast_in_dim, select_n
 from mjcore.lax.reductions import reduce_or
 from mjcore.partial_eval import dce_jaxpr, partial_eval_jaxpr, trace_to_jaxpr

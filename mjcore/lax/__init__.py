@@ -54,7 +54,7 @@ from mjcore.lax.reductions import (
     reduce_sum,
 )
 from mjcore.lax.slicing import dynamic_slice, dynamic_update_slice, slice, slice_in_dim
-from mjcore.lax.structural import broadcasted_iota, concatenate, iota, pad, rev, squeeze
+from mjcore.lax.structural import broadcasted_iota, concatenate, iota, pad, rev, roll, squeeze
 from mjcore.lax.transcendental import (
     acos,
     acosh,
@@ -151,6 +151,7 @@ __all__ = [
     "rem",
     "reshape",
     "rev",
+    "roll",
     "round",
     "rsqrt",
     "select_n",
@@ -312,9 +313,10 @@ __all__ += [
     "top_k",
 ]
 
+from mjcore.lax.arithmetic import mulhi  # noqa: E402  (composed of arithmetic and bitwise)
 from mjcore.lax.base import broadcast_to_rank, collapse, empty, select  # noqa: E402  (appended)
 from mjcore.lax.bitcast import reduce_precision  # noqa: E402
-from mjcore.lax.bitwise import clz, mulhi  # noqa: E402
+from mjcore.lax.bitwise import clz  # noqa: E402
 from mjcore.lax.dot import batch_matmul  # noqa: E402
 from mjcore.lax.gather import scatter_sub  # noqa: E402
 from mjcore.lax.optimization_barrier import optimization_barrier  # noqa: E402

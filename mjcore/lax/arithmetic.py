@@ -7,12 +7,30 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.ad import Zero
-from mjcore.backend.lowering import LoweringContext
+from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, fused_rule_body
+from mjcore.backend.lowering import LoweringContext, lower_fun
+from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import host
-from mjcore.lax.base import broadcast_to, select_n, unbroadcast
-from mjcore.lax.families import elementwise, promote_python_scalars, scalar_constant
+from mjcore.dispatch import scalar_array
+from mjcore.lax import comparison, host
+from mjcore.lax.base import (
+    broadcast_in_dim,
+    broadcast_to,
+    convert_element_type,
+    full,
+    select_n,
+    unbroadcast,
+    zeros_like,
+)
+from mjcore.lax.bitcast import bitcast_convert_type
+from mjcore.lax.bitwise import bitwise_and, shift_right_arithmetic, shift_right_logical
+from mjcore.lax.comparison import eq, gt, lt
+from mjcore.lax.families import (
+    check_same_dtypes,
+    elementwise,
+    promote_python_scalars,
+    scalar_constant,
+)
 
 ArrayLike = Any
 
@@ -25,10 +43,6 @@ _FLOAT = "f"
 def _tangent_to_shape(t: Any, shape: tuple[int, ...]) -> Any:
     """A tangent broadcast to the output shape (symbolic zeros pass through)."""
     return t if type(t) is Zero else broadcast_to(t, shape)
-
-
-def _out_shape(*xs: Any) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(*(get_aval(x).shape for x in xs)))
 
 
 # --- add ------------------------------------------------------------------------------------
@@ -57,6 +71,9 @@ def _add_jvp(primals, tangents):
     return out, add(x_dot, y_dot)
 
 
+add_p.def_eager_vjp(LINEAR)
+
+
 # --- sub ------------------------------------------------------------------------------------
 
 sub_p = Primitive("sub")
@@ -81,6 +98,9 @@ def _sub_jvp(primals, tangents):
     if type(x_dot) is Zero:
         return out, _tangent_to_shape(neg(y_dot), shape)
     return out, sub(x_dot, y_dot)
+
+
+sub_p.def_eager_vjp(LINEAR)
 
 
 # --- mul ------------------------------------------------------------------------------------
@@ -117,6 +137,9 @@ def _mul_jvp(primals, tangents):
     return out, _tangent_to_shape(t, shape)
 
 
+mul_p.def_eager_vjp(MULTILINEAR)
+
+
 # --- div ------------------------------------------------------------------------------------
 
 div_p = Primitive("div")
@@ -143,6 +166,21 @@ def _div_jvp(primals, tangents):
         t_y = neg(mul(y_dot, div(out, y)))
         t = t_y if t is None else add(t, t_y)
     return out, _tangent_to_shape(t, shape)
+
+
+@div_p.def_eager_vjp
+def _div_vjp(ct, out, primals, linear):
+    # The transposes of `_div_jvp`'s two terms.
+    (_, y), (lx, ly) = primals, linear
+    return [
+        None if lx is None else unbroadcast(div(ct, y), lx.aval),
+        None if ly is None else unbroadcast(_div_vjp_divisor(ct, out, y), ly.aval),
+    ]
+
+
+@fused_rule_body
+def _div_vjp_divisor(ct, out, y):
+    return neg(mul(ct, div(out, y)))
 
 
 # --- rem ------------------------------------------------------------------------------------
@@ -187,6 +225,9 @@ def _neg_jvp(primals, tangents):
     return neg(primals[0]), neg(tangents[0])
 
 
+neg_p.def_eager_vjp(LINEAR)
+
+
 # --- sign -----------------------------------------------------------------------------------
 
 sign_p = Primitive("sign")
@@ -214,7 +255,6 @@ def _sign_lowering(ctx: LoweringContext, x):
     if x.aval.dtype.kind == "i":
         return raw
     # XLA keeps -0.0 and gives NaN at infinite complex parts; NumPy's sign does neither.
-    from mjcore.backend.lowering import lower_fun
     from mjcore.lax.complex_special import sign_fixup
 
     return lower_fun(sign_fixup)(LoweringContext(b, [x.aval, out], [out]), x, raw)
@@ -271,16 +311,12 @@ def _abs_jvp(primals, tangents):
         safe = select_n(eq_zero(y), y, full_like_one(y))
         return y, div(real(mul(conj(x), x_dot)), safe)
     # JAX's convention at the kink: the slope at +-0 is +1 (sign(x) would give 0 there).
-    from mjcore.lax.comparison import lt
-
     aval = get_aval(x)
     negative = lt(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
     return y, select_n(negative, x_dot, neg(x_dot))
 
 
 def eq_zero(x: Any) -> Any:
-    from mjcore.lax.comparison import eq
-
     aval = get_aval(x)
     return eq(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
 
@@ -291,8 +327,6 @@ def full_like_one(x: Any) -> Any:
 
 
 def _scalar(value: Any, dtype: np.dtype) -> Any:
-    from mjcore.dispatch import scalar_array
-
     return scalar_array(value, dtype)
 
 
@@ -322,8 +356,6 @@ min_p.def_host(host.ufunc(np.minimum))
 
 def _minmax_jvp(prim: Primitive, pick_x_cmp: str):
     def jvp(primals, tangents):
-        from mjcore.lax import comparison
-
         (x, y), (x_dot, y_dot) = primals, tangents
         out = prim.bind1(x, y)
         shape = get_aval(out).shape
@@ -444,6 +476,19 @@ def _integer_pow_jvp(primals, tangents, *, y):
     return out, mul(deriv, x_dot)
 
 
+@integer_pow_p.def_eager_vjp
+def _integer_pow_vjp(ct, out, primals, linear, *, y):
+    if y == 0:
+        return [None]
+    return [_integer_pow_vjp_body(ct, primals[0], y=y)]
+
+
+@fused_rule_body
+def _integer_pow_vjp_body(ct, x, *, y):
+    coeff = _scalar(y, get_aval(x).dtype)
+    return mul(coeff if y == 1 else mul(coeff, integer_pow(x, y - 1)), ct)
+
+
 # --- square / reciprocal (compositions, as JAX's reciprocal is) ------------------------------
 
 
@@ -489,8 +534,6 @@ def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Any:  # noqa: A002  (
 
 @clamp_p.def_abstract_eval
 def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
-    from mjcore.lax.families import check_same_dtypes
-
     dtype = check_same_dtypes("clamp", (lo, x, hi))
     if dtype.kind not in _REAL:
         raise TypeError(f"clamp does not accept dtype {dtype.name}; it needs a real dtype")
@@ -515,9 +558,6 @@ def _clamp_host(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 @clamp_p.def_jvp(symbolic_zeros=True)
 def _clamp_jvp(primals, tangents):
-    from mjcore.lax.bitwise import bitwise_and
-    from mjcore.lax.comparison import gt, lt
-
     (lo, x, hi), (lo_dot, x_dot, hi_dot) = primals, tangents
     out = clamp_p.bind1(lo, x, hi)
     shape = get_aval(x).shape
@@ -540,9 +580,6 @@ def _clamp_jvp(primals, tangents):
 
 @clamp_p.def_batching
 def _clamp_batching(vals, dims):
-    from mjcore.batching import NOT_MAPPED, move_bdim
-    from mjcore.lax.base import broadcast_in_dim
-
     (lo, x, hi), (lo_bdim, x_bdim, hi_bdim) = vals, dims
     if lo_bdim is hi_bdim is NOT_MAPPED and get_aval(lo).ndim == get_aval(hi).ndim == 0:
         return clamp_p.bind1(lo, x, hi), x_bdim
@@ -568,7 +605,52 @@ def _clamp_batching(vals, dims):
     return clamp_p.bind1(*moved), 0
 
 
+# --- mulhi (composed of the primitives above and the bitwise ones) --------------------------
+
+
+def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
+    """Elementwise high half of the double-width product of two integers of one dtype.
+
+    Up to 32 bits the product is taken exactly in the double-width dtype; 64-bit operands
+    multiply 32-bit halves (schoolbook), with the signed correction `- (x < 0) y - (y < 0) x`.
+    """
+    dx, dy = get_aval(x).dtype, get_aval(y).dtype
+    if dx != dy or dx.kind not in "iu":
+        raise TypeError(
+            f"mulhi: needs two integer operands of one dtype, got {dx.name} and {dy.name}"
+        )
+    shape = np.broadcast_shapes(get_aval(x).shape, get_aval(y).shape)
+    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
+    bits = 8 * dx.itemsize
+    if bits <= 32:
+        wide = np.dtype(f"{dx.kind}{2 * dx.itemsize}")
+        product = mul(convert_element_type(x, wide), convert_element_type(y, wide))
+        shift = full((), bits, wide)
+        return convert_element_type(shift_right_arithmetic(product, shift), dx)
+    u64 = np.dtype("uint64")
+    xu, yu = bitcast_convert_type(x, u64), bitcast_convert_type(y, u64)
+    mask, half = full((), 0xFFFFFFFF, u64), full((), 32, u64)
+    xl, xh = bitwise_and(xu, mask), shift_right_logical(xu, half)
+    yl, yh = bitwise_and(yu, mask), shift_right_logical(yu, half)
+    lh, hl = mul(xl, yh), mul(xh, yl)
+    mid = add(
+        add(shift_right_logical(mul(xl, yl), half), bitwise_and(lh, mask)),
+        bitwise_and(hl, mask),
+    )
+    high = add(
+        add(mul(xh, yh), shift_right_logical(lh, half)),
+        add(shift_right_logical(hl, half), shift_right_logical(mid, half)),
+    )
+    if dx.kind == "u":
+        return high
+    zero = full((), 0, dx)
+    high = sub(high, select_n(lt(x, zero), zeros_like(yu), yu))
+    high = sub(high, select_n(lt(y, zero), zeros_like(xu), xu))
+    return bitcast_convert_type(high, dx)
+
+
 __all__ = [
+    "mulhi",
     "abs",
     "add",
     "ceil",
@@ -593,8 +675,6 @@ __all__ = [
 
 
 def _undefined(x: Any) -> bool:
-    from mjcore.ad import UndefinedPrimal
-
     return type(x) is UndefinedPrimal
 
 

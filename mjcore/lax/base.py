@@ -9,14 +9,19 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad import Zero, linear_jvp
+from mjcore.ad_util import NOT_MAPPED, UndefinedPrimal, Zero, is_undefined_primal, linear_jvp
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
-from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.dispatch import scalar_array
 from mjcore.lax import host
-from mjcore.lax.families import elementwise, scalar_constant
+from mjcore.lax.families import (
+    bind_reduction,
+    elementwise,
+    kept_axes,
+    monoid_reduction,
+    scalar_constant,
+)
 
 ArrayLike = Any
 Shape = tuple[int, ...]
@@ -190,6 +195,26 @@ def _broadcast_in_dim_batching(vals, dims, *, shape, broadcast_dimensions):
     return broadcast_in_dim_p.bind1(x, shape=new_shape, broadcast_dimensions=new_dims), 0
 
 
+# --- reduce_sum (beside broadcast_in_dim: each is the other's transpose) ---------------------
+
+reduce_sum_p = monoid_reduction(
+    "reduce_sum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0, np.add
+)
+
+
+def reduce_sum(x: ArrayLike, axes: int | Sequence[int]) -> Any:
+    """Sum of `x` over `axes`."""
+    return bind_reduction(reduce_sum_p, x, axes)
+
+
+linear_jvp(reduce_sum_p)
+
+
+@reduce_sum_p.def_transpose
+def _reduce_sum_transpose(ct, x, *, axes):
+    return [broadcast_in_dim(ct, x.aval.shape, kept_axes(x.aval.ndim, axes))]
+
+
 # --- reshape --------------------------------------------------------------------------------
 
 reshape_p = Primitive("reshape")
@@ -323,6 +348,28 @@ def _transpose_batching(vals, dims, *, permutation):
     (x,), (bdim,) = vals, dims
     x = move_bdim(x, bdim, 0)
     return transpose_p.bind1(x, permutation=(0, *(p + 1 for p in permutation))), 0
+
+
+# --- moving batch axes (the batching interpreter's own uses of the primitives above) -------
+
+
+def move_bdim(x: Any, src: int | None, dst: int) -> Any:
+    """Move batch axis `src` of `x` to position `dst`."""
+    if src == dst:
+        return x
+    ndim = get_aval(x).ndim
+    perm = [i for i in range(ndim) if i != src]
+    perm.insert(dst, src)
+    return transpose(x, tuple(perm))
+
+
+def broadcast_batch(x: Any, axis_size: int, dst: int) -> Any:
+    """Materialise an unbatched value along a new batch axis `dst`."""
+    aval = get_aval(x)
+    shape = list(aval.shape)
+    shape.insert(dst, axis_size)
+    dims = tuple(i for i in range(len(shape)) if i != dst)
+    return broadcast_in_dim(x, tuple(shape), dims)
 
 
 # --- select_n -------------------------------------------------------------------------------
@@ -567,8 +614,6 @@ __all__ = [
 
 def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     """Sum a cotangent of a NumPy-broadcast result back to an operand's shape."""
-    from mjcore.lax.reductions import reduce_sum
-
     ct_shape = get_aval(ct).shape
     if ct_shape == aval.shape:
         return ct
@@ -587,8 +632,6 @@ convert_element_type_p.def_transpose(_convert_element_type_transpose)
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
-    from mjcore.lax.reductions import reduce_sum
-
     operand_shape = x.aval.shape
     new_dims = [d for d in range(len(shape)) if d not in broadcast_dimensions]
     expanded = [
@@ -612,8 +655,6 @@ transpose_p.def_transpose(_transpose_transpose)
 
 
 def _select_n_transpose(ct, which, *cases):
-    from mjcore.ad import UndefinedPrimal
-
     if type(which) is UndefinedPrimal:
         raise TypeError("select_n: the selector cannot be a linear input")
     zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
@@ -631,8 +672,6 @@ select_n_p.def_transpose(_select_n_transpose)
 
 
 def _add_any_transpose(ct, x, y):
-    from mjcore.ad import is_undefined_primal
-
     return [unbroadcast(ct, v.aval) if is_undefined_primal(v) else None for v in (x, y)]
 
 

@@ -164,56 +164,6 @@ clz_p.def_host(host.clz)
 _zero_jvp(clz_p)
 
 
-# --- mulhi (composed of the primitives above) ----------------------------------------------
-
-
-def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
-    """Elementwise high half of the double-width product of two integers of one dtype.
-
-    Up to 32 bits the product is taken exactly in the double-width dtype; 64-bit operands
-    multiply 32-bit halves (schoolbook), with the signed correction `- (x < 0) y - (y < 0) x`.
-    """
-    from mjcore.core import get_aval
-    from mjcore.lax import arithmetic
-    from mjcore.lax.base import broadcast_to, convert_element_type, full, select_n, zeros_like
-    from mjcore.lax.bitcast import bitcast_convert_type
-    from mjcore.lax.comparison import lt
-
-    dx, dy = get_aval(x).dtype, get_aval(y).dtype
-    if dx != dy or dx.kind not in _INTEGER:
-        raise TypeError(
-            f"mulhi: needs two integer operands of one dtype, got {dx.name} and {dy.name}"
-        )
-    shape = np.broadcast_shapes(get_aval(x).shape, get_aval(y).shape)
-    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
-    bits = 8 * dx.itemsize
-    if bits <= 32:
-        wide = np.dtype(f"{dx.kind}{2 * dx.itemsize}")
-        product = arithmetic.mul(convert_element_type(x, wide), convert_element_type(y, wide))
-        shift = full((), bits, wide)
-        return convert_element_type(shift_right_arithmetic(product, shift), dx)
-    u64 = np.dtype("uint64")
-    xu, yu = bitcast_convert_type(x, u64), bitcast_convert_type(y, u64)
-    mask, half = full((), 0xFFFFFFFF, u64), full((), 32, u64)
-    xl, xh = bitwise_and(xu, mask), shift_right_logical(xu, half)
-    yl, yh = bitwise_and(yu, mask), shift_right_logical(yu, half)
-    lh, hl = arithmetic.mul(xl, yh), arithmetic.mul(xh, yl)
-    mid = arithmetic.add(
-        arithmetic.add(shift_right_logical(arithmetic.mul(xl, yl), half), bitwise_and(lh, mask)),
-        bitwise_and(hl, mask),
-    )
-    high = arithmetic.add(
-        arithmetic.add(arithmetic.mul(xh, yh), shift_right_logical(lh, half)),
-        arithmetic.add(shift_right_logical(hl, half), shift_right_logical(mid, half)),
-    )
-    if dx.kind == "u":
-        return high
-    zero = full((), 0, dx)
-    high = arithmetic.sub(high, select_n(lt(x, zero), zeros_like(yu), yu))
-    high = arithmetic.sub(high, select_n(lt(y, zero), zeros_like(xu), xu))
-    return bitcast_convert_type(high, dx)
-
-
 __all__ = [
     "bitwise_and",
     "bitwise_not",
@@ -221,7 +171,6 @@ __all__ = [
     "bitwise_xor",
     "clz",
     "is_finite",
-    "mulhi",
     "population_count",
     "shift_left",
     "shift_right_arithmetic",

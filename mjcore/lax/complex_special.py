@@ -142,9 +142,12 @@ def sqrt_rule(x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
     return _set(_and(_is(x, -_INF), _isnan(y)), u, v, _NAN, _INF)
 
 
-def sinh_rule(x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
-    from mjcore.lax.transcendental import cos  # transcendental imports this module
+def sinh_rule(cos: Callable[[Any], Any]) -> Rule:
+    """sinh's special values, given `cos` (transcendental, which builds on this module)."""
+    return lambda x, y, u, v: _sinh_rule(cos, x, y, u, v)
 
+
+def _sinh_rule(cos: Callable[[Any], Any], x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
     # sinh(+0 + iy) = +0 cos(y) + i sin(y): the zero real part carries the sign of cos(y).
     u = _where(_and(_is(x, 0.0), is_finite(y)), mul(x, cos(y)), u)
     bad_y = _nonfinite(y)
@@ -152,9 +155,12 @@ def sinh_rule(x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
     return _set(_and(_is(x, _INF), bad_y), u, v, _INF, _NAN)
 
 
-def cosh_rule(x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
-    from mjcore.lax.transcendental import sin  # transcendental imports this module
+def cosh_rule(sin: Callable[[Any], Any]) -> Rule:
+    """cosh's special values, given `sin` (transcendental, which builds on this module)."""
+    return lambda x, y, u, v: _cosh_rule(sin, x, y, u, v)
 
+
+def _cosh_rule(sin: Callable[[Any], Any], x: Any, y: Any, u: Any, v: Any) -> tuple[Any, Any]:
     # cosh(+0 + iy) = cos(y) + i +0 sin(y): the zero imaginary part carries the sign of sin(y).
     v = _where(_and(_is(x, 0.0), is_finite(y)), mul(x, sin(y)), v)
     bad_y = _nonfinite(y)

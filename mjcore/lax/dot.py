@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad import Zero, is_undefined_primal
+from mjcore.ad import MULTILINEAR, Zero, is_undefined_primal
 from mjcore.backend.hlo import Value, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
@@ -147,6 +147,9 @@ def _dot_general_lowering(
     )
 
 
+_MATRIX_PRODUCT = (((1,), (0,)), ((), ()))
+
+
 @dot_general_p.def_host
 def _dot_general_host(
     lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers, preferred_element_type
@@ -157,6 +160,8 @@ def _dot_general_host(
     if preferred_element_type is not None:
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
+    if dimension_numbers == _MATRIX_PRODUCT and lhs.ndim == 2 and rhs.ndim == 2:
+        return np.dot(lhs, rhs)  # `x @ y` of matrices: what the general path below computes
     (lc, rc), (lb, rb) = dimension_numbers
     lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
     batch = [lhs.shape[d] for d in lb]
@@ -181,6 +186,9 @@ def _dot_general_jvp(primals, tangents, **params):
     return out, terms[0] if len(terms) == 1 else add(*terms)
 
 
+dot_general_p.def_eager_vjp(MULTILINEAR)
+
+
 def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_ans: bool):
     """The cotangent of `lhs` given the known `rhs` (JAX's `_dot_general_transpose_lhs`).
 
@@ -189,10 +197,15 @@ def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_
     dimensions, then permute the result (batch, lhs free, lhs contracting in rhs order) back.
     """
     rhs_aval = get_aval(rhs)
-    numbers, permutation = _transpose_lhs_plan(lhs.ndim, rhs_aval.ndim, dimension_numbers, swap_ans)
+    numbers, permutation, swapped = _transpose_lhs_plan(
+        lhs.ndim, rhs_aval.ndim, dimension_numbers, swap_ans
+    )
     ct_dtype = get_aval(ct).dtype
     if rhs_aval.dtype != ct_dtype:  # a preferred_element_type was given
         rhs = convert_element_type(rhs, ct_dtype)
+    if swapped is not None:  # an outer product already in the operand's layout
+        out = dot_general_p.bind1(rhs, ct, dimension_numbers=swapped, preferred_element_type=None)
+        return convert_element_type(out, lhs.dtype)
     out = dot_general_p.bind1(ct, rhs, dimension_numbers=numbers, preferred_element_type=None)
     return convert_element_type(transpose(out, permutation), lhs.dtype)
 
@@ -215,7 +228,19 @@ def _transpose_lhs_plan(
     numbers = ((ct_rhs_free, tuple(rhs_free)), (tuple(range(nb)), tuple(rb)))
     lc_by_rhs = [lc[i] for i in np.argsort(rc)]
     permutation = tuple(int(i) for i in np.argsort([*lb, *lhs_free, *lc_by_rhs]))
-    return numbers, permutation
+    # Without batch or contracting dimensions the product is an outer product, whose every
+    # element is one multiplication: `rhs x ct` is `ct x rhs` transposed, exactly. When that
+    # order is the operand's layout, it saves the transpose (the weights of a matrix-vector
+    # product, in reverse mode).
+    swapped = None
+    if not nb and not numbers[0][0] and permutation != tuple(range(len(permutation))):
+        n_ct_free = len(lhs_free)  # ct is (lhs free): the other operand has no free dims
+        n_rhs_free = len(permutation) - n_ct_free
+        # out2 = (rhs free, ct free): out1's axis j is out2's axis `to2[j]`
+        to2 = [n_rhs_free + j for j in range(n_ct_free)] + list(range(n_rhs_free))
+        if [to2[p] for p in permutation] == list(range(len(permutation))):
+            swapped = (((), ()), ((), ()))
+    return numbers, permutation, swapped
 
 
 @dot_general_p.def_transpose

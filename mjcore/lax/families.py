@@ -7,11 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
+from mjcore.ad_util import NOT_MAPPED
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext
-from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.dispatch import scalar_array
+
+ArrayLike = Any
+Shape = tuple[int, ...]
+
 
 # --- Shapes ---------------------------------------------------------------------------------
 
@@ -68,8 +72,6 @@ def promote_python_scalars(*args: Any) -> tuple[Any, ...]:
             break
     if dtype is None:
         return args
-    from mjcore.dispatch import scalar_array
-
     return tuple(scalar_array(a, dtype, True) if type(a) in _PYTHON_SCALARS else a for a in args)
 
 
@@ -170,6 +172,8 @@ def elementwise_batching(prim: Primitive) -> Callable[..., tuple[Any, int]]:
     """Batching for NumPy-broadcasting elementwise ops: batch axes go to the front."""
 
     def batching(vals: Sequence[Any], dims: Sequence[int | None], **params: Any):
+        from mjcore.lax.base import expand_dims, move_bdim  # lax.base builds on this module
+
         ndim = max(
             (np.ndim(v) - (d is not NOT_MAPPED) for v, d in zip(vals, dims, strict=True)),
             default=0,
@@ -183,8 +187,6 @@ def elementwise_batching(prim: Primitive) -> Callable[..., tuple[Any, int]]:
                 rank = np.ndim(v) - 1
                 if rank < ndim:
                     # Align trailing dimensions, as NumPy broadcasting would without the batch.
-                    from mjcore.lax.base import expand_dims
-
                     v = expand_dims(v, tuple(range(1, 1 + ndim - rank)))
                 moved.append(v)
         return prim.bind(*moved, **params), 0
@@ -204,5 +206,95 @@ def elementwise(
     prim.def_lowering(elementwise_lowering(hlo_op))
 
 
-def is_float_kind(dtype: np.dtype) -> bool:
-    return dtypes.is_inexact(dtype)
+# --- Axes and monoid reductions ------------------------------------------------------------
+
+
+def normalize_axes(x: ArrayLike, axes: int | Sequence[int]) -> tuple[int, ...]:
+    """`axes` as a tuple with negative entries counted from the end of `x`'s shape.
+
+    Out-of-range entries are left alone so that the primitive's abstract_eval reports them.
+    """
+    ndim = get_aval(x).ndim
+    if type(axes) is int:  # the common case, without the general loop (this is on hot paths)
+        return (axes + ndim if -ndim <= axes < 0 else axes,)
+    axes = (axes,) if isinstance(axes, int | np.integer) else axes
+    return tuple([int(a) + ndim if -ndim <= int(a) < 0 else int(a) for a in axes])
+
+
+def check_axes(name: str, axes: tuple[int, ...], shape: Shape) -> None:
+    """Raise AxisError unless `axes` are distinct, in-range axes of `shape`."""
+    ndim = len(shape)
+    for a in axes:
+        if not 0 <= a < ndim:
+            raise np.exceptions.AxisError(
+                f"{name}: axes {axes} out of range for an array of shape {shape}"
+            )
+    if len(axes) > 1 and len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: repeated axis in {axes}")
+
+
+def reduced_shape(shape: Shape, axes: tuple[int, ...]) -> Shape:
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def kept_axes(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+def monoid_reduction(
+    name: str,
+    kinds: str,
+    hlo_op: Callable[[np.dtype], str],
+    identity: Callable[[np.dtype], Any],
+    numpy_ufunc: np.ufunc,
+) -> Primitive:
+    """A reduction primitive with its abstract_eval, lowering, batching and host rules.
+
+    `hlo_op(dtype)` names the StableHLO combiner, `identity(dtype)` its identity element and
+    `numpy_ufunc` the same combiner in NumPy.
+    """
+    prim = Primitive(name)
+
+    def abstract_eval(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
+        check_axes(name, axes, x.shape)
+        return ShapedArray(reduced_shape(x.shape, axes), x.dtype, x.weak_type)
+
+    def lowering(ctx: LoweringContext, x: Value, *, axes: tuple[int, ...]) -> Value:
+        b = ctx.builder
+        dtype = x.aval.dtype
+        scalar = ShapedArray((), dtype)
+        op = hlo_op(dtype)
+        region = b.region([scalar, scalar], lambda rb, acc, y: [rb.op(op, [acc, y], scalar)])
+        return b.op(
+            "stablehlo.reduce",
+            [x, scalar_constant(b, identity(dtype), dtype)],
+            ctx.aval_out.strip_weak_type(),
+            f"dimensions = {i64_array(axes)}",
+            regions=[region],
+        )
+
+    def batching(vals, dims, *, axes):
+        (x,), (bdim,) = vals, dims
+        moved = tuple(a + (a >= bdim) for a in axes)
+        return prim.bind1(x, axes=moved), bdim - sum(a < bdim for a in moved)
+
+    def host(x: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
+        # The identity as `initial`, as in the lowering: empty reductions give it, and a sum
+        # starts from +0.0 as XLA's does.
+        out = numpy_ufunc.reduce(x, axis=axes, dtype=x.dtype, initial=identity(x.dtype))
+        return out if type(out) is np.ndarray else np.asarray(out)
+
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_lowering(lowering)
+    prim.def_batching(batching)
+    prim.def_host(host)
+    return prim
+
+
+def bind_reduction(prim: Primitive, x: ArrayLike, axes: int | Sequence[int]) -> Any:
+    axes = tuple(sorted(normalize_axes(x, axes)))
+    if not axes:
+        return x
+    return prim.bind1(x, axes=axes)

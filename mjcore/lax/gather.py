@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mjcore.ad import Zero, instantiate, is_undefined_primal
+from mjcore.ad import Zero, fused_rule_body, instantiate, is_undefined_primal
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
@@ -254,6 +254,28 @@ def _gather_jvp(primals, tangents, *, dimension_numbers, slice_sizes):
     if type(operand_dot) is Zero:
         return out, None
     return out, gather_p.bind1(operand_dot, indices, **params)
+
+
+@gather_p.def_eager_vjp
+def _gather_vjp(ct, out, primals, linear, *, dimension_numbers, slice_sizes):
+    # The transpose rule (the operand is the differentiated one: integer indices never are),
+    # its clamp and scatter replayed as one program.
+    ct_operand = _gather_vjp_body(
+        ct,
+        primals[1],
+        shape=linear[0].aval.shape,
+        dnums=tuple(dimension_numbers),
+        slice_sizes=slice_sizes,
+    )
+    return [ct_operand, None]
+
+
+@fused_rule_body
+def _gather_vjp_body(ct, indices, *, shape, dnums, slice_sizes):
+    dn = GatherDimensionNumbers(*dnums)
+    clamped = clamp_indices(shape, indices, dn.start_index_map, slice_sizes)
+    zeros = full(shape, 0, get_aval(ct).dtype)
+    return scatter_add_p.bind1(zeros, clamped, ct, dimension_numbers=_scatter_dnums_of(dn))
 
 
 def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from mjcore.core import Primitive
+
 Shape = tuple[int, ...]
 
 
@@ -494,15 +496,14 @@ def scatter(combine: np.ufunc | None) -> Callable[..., np.ndarray]:
 
 def host_coverage() -> tuple[list[str], list[str]]:
     """(names of mjcore.lax primitives with a host rule, names of those without), sorted."""
-    # Imported here: the lax modules import this one for their rules.
+    # The package's modules as found on disk, imported by name: a reflection over `mjcore.lax`
+    # (whose modules import this one for their rules), not a dependency on any of its names.
     import importlib
     import pkgutil
-
-    import mjcore.lax
-    from mjcore.core import Primitive
+    from pathlib import Path
 
     prims: dict[str, Primitive] = {}
-    for info in pkgutil.iter_modules(mjcore.lax.__path__):
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         module = importlib.import_module(f"mjcore.lax.{info.name}")
         for value in vars(module).values():
             if isinstance(value, Primitive):

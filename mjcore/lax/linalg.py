@@ -30,6 +30,7 @@ from mjcore.lax.base import (
     transpose,
 )
 from mjcore.lax.comparison import eq, ge, ne
+from mjcore.lax.complex import complex as make_complex
 from mjcore.lax.complex import conj, real
 from mjcore.lax.dot import dot_general
 from mjcore.lax.reductions import reduce_sum
@@ -816,8 +817,6 @@ def _eig_lowering(ctx: LoweringContext, x: Any, *, compute_eigenvectors: bool) -
         results = [real_w, real_w, v_aval, v_aval, info]
 
         def fixup(wr: Any, wi: Any, vl: Any, vr: Any, info: Any) -> list[Any]:
-            from mjcore.lax.complex import complex as make_complex
-
             outs = [make_complex(wr, wi), vr] if compute_eigenvectors else [make_complex(wr, wi)]
             return [_nan_where_failed(info, o) for o in outs]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from mjcore import core
-from mjcore.ad import Zero, instantiate
+from mjcore.ad import UndefinedPrimal, Zero, instantiate
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray
 from mjcore.tree_util import tree_flatten, tree_unflatten
@@ -64,8 +64,6 @@ optimization_barrier_p.def_jvp(_optimization_barrier_jvp, symbolic_zeros=True)
 
 @optimization_barrier_p.def_transpose
 def _optimization_barrier_transpose(cts: list[Any], *args: Any) -> list[Any]:
-    from mjcore.ad import UndefinedPrimal
-
     outs = optimization_barrier_p.bind(*[instantiate(ct) for ct in cts])
     return [ct if type(x) is UndefinedPrimal else None for x, ct in zip(args, outs, strict=True)]
 

@@ -12,31 +12,33 @@ from typing import Any
 import numpy as np
 
 from mjcore import core, dtypes
-from mjcore.ad import Zero, jvp_flat, linear_jvp
+from mjcore.ad import Zero, fused_rule_body, jvp_flat
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr
-from mjcore.lax import arithmetic
+from mjcore.lax import arithmetic, bitwise
 from mjcore.lax.base import broadcast_in_dim, convert_element_type, full, reshape, transpose
+from mjcore.lax.base import reduce_sum as reduce_sum
+from mjcore.lax.base import reduce_sum_p as reduce_sum_p
 from mjcore.lax.comparison import eq
-from mjcore.lax.families import scalar_constant
+from mjcore.lax.families import (
+    bind_reduction,
+    check_axes,
+    kept_axes,
+    monoid_reduction,
+    normalize_axes,
+    reduced_shape,
+    scalar_constant,
+)
 from mjcore.lax.slicing import slice_in_dim
-from mjcore.lax.structural import check_axes, normalize_axes, pad
+from mjcore.lax.structural import pad
 from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.tree_util import tree_flatten, tree_unflatten
 
 ArrayLike = Any
 Shape = tuple[int, ...]
-
-
-def _reduced_shape(shape: Shape, axes: tuple[int, ...]) -> Shape:
-    return tuple(d for i, d in enumerate(shape) if i not in axes)
-
-
-def _kept_axes(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(i for i in range(ndim) if i not in axes)
 
 
 def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
@@ -65,131 +67,62 @@ def _all_ones(dtype: np.dtype) -> Any:
 # --- the monoid reductions ------------------------------------------------------------------
 
 
-def _reducer(
-    name: str,
-    kinds: str,
-    hlo_op: Callable[[np.dtype], str],
-    identity: Callable[[np.dtype], Any],
-    numpy_ufunc: np.ufunc,
-) -> Primitive:
-    """A reduction primitive with its abstract_eval, lowering, batching and host rules.
-
-    `hlo_op(dtype)` names the StableHLO combiner, `identity(dtype)` its identity element and
-    `numpy_ufunc` the same combiner in NumPy.
-    """
-    prim = Primitive(name)
-
-    def abstract_eval(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
-        if x.dtype.kind not in kinds:
-            raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
-        check_axes(name, axes, x.shape)
-        return ShapedArray(_reduced_shape(x.shape, axes), x.dtype, x.weak_type)
-
-    def lowering(ctx: LoweringContext, x: Value, *, axes: tuple[int, ...]) -> Value:
-        b = ctx.builder
-        dtype = x.aval.dtype
-        scalar = ShapedArray((), dtype)
-        op = hlo_op(dtype)
-        region = b.region([scalar, scalar], lambda rb, acc, y: [rb.op(op, [acc, y], scalar)])
-        return b.op(
-            "stablehlo.reduce",
-            [x, scalar_constant(b, identity(dtype), dtype)],
-            ctx.aval_out.strip_weak_type(),
-            f"dimensions = {i64_array(axes)}",
-            regions=[region],
-        )
-
-    def batching(vals, dims, *, axes):
-        (x,), (bdim,) = vals, dims
-        moved = tuple(a + (a >= bdim) for a in axes)
-        return prim.bind1(x, axes=moved), bdim - sum(a < bdim for a in moved)
-
-    def host(x: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
-        # The identity as `initial`, as in the lowering: empty reductions give it, and a sum
-        # starts from +0.0 as XLA's does.
-        out = numpy_ufunc.reduce(x, axis=axes, dtype=x.dtype, initial=identity(x.dtype))
-        return out if type(out) is np.ndarray else np.asarray(out)
-
-    prim.def_abstract_eval(abstract_eval)
-    prim.def_lowering(lowering)
-    prim.def_batching(batching)
-    prim.def_host(host)
-    return prim
-
-
-def _bind_reduction(prim: Primitive, x: ArrayLike, axes: int | Sequence[int]) -> Any:
-    axes = tuple(sorted(normalize_axes(x, axes)))
-    if not axes:
-        return x
-    return prim.bind1(x, axes=axes)
-
-
-reduce_sum_p = _reducer("reduce_sum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0, np.add)
-reduce_prod_p = _reducer(
+reduce_prod_p = monoid_reduction(
     "reduce_prod", "iufc", lambda dt: "stablehlo.multiply", lambda dt: 1, np.multiply
 )
-reduce_max_p = _reducer(
+reduce_max_p = monoid_reduction(
     "reduce_max",
     "biuf",
     lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
     _lowest,
     np.maximum,
 )
-reduce_min_p = _reducer(
+reduce_min_p = monoid_reduction(
     "reduce_min",
     "biuf",
     lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
     _highest,
     np.minimum,
 )
-reduce_and_p = _reducer("reduce_and", "biu", lambda dt: "stablehlo.and", _all_ones, np.bitwise_and)
-reduce_or_p = _reducer("reduce_or", "biu", lambda dt: "stablehlo.or", lambda dt: 0, np.bitwise_or)
-reduce_xor_p = _reducer(
+reduce_and_p = monoid_reduction(
+    "reduce_and", "biu", lambda dt: "stablehlo.and", _all_ones, np.bitwise_and
+)
+reduce_or_p = monoid_reduction(
+    "reduce_or", "biu", lambda dt: "stablehlo.or", lambda dt: 0, np.bitwise_or
+)
+reduce_xor_p = monoid_reduction(
     "reduce_xor", "biu", lambda dt: "stablehlo.xor", lambda dt: 0, np.bitwise_xor
 )
 
 
-def reduce_sum(x: ArrayLike, axes: int | Sequence[int]) -> Any:
-    """Sum of `x` over `axes`."""
-    return _bind_reduction(reduce_sum_p, x, axes)
-
-
 def reduce_prod(x: ArrayLike, axes: int | Sequence[int]) -> Any:
     """Product of `x` over `axes`."""
-    return _bind_reduction(reduce_prod_p, x, axes)
+    return bind_reduction(reduce_prod_p, x, axes)
 
 
 def reduce_max(x: ArrayLike, axes: int | Sequence[int]) -> Any:
     """Maximum of `x` over `axes`; NaN propagates. An empty reduction gives the lowest value."""
-    return _bind_reduction(reduce_max_p, x, axes)
+    return bind_reduction(reduce_max_p, x, axes)
 
 
 def reduce_min(x: ArrayLike, axes: int | Sequence[int]) -> Any:
     """Minimum of `x` over `axes`; NaN propagates. An empty reduction gives the highest value."""
-    return _bind_reduction(reduce_min_p, x, axes)
+    return bind_reduction(reduce_min_p, x, axes)
 
 
 def reduce_and(x: ArrayLike, axes: int | Sequence[int]) -> Any:
     """Logical (bool) or bitwise (integer) and of `x` over `axes`."""
-    return _bind_reduction(reduce_and_p, x, axes)
+    return bind_reduction(reduce_and_p, x, axes)
 
 
 def reduce_or(x: ArrayLike, axes: int | Sequence[int]) -> Any:
     """Logical (bool) or bitwise (integer) or of `x` over `axes`."""
-    return _bind_reduction(reduce_or_p, x, axes)
+    return bind_reduction(reduce_or_p, x, axes)
 
 
 def reduce_xor(x: ArrayLike, axes: int | Sequence[int]) -> Any:
     """Logical (bool: parity) or bitwise (integer) exclusive or of `x` over `axes`."""
-    return _bind_reduction(reduce_xor_p, x, axes)
-
-
-linear_jvp(reduce_sum_p)
-
-
-@reduce_sum_p.def_transpose
-def _reduce_sum_transpose(ct, x, *, axes):
-    return [broadcast_in_dim(ct, x.aval.shape, _kept_axes(x.aval.ndim, axes))]
+    return bind_reduction(reduce_xor_p, x, axes)
 
 
 def _chooser_jvp(prim: Primitive) -> None:
@@ -199,12 +132,25 @@ def _chooser_jvp(prim: Primitive) -> None:
         (x,), (x_dot,) = primals, tangents
         out = prim.bind1(x, axes=axes)
         aval = get_aval(x)
-        chosen = eq(x, broadcast_in_dim(out, aval.shape, _kept_axes(aval.ndim, axes)))
+        chosen = eq(x, broadcast_in_dim(out, aval.shape, kept_axes(aval.ndim, axes)))
         weights = convert_element_type(chosen, get_aval(x_dot).dtype)
         total = reduce_sum_p.bind1(arithmetic.mul(x_dot, weights), axes=axes)
         return out, arithmetic.div(total, reduce_sum_p.bind1(weights, axes=axes))
 
+    @fused_rule_body
+    def vjp_body(ct, out, x, *, axes):
+        # The transpose of the jvp's tangent equation: the weights are made only when needed.
+        aval = get_aval(x)
+        kept = kept_axes(aval.ndim, axes)
+        chosen = eq(x, broadcast_in_dim(out, aval.shape, kept))
+        weights = convert_element_type(chosen, aval.dtype)
+        share = arithmetic.div(ct, reduce_sum_p.bind1(weights, axes=axes))
+        return arithmetic.mul(broadcast_in_dim(share, aval.shape, kept), weights)
+
     prim.def_jvp(jvp)
+    prim.def_eager_vjp(
+        lambda ct, out, primals, linear, *, axes: [vjp_body(ct, out, *primals, axes=axes)]
+    )
 
 
 _chooser_jvp(reduce_max_p)
@@ -218,8 +164,8 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     (x,), (x_dot,) = primals, tangents
     out = reduce_prod_p.bind1(x, axes=axes)
     aval = get_aval(x)
-    kept = _kept_axes(aval.ndim, axes)
-    out_shape = _reduced_shape(aval.shape, axes)
+    kept = kept_axes(aval.ndim, axes)
+    out_shape = reduced_shape(aval.shape, axes)
     n = math.prod(aval.shape[a] for a in axes)
     if n == 0:
         return out, full(out_shape, 0, get_aval(x_dot).dtype)
@@ -272,7 +218,7 @@ def _arg_chooser(name: str, direction: str, init: Callable[[np.dtype], Any]) -> 
                 f"{name}: attempt to get {name} of an empty sequence (axis {axis} of shape "
                 f"{x.shape})"
             )
-        return ShapedArray(_reduced_shape(x.shape, (axis,)), index_dtype)
+        return ShapedArray(reduced_shape(x.shape, (axis,)), index_dtype)
 
     def combine(b: FunctionBuilder, va: Value, ia: Value, vb: Value, ib: Value) -> list[Value]:
         # Pick (va, ia) iff it comes first in the order: NaN first, then by value in
@@ -428,7 +374,7 @@ def reduce(
         )
     dims = tuple(operator.index(d) for d in dimensions)
     if len(flat_ops) == 1:
-        reducer = _monoid_reducer(computation, flat_inits[0], get_aval(flat_ops[0]).dtype)
+        reducer = _monoidmonoid_reduction(computation, flat_inits[0], get_aval(flat_ops[0]).dtype)
         if reducer is not None:
             return tree_unflatten(tree, [reducer(flat_ops[0], dims) if dims else flat_ops[0]])
     op_avals = [get_aval(x) for x in flat_ops]
@@ -464,12 +410,10 @@ def reduce(
     return tree_unflatten(tree, outs)
 
 
-def _monoid_reducer(
+def _monoidmonoid_reduction(
     computation: Any, init: Any, dtype: np.dtype
 ) -> Callable[[Any, tuple[int, ...]], Any] | None:
     """The dedicated reduction for `computation` when `init` is its (concrete) identity."""
-    from mjcore.lax import bitwise
-
     if isinstance(init, core.Tracer) or get_aval(init).shape != ():
         return None
     intlike = dtype.kind in "biu"
@@ -505,7 +449,7 @@ def _reduce_abstract_eval(
                 f"{init.str_short()} for an operand of {op.dtype.name}"
             )
     check_axes("reduce", dimensions, shape)
-    out_shape = _reduced_shape(shape, dimensions)
+    out_shape = reduced_shape(shape, dimensions)
     return [ShapedArray(out_shape, op.dtype, op.weak_type) for op in ops]
 
 
@@ -545,7 +489,7 @@ def _reduce_jvp(
     n = len(primals) // 2
     ops, inits = primals[:n], primals[n:]
     shape = get_aval(ops[0]).shape
-    kept = _kept_axes(len(shape), dimensions)
+    kept = kept_axes(len(shape), dimensions)
     kept_shape = tuple(shape[d] for d in kept)
     size = math.prod(shape[d] for d in dimensions)
     perm = (*dimensions, *kept)

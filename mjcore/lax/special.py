@@ -233,7 +233,7 @@ def bessel_i0e(x: ArrayLike) -> Any:
 
 # Cephes' Chebyshev coefficients for i0e on [0, 8] (A) and (8, inf) (B), as JAX uses them;
 # float32 takes the trailing terms of each series.
-_I0E_A = (
+I0E_CHEBYSHEV_SMALL = (
     -4.41534164647933937950e-18,
     3.33079451882223809783e-17,
     -2.43127984654795469359e-16,
@@ -265,7 +265,7 @@ _I0E_A = (
     -3.04682672343198398683e-1,
     6.76795274409476084995e-1,
 )
-_I0E_B = (
+I0E_CHEBYSHEV_LARGE = (
     -7.23318048787475395456e-18,
     -4.83050448594418207126e-18,
     4.46562142029675999901e-17,
@@ -294,8 +294,9 @@ _I0E_B = (
 )
 
 
-def _chebyshev(x: Any, coefficients: tuple[float, ...]) -> Any:
-    """Clenshaw's recurrence for a Chebyshev series, in Cephes' `chbevl` form."""
+def chebyshev_series(x: Any, coefficients: tuple[float, ...]) -> Any:
+    """Clenshaw's recurrence for a Chebyshev series, in Cephes' `chbevl` form (also
+    `mjnp.i0`'s, so that its values are NumPy's bit for bit)."""
     b0 = b1 = b2 = full(get_aval(x).shape, 0, get_aval(x).dtype)
     for c in coefficients:
         b2, b1 = b1, b0
@@ -306,14 +307,14 @@ def _chebyshev(x: Any, coefficients: tuple[float, ...]) -> Any:
 def _bessel_i0e_kernel(x: Any) -> Any:
     dtype = get_aval(x).dtype
     if dtype == np.float64:
-        a, b = _I0E_A, _I0E_B
+        a, b = I0E_CHEBYSHEV_SMALL, I0E_CHEBYSHEV_LARGE
     else:
         # Cephes' float32 series; float16 is computed in float32, as in JAX.
-        a, b = _I0E_A[-18:], _I0E_B[-7:]
+        a, b = I0E_CHEBYSHEV_SMALL[-18:], I0E_CHEBYSHEV_LARGE[-7:]
         x = convert_element_type(x, np.float32)
     x = abs(x)
-    small = _chebyshev(sub(mul(_const(x, 0.5), x), _const(x, 2.0)), a)
-    large = div(_chebyshev(sub(div(_const(x, 32.0), x), _const(x, 2.0)), b), sqrt(x))
+    small = chebyshev_series(sub(mul(_const(x, 0.5), x), _const(x, 2.0)), a)
+    large = div(chebyshev_series(sub(div(_const(x, 32.0), x), _const(x, 2.0)), b), sqrt(x))
     out = select_n(le(x, _const(x, 8.0)), large, small)
     return convert_element_type(out, dtype)
 

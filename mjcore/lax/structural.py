@@ -3,6 +3,7 @@ without arithmetic, so all but iota are linear in their array operands."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,34 +17,12 @@ from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import arithmetic, host
 from mjcore.lax.base import broadcast_in_dim, full, reshape, select_n
+from mjcore.lax.families import check_axes as check_axes
 from mjcore.lax.families import check_same_dtypes
+from mjcore.lax.families import normalize_axes as normalize_axes
 
 ArrayLike = Any
 Shape = tuple[int, ...]
-
-
-def normalize_axes(x: ArrayLike, axes: int | Sequence[int]) -> tuple[int, ...]:
-    """`axes` as a tuple with negative entries counted from the end of `x`'s shape.
-
-    Out-of-range entries are left alone so that the primitive's abstract_eval reports them.
-    """
-    ndim = get_aval(x).ndim
-    if type(axes) is int:  # the common case, without the general loop (this is on hot paths)
-        return (axes + ndim if -ndim <= axes < 0 else axes,)
-    axes = (axes,) if isinstance(axes, int | np.integer) else axes
-    return tuple([int(a) + ndim if -ndim <= int(a) < 0 else int(a) for a in axes])
-
-
-def check_axes(name: str, axes: tuple[int, ...], shape: Shape) -> None:
-    """Raise AxisError unless `axes` are distinct, in-range axes of `shape`."""
-    ndim = len(shape)
-    for a in axes:
-        if not 0 <= a < ndim:
-            raise np.exceptions.AxisError(
-                f"{name}: axes {axes} out of range for an array of shape {shape}"
-            )
-    if len(axes) > 1 and len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: repeated axis in {axes}")
 
 
 def _axes_after_batching(axes: tuple[int, ...], bdim: int) -> tuple[int, ...]:
@@ -362,6 +341,82 @@ rev_p.def_host(lambda x, *, dimensions: np.flip(x, dimensions))  # a view
 def _rev_batching(vals, dims, *, dimensions):
     (x,), (bdim,) = vals, dims
     return rev_p.bind1(x, dimensions=_axes_after_batching(dimensions, bdim)), bdim
+
+
+# --- roll -----------------------------------------------------------------------------------
+
+roll_p = Primitive("roll")
+
+
+def roll(x: ArrayLike, shift: int, axis: int) -> Any:
+    """`x` rolled by the static `shift` along `axis` (`numpy.roll` along one axis).
+
+    One primitive, not two slices and a concatenate: eager code runs one NumPy call, and its
+    transpose (a roll back) is one more, where the slices' transposes pad and add.
+    """
+    shape = get_aval(x).shape
+    (axis,) = normalize_axes(x, (axis,))
+    if not 0 <= axis < len(shape):
+        check_axes("roll", (axis,), shape)  # raises AxisError
+    n = shape[axis]
+    s = operator.index(shift) % n if n else 0
+    if s == 0:
+        return x
+    return roll_p.bind1(x, shift=s, axis=axis)
+
+
+@roll_p.def_abstract_eval
+def _roll_abstract_eval(x: ShapedArray, *, shift: int, axis: int) -> ShapedArray:
+    check_axes("roll", (axis,), x.shape)
+    if not 0 < shift < x.shape[axis]:
+        raise ValueError(f"roll: shift {shift} must be in (0, {x.shape[axis]}) for axis {axis}")
+    return x
+
+
+@roll_p.def_lowering
+def _roll_lowering(ctx: LoweringContext, x: Any, *, shift: int, axis: int) -> Any:
+    # The last `shift` elements, then the rest: two slices and a concatenate.
+    b = ctx.builder
+    aval = ctx.aval_out.strip_weak_type()
+    n = aval.shape[axis]
+    parts = []
+    for lo, hi in ((n - shift, n), (0, n - shift)):
+        starts = [0] * aval.ndim
+        limits = list(aval.shape)
+        starts[axis], limits[axis] = lo, hi
+        shape = list(aval.shape)
+        shape[axis] = hi - lo
+        parts.append(
+            b.op(
+                "stablehlo.slice",
+                [x],
+                ShapedArray(tuple(shape), aval.dtype),
+                f"start_indices = {i64_array(starts)}, limit_indices = {i64_array(limits)}, "
+                f"strides = {i64_array([1] * aval.ndim)}",
+            )
+        )
+    return b.op("stablehlo.concatenate", parts, aval, f"dimension = {axis} : i64")
+
+
+linear_jvp(roll_p)
+roll_p.def_transpose(
+    lambda ct, x, *, shift, axis: [roll_p.bind1(ct, shift=x.aval.shape[axis] - shift, axis=axis)]
+)
+
+
+@roll_p.def_host
+def _roll_host(x: np.ndarray, *, shift: int, axis: int) -> np.ndarray:
+    # numpy.roll's result, without its ~10 µs of argument handling.
+    n = x.shape[axis]
+    lead = (slice(None),) * axis
+    return np.concatenate((x[(*lead, slice(n - shift, n))], x[(*lead, slice(0, n - shift))]), axis)
+
+
+@roll_p.def_batching
+def _roll_batching(vals, dims, *, shift, axis):
+    (x,), (bdim,) = vals, dims
+    (axis,) = _axes_after_batching((axis,), bdim)
+    return roll_p.bind1(x, shift=shift, axis=axis), bdim
 
 
 # --- split / tile (helpers over slice and broadcast_in_dim) ---------------------------------

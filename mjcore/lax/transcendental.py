@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.ad import Zero
+from mjcore.ad import Zero, fused_rule_body
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, get_aval
 from mjcore.lax import host
@@ -35,9 +35,9 @@ from mjcore.lax.complex_special import (
     tanh_rule,
 )
 from mjcore.lax.families import elementwise, scalar_constant
-from mjcore.lax.fast_atan2 import fast_atan2_lowering
-from mjcore.lax.fast_cbrt import fast_cbrt_lowering
-from mjcore.lax.fast_trig import fast_trig_lowering
+from mjcore.lax.kernels.fast_atan2 import fast_atan2_lowering
+from mjcore.lax.kernels.fast_cbrt import fast_cbrt_lowering
+from mjcore.lax.kernels.fast_trig import fast_trig_lowering
 
 ArrayLike = Any
 
@@ -69,6 +69,11 @@ def _exp_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = exp(x)
     return y, mul(x_dot, y)
+
+
+# Eager reverse mode's direct rules (`Primitive.eager_vjp_rule`): the transposes of the jvp
+# rules' tangent equations, with the coefficient computed only when a cotangent arrives.
+exp_p.def_eager_vjp(lambda ct, y, primals, linear: [mul(ct, y)])
 
 
 # --- exp2 -----------------------------------------------------------------------------------
@@ -118,6 +123,9 @@ log_p.def_host(host.ufunc(np.log))
 def _log_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     return log(x), div(x_dot, x)
+
+
+log_p.def_eager_vjp(lambda ct, y, primals, linear: [div(ct, primals[0])])
 
 
 # --- log1p ----------------------------------------------------------------------------------
@@ -250,6 +258,14 @@ def _sin_jvp(primals, tangents):
     return sin(x), mul(x_dot, cos(x))
 
 
+sin_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_cos(ct, primals[0])])
+
+
+@fused_rule_body
+def _mul_by_cos(ct, x):
+    return mul(ct, cos(x))
+
+
 # --- cos ------------------------------------------------------------------------------------
 
 cos_p = Primitive("cos")
@@ -269,6 +285,14 @@ cos_p.def_host(host.ufunc(np.cos))
 def _cos_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     return cos(x), neg(mul(x_dot, sin(x)))
+
+
+cos_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_minus_sin(ct, primals[0])])
+
+
+@fused_rule_body
+def _mul_by_minus_sin(ct, x):
+    return mul(neg(ct), sin(x))
 
 
 # --- tan ------------------------------------------------------------------------------------
@@ -403,7 +427,7 @@ def sinh(x: ArrayLike) -> Any:
     return sinh_p.bind1(x)
 
 
-elementwise(sinh_p, annex_g_lowering("chlo.sinh", "odd", sinh_rule), _INEXACT)
+elementwise(sinh_p, annex_g_lowering("chlo.sinh", "odd", sinh_rule(cos)), _INEXACT)
 sinh_p.def_host(host.ufunc(np.sinh))
 
 
@@ -423,7 +447,7 @@ def cosh(x: ArrayLike) -> Any:
     return cosh_p.bind1(x)
 
 
-elementwise(cosh_p, annex_g_lowering("chlo.cosh", "even", cosh_rule), _INEXACT)
+elementwise(cosh_p, annex_g_lowering("chlo.cosh", "even", cosh_rule(sin)), _INEXACT)
 cosh_p.def_host(host.ufunc(np.cosh))
 
 
@@ -454,6 +478,15 @@ def _tanh_jvp(primals, tangents):
     one = _const(y, 1)
     # (1 + y)(1 - y) rather than 1 - y**2: no cancellation where |y| is near 1.
     return y, mul(x_dot, mul(add(one, y), sub(one, y)))
+
+
+tanh_p.def_eager_vjp(lambda ct, y, primals, linear: [_tanh_vjp(ct, y)])
+
+
+@fused_rule_body
+def _tanh_vjp(ct, y):
+    one = _const(y, 1)
+    return mul(ct, mul(add(one, y), sub(one, y)))
 
 
 # --- asinh ----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
+from mjnp._creation import asarray
 from mjnp._devices import check_device, to_device
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
@@ -309,8 +310,6 @@ def _window_length(fname: str, n: Any) -> int:
 def _freq(
     fname: str, ints: np.ndarray, n: int, d: Any, device: Any, dtype: DTypeLike | None
 ) -> Array:
-    from mjnp._creation import asarray
-
     check_device(f"fft.{fname}", device)
     out_dtype = None if dtype is None else canonicalize_dtype(dtype, f"mjnp.fft.{fname}")
     if out_dtype is not None and out_dtype.kind != "f":

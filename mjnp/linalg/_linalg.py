@@ -21,6 +21,7 @@ from mjcore import lax
 from mjcore.array import Array as _ConcreteArray
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _linalg as _products
+from mjnp._linalg import cross as main_cross
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, reject_list_axis
 from mjnp._out import write_exact_out
 
@@ -729,8 +730,6 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: Sequence[int] | None = None) -
 
 def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
     """Cross product of 3-element vectors, as `numpy.linalg.cross`."""
-    from mjnp._linalg import cross as main_cross
-
     a, b = asarray_strong("linalg.cross", x1), asarray_strong("linalg.cross", x2)
     if a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError(

@@ -23,7 +23,9 @@ import numpy as np
 from mjcore import core
 from mjcore.array import Array
 from mjcore.core import Tracer
+from mjnp import _elementwise as ew
 from mjnp._creation import asarray
+from mjnp._indexing_functions import take
 
 
 class RandomStagingError(TypeError):
@@ -115,8 +117,6 @@ class Sampler:
         _check_not_staged("normal")
         if not _is_traced(loc, scale):
             return _host_call("normal", self._numpy.normal)(loc, scale, size)
-        from mjnp import _elementwise as ew
-
         z = _standard(self._numpy.standard_normal, _shape_of(size, loc, scale))
         return ew.add(loc, ew.multiply(scale, z))
 
@@ -125,8 +125,6 @@ class Sampler:
         _check_not_staged("lognormal")
         if not _is_traced(mean, sigma):
             return _host_call("lognormal", self._numpy.lognormal)(mean, sigma, size)
-        from mjnp import _elementwise as ew
-
         z = _standard(self._numpy.standard_normal, _shape_of(size, mean, sigma))
         return ew.exp(ew.add(mean, ew.multiply(sigma, z)))
 
@@ -135,8 +133,6 @@ class Sampler:
         _check_not_staged("uniform")
         if not _is_traced(low, high):
             return _host_call("uniform", self._numpy.uniform)(low, high, size)
-        from mjnp import _elementwise as ew
-
         draw = getattr(self._numpy, "random_sample", None) or self._numpy.random
         u = _standard(draw, _shape_of(size, low, high))
         return ew.add(low, ew.multiply(ew.subtract(high, low), u))
@@ -148,8 +144,6 @@ class Sampler:
         if not isinstance(x, Array | Tracer):
             return _host_call("permutation", self._numpy.permutation)(x, *args, **kwargs)
         axis = kwargs.get("axis", args[0] if args else 0)
-        from mjnp._indexing_functions import take
-
         n = x.shape[axis] if x.ndim else 0
         if x.ndim == 0:
             raise ValueError("mjnp.random.permutation: x must be an integer or at least 1-d")
@@ -176,8 +170,6 @@ class Sampler:
             raise ValueError("mjnp.random.choice: a must be a sequence or an integer, not 0-d")
         axis = kw.get("axis", 0)
         idx = self._numpy.choice(a.shape[axis], size, replace, _to_host("choice", p), **kw)
-        from mjnp._indexing_functions import take
-
         return take(a, asarray(np.asarray(idx)), axis=axis)
 
 

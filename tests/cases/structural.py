@@ -129,6 +129,22 @@ CASES = [
         linear=True,
     ),
     PrimCase(
+        "roll",
+        lambda x: lax.roll(x, 2, 1),
+        lambda x: np.roll(x, 2, 1),
+        ((2, 3, 4),),
+        FLOATS + ("int32", "bool"),
+        linear=True,
+    ),
+    PrimCase(
+        "roll-negative",
+        lambda x: lax.roll(x, -1, -1),
+        lambda x: np.roll(x, -1, -1),
+        ((3, 5),),
+        FLOATS,
+        linear=True,
+    ),
+    PrimCase(
         "slice",
         lambda x: lax.slice(x, (1, 0), (3, 5)),
         lambda x: x[1:3, 0:5],

@@ -23,7 +23,7 @@ from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and
 from mjcore.lax.comparison import gt, lt
-from mjcore.lax.float64_kernels import f64, float32_magnitude
+from mjcore.lax.kernels.float64_kernels import f64, float32_magnitude
 
 # An operand's XLA op costs ~12 ns an element and the kernel ~1, for ~20 ms more compile time:
 # repaid within ~30 calls of a shape from here.

@@ -1,4 +1,4 @@
-"""atan2 of large float32 arrays, vectorised, within 0.5001 ulp (see `mjcore.lax.fast_trig`).
+"""atan2 of large float32 arrays, vectorised, within 0.5001 ulp (see `kernels.fast_trig`).
 
 XLA's CPU `atan2` takes ~15 ns an element here, 13x NumPy's float32 `arctan2`. From
 `fast_trig.MIN_SIZE` elements on, float32 operands are computed in float64 instead and rounded
@@ -28,8 +28,8 @@ from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq, gt, lt
-from mjcore.lax.fast_trig import MIN_SIZE
-from mjcore.lax.float64_kernels import atan_unit, f64, float32_magnitude, reciprocal
+from mjcore.lax.kernels.fast_trig import MIN_SIZE
+from mjcore.lax.kernels.float64_kernels import atan_unit, f64, float32_magnitude, reciprocal
 
 _F64, _I32 = np.dtype(np.float64), np.dtype(np.int32)
 _SMALLEST_NORMAL = 2.0**-126  # float32's

@@ -1,4 +1,4 @@
-"""sin and cos of float64 arrays, vectorised, within 0.85 ulp (see `mjcore.lax.fast_trig`).
+"""sin and cos of float64 arrays, vectorised, within 0.85 ulp (see `mjcore.lax.kernels.fast_trig`).
 
 XLA's CPU float64 `sine` and `cosine` are close to correctly rounded (0.52 ulp) but scalar:
 10-18 ns an element here, NumPy's (glibc's) ~19 ns. These kernels take ~4 ns:
@@ -29,7 +29,7 @@ from mjcore.lax.arithmetic import abs, add, floor, mul, neg, sub
 from mjcore.lax.base import full, select_n
 from mjcore.lax.bitwise import bitwise_or
 from mjcore.lax.comparison import eq, ge, gt, lt
-from mjcore.lax.float64_kernels import f64, horner
+from mjcore.lax.kernels.float64_kernels import f64, horner
 
 # |x| up to here has |n| <= 2**20: the products n * piece below stay exact.
 LIMIT = 2.0**20

@@ -21,12 +21,12 @@ every result within 0.5001 ulp (closer than XLA's):
 
 Infinities, NaNs and signed zeros give NumPy's values. Smaller arrays keep XLA's op: the
 kernels compile 30-100 ms slower, which only large arrays repay. float64 sin and cos have their
-own kernels (`mjcore.lax.fast_trig64`, within 0.85 ulp; 2.5-3x faster than XLA's float64 ops
+own kernels (`mjcore.lax.kernels.fast_trig64`, within 0.85 ulp; 2.5-3x faster than XLA's float64 ops
 and 4-5x faster than NumPy's). float64 tan keeps XLA's op: sin over cos as double-double
 values stays within 0.99 ulp, but XLA splits that fusion at the division and computes the
 kernels twice, which left it at 0.86x XLA's time for +100 ms of compile. The float64 inverse
 functions keep XLA's op too (these designs would need double-double arithmetic there).
-float32 `atan2` has its own kernel (`mjcore.lax.fast_atan2`), which also handles subnormal
+float32 `atan2` has its own kernel (`mjcore.lax.kernels.fast_atan2`), which also handles subnormal
 operands and results bit by bit, and divides without a division.
 """
 
@@ -40,12 +40,12 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import ShapedArray, get_aval
-from mjcore.lax import fast_trig64
 from mjcore.lax.arithmetic import abs, add, div, floor, mul, neg, sub
 from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitwise import bitwise_and, bitwise_or
 from mjcore.lax.comparison import eq, ge, gt, lt
-from mjcore.lax.float64_kernels import atan_unit, f64, horner, reciprocal, rsqrt
+from mjcore.lax.kernels import fast_trig64
+from mjcore.lax.kernels.float64_kernels import atan_unit, f64, horner, reciprocal, rsqrt
 from mjcore.lax.reductions import reduce_or
 
 # From this many elements on, the kernels pay back their compile time within ~20-40 (atan,
