@@ -140,7 +140,7 @@ __all__ = [
 
 
 # JAX API modules real programs import (issue 23), also loaded on first use.
-_LAZY_JAX_API = ("example_libraries", "flatten_util")
+_LAZY_JAX_API = ("example_libraries", "experimental", "flatten_util")
 __all__ += list(_LAZY_JAX_API)
 
 

@@ -32,10 +32,11 @@ from mjcore import core
 from mjcore import sharding as sharding_mod
 from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, jvp_flat
 from mjcore.api_util import flatten_fun
+from mjcore.backend import client
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.jaxpr import ClosedJaxpr, eval_jaxpr, hoist_consts
+from mjcore.jaxpr import ClosedJaxpr, JaxprEqn, Var, eval_jaxpr, hoist_consts
 from mjcore.jit import jit
 from mjcore.lax import arithmetic, parallel
 from mjcore.lax.base import reshape
@@ -353,8 +354,6 @@ shard_map_p.def_partial_eval(_shard_map_partial_eval)
 
 
 def _shard_map_partial_eval_jaxpr(unks_in: list[bool], eqn: Any):
-    from mjcore.jaxpr import JaxprEqn, Var  # function-local: as pjit's rule
-
     p = eqn.params
     k_jaxpr, k_in, k_out, u_jaxpr, u_in, u_out, pe = _split(
         p["jaxpr"], p["mesh"], p["in_specs"], p["out_specs"], tuple(unks_in)
@@ -536,8 +535,6 @@ def pmap(
     (`in_axes`, as vmap's) must have one entry per device; collectives over `axis_name` act
     across them. As in JAX 0.10, a shard_map over a one-axis mesh of `devices` (default: the
     first n devices, n the mapped size)."""
-    from mjcore.backend import client  # function-local: the device list, at call time
-
     name = axis_name if axis_name is not None else "_pmap_axis"
     cache: dict[Any, tuple[Any, list[Any]]] = {}
 
