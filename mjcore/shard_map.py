@@ -31,7 +31,7 @@ import numpy as np
 from mjcore import core
 from mjcore import sharding as sharding_mod
 from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, jvp_flat
-from mjcore.api import flatten_fun
+from mjcore.api_util import flatten_fun
 from mjcore.backend import client
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, move_bdim
@@ -495,7 +495,9 @@ def shard_map(
         block_avals = [
             _block_aval(a, s, mesh).strip_weak_type() for a, s in zip(avals, specs, strict=True)
         ]
-        flat_fun, out_tree_box = flatten_fun(f, in_tree)
+        flat_fun, out_tree_box = flatten_fun(
+            f, in_tree, f"shard_map({getattr(f, '__name__', 'f')})"
+        )
         closed = _trace_body(flat_fun, block_avals, mesh)
         out_tree = out_tree_box[0]
         n_out = len(closed.out_avals)
