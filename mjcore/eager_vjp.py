@@ -294,13 +294,25 @@ _LINEAR = "eager grad/vjp (tangents)"
 
 def _add_all(tape: list[Entry], parts: list[LinVar], out: LinVar) -> None:
     """Record `out = parts[0] + parts[1] + ...` (add_any equations)."""
-    from mjcore.lax.base import add_any_p
-
+    add_any_p = _lax_base().add_any_p
     acc = parts[0]
     for k, v in enumerate(parts[1:], 1):
         dst = out if k == len(parts) - 1 else LinVar(out.aval)
         tape.append((add_any_p, [acc, v], {}, [dst]))
         acc = dst
+
+
+_LAX_BASE: list[Any] = []
+
+
+def _lax_base() -> Any:
+    """`mjcore.lax.base`, imported once (a cycle at import time; a function-level import
+    costs ~2 µs a call)."""
+    if not _LAX_BASE:
+        from mjcore.lax import base
+
+        _LAX_BASE.append(base)
+    return _LAX_BASE[0]
 
 
 def _dead(aval: ShapedArray) -> LinVar:
@@ -431,8 +443,7 @@ def backward(
 
     `env` maps ids of residuals to values to read in their place.
     """
-    from mjcore.lax.base import add_any
-
+    add_any = _lax_base().add_any
     ct_env: dict[LinVar, Any] = {}
 
     def write(v: LinVar, ct: Any) -> None:

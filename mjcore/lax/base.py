@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad import Zero, linear_jvp
+from mjcore.ad import UndefinedPrimal, Zero, is_undefined_primal, linear_jvp
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
@@ -567,11 +567,13 @@ __all__ = [
 
 def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     """Sum a cotangent of a NumPy-broadcast result back to an operand's shape."""
-    from mjcore.lax.reductions import reduce_sum
-
     ct_shape = get_aval(ct).shape
     if ct_shape == aval.shape:
         return ct
+    # Imported here (a cycle: reductions imports this module), after the commonest case: a
+    # function-level import costs ~2 µs, and most cotangents need no sum.
+    from mjcore.lax.reductions import reduce_sum
+
     lead = len(ct_shape) - aval.ndim
     dims = [*range(lead)] + [
         lead + i for i, d in enumerate(aval.shape) if d == 1 and ct_shape[lead + i] != 1
@@ -612,8 +614,6 @@ transpose_p.def_transpose(_transpose_transpose)
 
 
 def _select_n_transpose(ct, which, *cases):
-    from mjcore.ad import UndefinedPrimal
-
     if type(which) is UndefinedPrimal:
         raise TypeError("select_n: the selector cannot be a linear input")
     zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
@@ -631,8 +631,6 @@ select_n_p.def_transpose(_select_n_transpose)
 
 
 def _add_any_transpose(ct, x, y):
-    from mjcore.ad import is_undefined_primal
-
     return [unbroadcast(ct, v.aval) if is_undefined_primal(v) else None for v in (x, y)]
 
 
