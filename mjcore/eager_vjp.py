@@ -533,9 +533,12 @@ def _add_cotangents(x: Any, y: Any) -> Any:
         ):
             token = fp_state.set(FP_QUIET)  # inf + -inf: NaN without a warning, as XLA
             try:
-                return wrap_host(np.add(vx, vy), aval)
+                r = np.add(vx, vy)
             finally:
                 fp_state.reset(token)
+            if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+                r = np.asarray(r)
+            return wrap_host(r, aval)
     return _lax_base().add_any(x, y)
 
 

@@ -499,6 +499,10 @@ def test_cotangent_sums_on_the_host_match_jax_without_binding_add_any(monkeypatc
         onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12)
     assert add_any_p not in bound
     monkeypatch.undo()
+    # 0-d cotangents: NumPy's sum of two 0-d arrays is a scalar; the gradient stays an array
+    g = mjcore.grad(lambda s: s * s + np.sin(s) + s)(np.asarray(0.5))
+    assert type(onp.asarray(g)) is onp.ndarray and g.shape == ()
+    onp.testing.assert_allclose(onp.asarray(g), 2 * 0.5 + onp.cos(0.5) + 1, rtol=1e-14)
 
     def infs(xp, w):  # cotangents inf and -inf of one value
         return xp.sum(w * 1e308 * 10.0 - w * 1e308 * 10.0)
