@@ -219,6 +219,50 @@ def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return None
 
 
+def _host_with_int(host: Callable[..., Any], a: Any, b: Any) -> Array | None:
+    """`host(a, b)` (one NumPy function) for an integer Array and a Python int that its dtype
+    holds, on the host; None for anything else.
+
+    NumPy's semantics are mjnp's here (NEP 50: the Array's dtype, the int's value), so one
+    NumPy call stands for the traced body, which a Python int would otherwise run op by op
+    (`mod(i, n)` on an index array: ~6 primitives). An int out of the dtype's range, which
+    NumPy and mjnp reject, takes the general path and its error.
+    """
+    if type(a) is Array and type(b) is int:
+        arr, n = a, b
+    elif type(b) is Array and type(a) is int:
+        arr, n = b, a
+    else:
+        return None
+    aval = arr.aval
+    bounds = _INT_BOUNDS.get(aval.dtype)
+    if (
+        bounds is None
+        or aval.weak_type
+        or not bounds[0] <= n <= bounds[1]
+        or aval.size > dispatch._HOST_LIMIT
+        or not dispatch.on_cpu()
+    ):
+        return None
+    value = arr._npy
+    if value is None:
+        value = arr._value()
+    # under the user's NumPy error state: division by zero gives 0 and warns, as in NumPy
+    r = host(value, n) if arr is a else host(n, value)
+    if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+        r = np.asarray(r)
+    if r.dtype != aval.dtype:
+        return None
+    return wrap_host(r, aval)
+
+
+# integer dtype -> (least, greatest) value: the Python ints `_host_with_int` takes
+_INT_BOUNDS = {
+    np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+}
+
+
 def _untraced_under_eager_grad(state: Any, args: tuple[Any, ...]) -> bool:
     """Whether a call under eager reverse mode's tape (`mjcore.eager_vjp`) takes no tracked
     value: then it is eager evaluation (the tape sees nothing of it), and replays as one."""
@@ -305,6 +349,10 @@ def fuse_eagerly(
                         a, b = args
                         ta = type(a)
                         tb = type(b)
+                    elif host is not None:
+                        r = _host_with_int(host, a, b)
+                        if r is not None:
+                            return r
                 run = runners.get(
                     (
                         a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),

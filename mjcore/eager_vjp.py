@@ -31,9 +31,10 @@ import numpy as np
 
 from mjcore import core
 from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, backward_pass, tangent_aval
-from mjcore.array import Array
+from mjcore.array import Array, wrap_host
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
-from mjcore.dispatch import device_put
+from mjcore.dispatch import _CHEAP_HOST_LIMIT as _HOST_SUM_LIMIT
+from mjcore.dispatch import FP_QUIET, device_put, fp_state, on_cpu
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import eval_jaxpr
 from mjcore.lax.base import add_any, add_any_p, full
@@ -431,6 +432,7 @@ def backward(
 
     `env` maps ids of residuals to values to read in their place.
     """
+    add_any = _add_cotangents
     ct_env: dict[LinVar, Any] = {}
 
     def write(v: LinVar, ct: Any) -> None:
@@ -498,6 +500,32 @@ def backward(
         ct = None if v is None else ct_env.get(v)
         out.append(Zero(aval) if ct is None else ct)
     return out
+
+
+def _add_cotangents(x: Any, y: Any) -> Any:
+    """`add_any(x, y)`: two cotangents of one value summed. Two host Arrays of one type (the
+    commonest case on the CPU: ~190 sums per grad_rnn call) are summed by one NumPy call, not
+    a primitive bound (~5 µs of dispatch each); anything else binds add_any."""
+    if type(x) is Array and type(y) is Array:
+        vx = x._npy
+        vy = y._npy
+        aval = x.aval
+        if (
+            vx is not None
+            and vy is not None
+            and (y.aval is aval or y.aval == aval)
+            and aval.size <= _HOST_SUM_LIMIT
+            and on_cpu()
+        ):
+            token = fp_state.set(FP_QUIET)  # inf + -inf: NaN without a warning, as XLA
+            try:
+                r = np.add(vx, vy)
+            finally:
+                fp_state.reset(token)
+            if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+                r = np.asarray(r)
+            return wrap_host(r, aval)
+    return add_any(x, y)
 
 
 # --- the in-place fallback ------------------------------------------------------------------

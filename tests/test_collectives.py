@@ -328,3 +328,10 @@ def test_collectives_map_over_pytrees() -> None:
     out, ref = f(tree), g(tree)
     _close(out["a"], ref["a"])
     _close(out["b"][0], ref["b"][0])
+
+
+def test_experimental_shard_map_is_the_same_function():
+    # JAX programs import it from `jax.experimental.shard_map`
+    from mjcore.experimental.shard_map import shard_map as experimental_shard_map
+
+    assert experimental_shard_map is mjcore.shard_map

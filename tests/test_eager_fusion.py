@@ -238,6 +238,54 @@ def test_remainder_runs_numpy_whole_on_the_host():
     onp.testing.assert_array_equal(onp.asarray(g), onp.ones((4, 6)))
 
 
+@pytest.mark.parametrize(
+    "dtype", [onp.int8, onp.int16, onp.int32, onp.int64, onp.uint8, onp.uint32, onp.uint64]
+)
+def test_integer_arrays_with_python_ints_run_one_numpy_call(dtype, monkeypatch):
+    """mod/floor_divide of an integer array and a Python int its dtype holds: NumPy's values
+    and dtype (division by zero gives 0) from one NumPy call, no primitive bound; an int out
+    of the dtype's range raises NumPy's error."""
+    from mjcore import core
+
+    info = onp.iinfo(dtype)
+    xn = onp.array([info.min, info.min + 1, 0, 1, 7, info.max - 1, info.max], dtype)
+    x = np.asarray(xn)
+    ints = [0, 1, 3, 7, 100, int(info.max), int(info.min)]
+    if info.min < 0:
+        ints += [-1, -3, -100]
+    bound = []
+    real_bind = core.bind
+    monkeypatch.setattr(core, "bind", lambda p, a, k: bound.append(p) or real_bind(p, a, k))
+    for name in ("mod", "remainder", "floor_divide"):
+        for s in ints:
+            for args, nargs in (((x, s), (xn, s)), ((s, x), (s, xn))):
+                with onp.errstate(all="ignore"):
+                    want = getattr(onp, name)(*nargs)
+                got = getattr(np, name)(*args)
+                assert got.dtype == want.dtype, (name, s)
+                onp.testing.assert_array_equal(onp.asarray(got), want, err_msg=f"{name} {s}")
+    assert bound == []
+    monkeypatch.undo()
+    for s in (int(info.max) + 1, int(info.min) - 1):
+        with pytest.raises(OverflowError):
+            onp.mod(xn, s)
+        with pytest.raises(OverflowError):
+            np.mod(x, s)
+
+
+def test_integer_mod_by_python_int_under_eager_grad():
+    """The index arithmetic of an eagerly differentiated function (mod of floor(x) by an
+    int) takes the one-call path too, and the gradient is unchanged."""
+    xn = onp.linspace(-3.7, 9.2, 12)
+
+    def f(v):
+        i = np.mod(np.floor(v).astype(int), 5)
+        return np.sum(v * v * i)
+
+    g = mjcore.grad(f)(np.asarray(xn))
+    onp.testing.assert_allclose(onp.asarray(g), 2 * xn * onp.mod(onp.floor(xn).astype(int), 5))
+
+
 def test_where_runs_numpy_whole_on_the_host_with_the_traced_dtype():
     rng = onp.random.default_rng(1)
     xn = rng.standard_normal((5, 6)).astype(onp.float32)

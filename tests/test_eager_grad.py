@@ -475,3 +475,40 @@ def test_direct_vjp_rules_under_a_jitted_f_vjp_and_second_order():
     g2 = mjcore.grad(lambda w: np.sum(mjcore.grad(f)(w, *map(np.asarray, args[1:])) ** 2))
     j2 = jax.grad(lambda w: jnp.sum(jax.grad(jf)(w, *args[1:]) ** 2))
     onp.testing.assert_allclose(onp.asarray(g2(np.asarray(w0))), j2(w0), rtol=1e-10, atol=1e-12)
+
+
+def test_cotangent_sums_on_the_host_match_jax_without_binding_add_any(monkeypatch):
+    """A value used many times gets its cotangents summed by NumPy on the host (no add_any
+    bound); the gradient equals JAX's, and inf + -inf cotangents give NaN without a warning,
+    as JAX's."""
+    import warnings
+
+    from mjcore.lax.base import add_any_p
+
+    def loss(xp, w):
+        a = xp.sin(w)
+        return xp.sum(a * a + a * 3.0 + xp.exp(a) - a / 2.0 + a[::-1] * w)
+
+    bound = []
+    real_bind = core.bind
+    monkeypatch.setattr(core, "bind", lambda p, a, k: bound.append(p) or real_bind(p, a, k))
+    for seed in range(2):
+        w = _data(seed, 7)
+        got = mjcore.grad(lambda v: loss(np, v))(np.asarray(w))
+        want = jax.grad(lambda v: loss(jnp, v))(w)
+        onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12)
+    assert add_any_p not in bound
+    monkeypatch.undo()
+    # 0-d cotangents: NumPy's sum of two 0-d arrays is a scalar; the gradient stays an array
+    g = mjcore.grad(lambda s: s * s + np.sin(s) + s)(np.asarray(0.5))
+    assert type(onp.asarray(g)) is onp.ndarray and g.shape == ()
+    onp.testing.assert_allclose(onp.asarray(g), 2 * 0.5 + onp.cos(0.5) + 1, rtol=1e-14)
+
+    def infs(xp, w):  # cotangents inf and -inf of one value
+        return xp.sum(w * 1e308 * 10.0 - w * 1e308 * 10.0)
+
+    w = onp.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = mjcore.grad(lambda v: infs(np, v))(np.asarray(w))
+    onp.testing.assert_array_equal(onp.asarray(got), jax.grad(lambda v: infs(jnp, v))(w))

@@ -675,6 +675,8 @@ __all__ = [
 
 
 def _undefined(x: Any) -> bool:
+    # UndefinedPrimal imported at the top: a function-level import costs ~2 µs a call, and
+    # this runs for every operand of every transposed equation.
     return type(x) is UndefinedPrimal
 
 
