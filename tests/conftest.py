@@ -28,3 +28,28 @@ def _drop_jax_executables_after_each_module() -> Iterator[None]:
     jax = sys.modules.get("jax")
     if jax is not None:
         jax.clear_caches()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the primitive table case by case: every test of one `PrimCase` (eager, abstract,
+    jit, jvp, vmap, ...) one after another, so that the programs the eager and jit checks share
+    are compiled once and found in `compile_text`'s bounded cache, also when pytest-xdist hands
+    contiguous runs of tests to each worker. Only the order changes, within the one module."""
+    positions = [i for i, item in enumerate(items) if item.path.name == "test_primitives.py"]
+    if not positions:
+        return
+    block = items[positions[0] : positions[-1] + 1]
+    if len(block) != len(positions):  # not one contiguous run: leave the order alone
+        return
+    first_seen: dict[int, int] = {}
+
+    def case_index(item: pytest.Item) -> int:
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("case") if callspec is not None else None
+        if case is None:
+            return len(block)  # tests over the whole table keep their place after the cases
+        return first_seen.setdefault(id(case), len(first_seen))
+
+    for item in block:
+        case_index(item)
+    items[positions[0] : positions[-1] + 1] = sorted(block, key=case_index)

@@ -73,3 +73,75 @@ def test_a_low_mapping_count_keeps_the_caches(monkeypatch):
     before = f.compile_count
     f(mjnp.arange(3.0))
     assert f.compile_count == before  # still cached
+
+
+# --- the compile cache: one executable per (module text less its name, device) ----------------
+
+
+def _count_compiles(monkeypatch) -> list[str]:
+    compiled: list[str] = []
+    real = client._compile
+
+    def counting(text, callbacks, dev):
+        compiled.append(text)
+        return real(text, callbacks, dev)
+
+    monkeypatch.setattr(client, "_compile", counting)
+    return compiled
+
+
+def test_eager_and_jit_of_one_primitive_compile_once(monkeypatch):
+    from mjcore import lax
+
+    mjcore.clear_caches()
+    compiled = _count_compiles(monkeypatch)
+    a, x = onp.array([0.5, 1.5, 2.0]), onp.array([0.3, 1.0, 4.0])
+    eager = lax.igamma(a, x)  # no NumPy host rule: an eager program `module @eager_igamma`
+    assert len(compiled) == 1 and compiled[0].startswith("module @eager_igamma")
+    jitted = mjcore.jit(lax.igamma)(a, x)  # `module @jit_igamma`, otherwise the same text
+    again = mjcore.jit(lambda p, q: lax.igamma(p, q))(a, x)  # another jit object, same program
+    assert len(compiled) == 1
+    onp.testing.assert_array_equal(onp.asarray(jitted), onp.asarray(eager))
+    onp.testing.assert_array_equal(onp.asarray(again), onp.asarray(eager))
+    mjcore.clear_caches()  # empties the compile cache too
+    mjcore.jit(lax.igamma)(a, x)
+    assert len(compiled) == 2
+
+
+def test_the_compile_cache_is_bounded_and_keeps_the_recently_used(monkeypatch):
+    mjcore.clear_caches()
+    monkeypatch.setattr(client, "_EXECUTABLE_CACHE_SIZE", 3)
+    compiled = _count_compiles(monkeypatch)
+    fs = [mjcore.jit(lambda v, k=k: v * float(k + 2)) for k in range(4)]
+    x = mjnp.arange(3.0)
+    for f in fs[:3]:
+        f(x)
+    mjcore.jit(lambda v: v * 2.0)(x)  # the first program again: a hit, now the most recent
+    assert len(compiled) == 3
+    fs[3](x)  # a fourth program evicts the least recently used (v * 3.0)
+    assert len(compiled) == 4 and len(client._executables) == 3
+    mjcore.jit(lambda v: v * 2.0)(x)
+    assert len(compiled) == 4
+    out = mjcore.jit(lambda v: v * 3.0)(x)
+    assert len(compiled) == 5
+    onp.testing.assert_array_equal(onp.asarray(out), onp.arange(3.0) * 3.0)
+
+
+def test_programs_with_host_callbacks_are_not_shared(monkeypatch):
+    # Their executable is bound to the Python callables, not only to the module text.
+    mjcore.clear_caches()
+    compiled = _count_compiles(monkeypatch)
+    seen: list[str] = []
+
+    def f(tag):
+        def g(v):
+            mjcore.debug.callback(lambda y: seen.append(tag), v)
+            return v + 1.0
+
+        return mjcore.jit(g)
+
+    x = mjnp.arange(2.0)
+    f("a")(x)
+    f("b")(x)
+    assert seen == ["a", "b"]
+    assert len(compiled) == 2

@@ -11,7 +11,9 @@ import atexit
 import contextlib
 import gc
 import os
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -458,6 +460,30 @@ def _over_budget() -> bool:
     return n % _MAP_CHECK_EVERY == 0 and _map_count() > _MAPS_BEFORE_CLEAR
 
 
+# Executables by (module text without its name, device): the same program compiles once, whether
+# an eager primitive runs it (`module @eager_sin`), `jit` of a one-primitive function lowers it
+# (`module @jit_sin`) or two `jit` objects wrap the same function. The module's name only names
+# the executable in XLA's dumps and profiles, so a hit may carry another program's name.
+# LRU-bounded (a cached executable keeps its code mapped; see the budget below) and emptied by
+# `clear_caches`. Modules with host callbacks are not cached: their executable is bound to
+# the Python callables, not only to the text.
+_EXECUTABLE_CACHE_SIZE = 2048
+_executables: OrderedDict[tuple[str, Any], Executable] = OrderedDict()
+_executables_lock = threading.Lock()
+_MODULE_NAME = re.compile(r"module @[\w.$-]+")
+
+
+def _executable_key(module_text: str, dev: Device) -> tuple[str, Any]:
+    m = _MODULE_NAME.match(module_text)
+    return (module_text[m.end() :] if m else module_text), dev
+
+
+@clear_at_exit
+def _clear_executables() -> None:
+    with _executables_lock:
+        _executables.clear()
+
+
 def compile_text(
     module_text: str,
     host_callbacks: Sequence[Callable[..., Any]] = (),
@@ -466,11 +492,32 @@ def compile_text(
     """Compile a StableHLO module (text form) for device `dev` (None: the default device).
 
     `host_callbacks` are the Python functions the module's `xla_ffi_python_*_callback`
-    custom calls name by index (see `mjcore.backend.custom_call.python_callback`).
+    custom calls name by index (see `mjcore.backend.custom_call.python_callback`). Modules
+    without host callbacks that differ at most in their name compile once per device (an LRU
+    cache, emptied by `clear_caches`).
     """
-    global _compiles_since_clear
     if dev is None:
         dev = device()
+    if host_callbacks:
+        return _compile(module_text, host_callbacks, dev)
+    key = _executable_key(module_text, dev)
+    with _executables_lock:
+        executable = _executables.get(key)
+        if executable is not None:
+            _executables.move_to_end(key)
+            return executable
+    executable = _compile(module_text, (), dev)
+    with _executables_lock:
+        _executables[key] = executable
+        if len(_executables) > _EXECUTABLE_CACHE_SIZE:
+            _executables.popitem(last=False)
+    return executable
+
+
+def _compile(
+    module_text: str, host_callbacks: Sequence[Callable[..., Any]], dev: Device
+) -> Executable:
+    global _compiles_since_clear
     b = backend_of(dev)
     _compiles_since_clear += 1
     # Non-blocking: of threads reaching the limit together one clears, the others go on (the
