@@ -332,6 +332,8 @@ def test_collectives_map_over_pytrees() -> None:
 
 def test_experimental_shard_map_is_the_same_function():
     # JAX programs import it from `jax.experimental.shard_map`
+    from mjcore import experimental
     from mjcore.experimental.shard_map import shard_map as experimental_shard_map
 
     assert experimental_shard_map is mjcore.shard_map
+    assert experimental.shard_map.shard_map is mjcore.shard_map

@@ -618,10 +618,6 @@ def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     ct_shape = get_aval(ct).shape
     if ct_shape == aval.shape:
         return ct
-    # Imported here (a cycle: reductions imports this module), after the commonest case: a
-    # function-level import costs ~2 µs, and most cotangents need no sum.
-    from mjcore.lax.reductions import reduce_sum
-
     lead = len(ct_shape) - aval.ndim
     dims = [*range(lead)] + [
         lead + i for i, d in enumerate(aval.shape) if d == 1 and ct_shape[lead + i] != 1
