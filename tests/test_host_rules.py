@@ -63,6 +63,18 @@ NO_HOST_RULE = {
     "conv_general_dilated": "convolution left to XLA",
     # Carries a user jaxpr as its combiner.
     "reduce": "general reduction with a jaxpr combiner",
+    # Collectives run only inside shard_map/pmap programs (or batch away under a named vmap):
+    # they never reach eager dispatch.
+    "all_gather": "collective: only inside a mapped program",
+    "all_to_all": "collective: only inside a mapped program",
+    "axis_index": "collective: only inside a mapped program",
+    "pmax": "collective: only inside a mapped program",
+    "pmin": "collective: only inside a mapped program",
+    "ppermute": "collective: only inside a mapped program",
+    "psum": "collective: only inside a mapped program",
+    "psum_scatter": "collective: only inside a mapped program",
+    # Lays an array out over devices (`mjcore.sharded`), which is not a host computation.
+    "sharding_constraint": "device layout, not a computation",
 }
 
 # Equal values, but NumPy picks the sign of a zero among equal operands by argument order,
