@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 from typing import Any
@@ -388,3 +389,11 @@ def execute_for_devices(executable: Any, arguments: list[Any]) -> list[list[Any]
     """Run a many-device executable; per output, its single-device buffers on this process's
     devices (in the executable's `local_devices()` order)."""
     return executable.execute_sharded(arguments).disassemble_into_single_device_arrays()  # type: ignore[no-any-return]
+
+
+def signature_text(fn: Any) -> str:
+    """A jaxlib function's signature, for the compat checks in the tests."""
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return (fn.__doc__ or "").split("\n")[0]
