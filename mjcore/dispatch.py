@@ -477,9 +477,14 @@ def host_view_of(x: Any, op: str, arg: Any) -> Array | None:
             out = value[arg]
     except (IndexError, ValueError, TypeError):
         return None
+    return wrap_host_view(out, x.aval)
+
+
+def wrap_host_view(out: Any, aval: ShapedArray) -> Array:
+    """An unlinked Array over the host value `out` (a view or a result of NumPy's indexing of
+    an array of `aval`): its aval from a bounded cache keyed by (aval, shape)."""
     if type(out) is not np.ndarray:  # a full integer index gives a NumPy scalar
         out = np.asarray(out)
-    aval = x.aval
     shape = out.shape
     if shape != aval.shape:
         # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs

@@ -33,7 +33,7 @@ from mjcore.array import Array as _Array
 from mjcore.array import new_object as _new_object
 from mjcore.backend import client as _backend
 from mjcore.core import Tracer
-from mjcore.dispatch import host_view, host_view_of
+from mjcore.dispatch import host_view, host_view_of, wrap_host_view
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
 from mjnp._elementwise import real as _elementwise_real
@@ -342,24 +342,7 @@ def _getitem_arrays(self: Array, idx: Any, entries: tuple[Any, ...]) -> Array:
         out = value[tuple(values)]
     except (IndexError, ValueError, TypeError):
         return _getitem(self, idx)  # the general path raises mjnp's error
-    aval = self.aval
-    if type(out) is not _ndarray:
-        out = np.asarray(out)
-    shape = out.shape
-    if shape != aval.shape:
-        key = (aval, shape)
-        view_aval = _view_avals.get(key)
-        if view_aval is None:
-            if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                _view_avals.clear()
-            view_aval = _view_avals[key] = _ShapedArray(shape, aval.dtype, aval.weak_type)
-        aval = view_aval
-    a = _new_object(_Array)
-    a._dbuf = None
-    a.aval = aval
-    a._npy = out
-    a._link = a._children = None
-    return a
+    return wrap_host_view(out, self.aval)  # a copy: no link
 
 
 def _getitem(self: Array, idx: Any) -> Array:
