@@ -16,6 +16,8 @@ from mjnp._array_api_info import (
     __array_namespace_info__,
 )
 from mjnp._array_surface import SURFACE as _SURFACE
+from mjnp._bessel import i0
+from mjnp._bit_packing import bitwise_count, packbits, unpackbits
 from mjnp._calculus import gradient, trapezoid
 from mjnp._creation import (
     arange,
@@ -230,6 +232,7 @@ from mjnp._elementwise import (
     trunc,
     where,
 )
+from mjnp._floating_point import copysign, frexp, ldexp, modf, nextafter, spacing
 from mjnp._histograms import (
     bincount,
     histogram,
@@ -323,6 +326,21 @@ from mjnp._linalg import (
     vecdot,
     vecmat,
 )
+from mjnp._logic import (
+    allclose,
+    array_equal,
+    array_equiv,
+    isclose,
+    iscomplex,
+    iscomplexobj,
+    isnat,
+    isneginf,
+    isposinf,
+    isreal,
+    isrealobj,
+    isscalar,
+    iterable,
+)
 from mjnp._manipulation import (
     astype,
     atleast_1d,
@@ -341,7 +359,31 @@ from mjnp._manipulation import (
     swapaxes,
     transpose,
 )
-from mjnp._poly1d import poly1d
+from mjnp._mathematical import (
+    angle,
+    gcd,
+    heaviside,
+    lcm,
+    logaddexp,
+    logaddexp2,
+    nan_to_num,
+    real_if_close,
+    sinc,
+    unwrap,
+)
+from mjnp._polynomials import (
+    poly,
+    poly1d,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    roots,
+)
 from mjnp._printing import (
     array2string,
     array_repr,
@@ -419,50 +461,6 @@ from mjnp._statistics import (
     std,
     var,
 )
-from mjnp._ufunc_extra import (
-    allclose,
-    angle,
-    array_equal,
-    array_equiv,
-    bitwise_count,
-    copysign,
-    frexp,
-    gcd,
-    heaviside,
-    i0,
-    isclose,
-    iscomplex,
-    iscomplexobj,
-    isneginf,
-    isposinf,
-    isreal,
-    isrealobj,
-    isscalar,
-    iterable,
-    lcm,
-    ldexp,
-    logaddexp,
-    logaddexp2,
-    modf,
-    nan_to_num,
-    nextafter,
-    packbits,
-    poly,
-    polyadd,
-    polyder,
-    polydiv,
-    polyfit,
-    polyint,
-    polymul,
-    polysub,
-    polyval,
-    real_if_close,
-    roots,
-    sinc,
-    spacing,
-    unpackbits,
-    unwrap,
-)
 from mjnp._utilities import (
     apply_along_axis,
     apply_over_axes,
@@ -498,7 +496,6 @@ from mjnp._utilities import (
 from mjnp._utilities_extra import (
     asfortranarray,
     fromregex,
-    isnat,
     show_runtime,
 )
 

@@ -1,8 +1,8 @@
-"""More utilities (continuing `_utilities.py`): `asfortranarray` (memory layout), `isnat`
-(datetime test), `show_runtime` (the runtime report) and `fromregex` (reading text files).
+"""More utilities (continuing `_utilities.py`): `asfortranarray` (memory layout),
+`show_runtime` (the runtime report) and `fromregex` (reading text files).
 
-NB: mjnp arrays have no memory layout and no datetime or structured dtypes, so the first two
-are trivial and `fromregex` accepts only what mjnp can hold; see each docstring.
+NB: mjnp arrays have no memory layout and no structured dtypes, so the first is trivial and
+`fromregex` accepts only what mjnp can hold; see each docstring.
 """
 
 from __future__ import annotations
@@ -37,22 +37,6 @@ def asfortranarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None =
     if x.ndim >= 2 and x is a:
         return new_handle(x)  # NumPy copies a C-ordered array into Fortran order
     return lax.reshape(x, (1,)) if x.ndim == 0 else x
-
-
-def isnat(x: ArrayLike, /) -> Array:
-    """`numpy.isnat`: whether each element is NaT (not a time).
-
-    NB: mjnp has no datetime64 or timedelta64 dtypes, so every mjnp array gets NumPy's
-    TypeError for non-datetime input.
-
-    Raises:
-        TypeError: always (naming the dtype given).
-    """
-    dtype = asarray_arg("isnat", x).dtype
-    raise TypeError(
-        f"mjnp.isnat: ufunc 'isnat' is only defined for np.datetime64 and np.timedelta64, got "
-        f"dtype {dtype}; mjnp has no datetime dtypes (use NumPy for dates and times)"
-    )
 
 
 def _version(distribution: str) -> str:
