@@ -22,51 +22,26 @@ from mjnp._calculus import gradient, trapezoid
 from mjnp._creation import (
     arange,
     array,
+    asanyarray,
     asarray,
+    asarray_chkfinite,
+    ascontiguousarray,
+    asfortranarray,
     empty,
     empty_like,
     eye,
+    frombuffer,
+    fromiter,
+    fromstring,
     full,
     full_like,
     identity,
     linspace,
     ones,
     ones_like,
+    require,
     zeros,
     zeros_like,
-)
-from mjnp._creation_extra import (
-    asanyarray,
-    asarray_chkfinite,
-    ascontiguousarray,
-    bartlett,
-    blackman,
-    diag,
-    diag_indices,
-    diag_indices_from,
-    diagflat,
-    frombuffer,
-    fromfunction,
-    fromiter,
-    fromstring,
-    geomspace,
-    hamming,
-    hanning,
-    indices,
-    ix_,
-    kaiser,
-    logspace,
-    mask_indices,
-    meshgrid,
-    require,
-    tri,
-    tril,
-    tril_indices,
-    tril_indices_from,
-    triu,
-    triu_indices,
-    triu_indices_from,
-    vander,
 )
 from mjnp._dtypes import (
     False_,
@@ -242,13 +217,21 @@ from mjnp._histograms import (
 )
 from mjnp._index_tricks import (
     c_,
+    diag_indices,
+    diag_indices_from,
     index_exp,
+    ix_,
+    mask_indices,
     mgrid,
     ndenumerate,
     ndindex,
     ogrid,
     r_,
     s_,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
 )
 from mjnp._indexing import getitem as _getitem  # noqa: F401  (installed as __getitem__)
 from mjnp._indexing_functions import (
@@ -275,6 +258,17 @@ from mjnp._indexing_functions import (
     unravel_index,
 )
 from mjnp._interpolation import interp
+from mjnp._io import (
+    fromfile,
+    fromregex,
+    genfromtxt,
+    load,
+    loadtxt,
+    save,
+    savetxt,
+    savez,
+    savez_compressed,
+)
 from mjnp._joining import (
     append,
     array_split,
@@ -371,6 +365,7 @@ from mjnp._mathematical import (
     sinc,
     unwrap,
 )
+from mjnp._matrices import diag, diagflat, tri, tril, triu, vander
 from mjnp._polynomials import (
     poly,
     poly1d,
@@ -395,6 +390,7 @@ from mjnp._printing import (
     set_printoptions,
 )
 from mjnp._protocols import from_dlpack
+from mjnp._ranges import fromfunction, geomspace, indices, logspace, meshgrid
 from mjnp._reductions import (
     all,  # noqa: A004  (NumPy's name)
     amax,
@@ -469,35 +465,24 @@ from mjnp._utilities import (
     common_type,
     copyto,
     errstate,
-    fromfile,
-    genfromtxt,
     getbufsize,
     geterr,
     geterrcall,
     info,
     isfortran,
-    load,
-    loadtxt,
     may_share_memory,
     min_scalar_type,
     mintypecode,
-    save,
-    savetxt,
-    savez,
-    savez_compressed,
     setbufsize,
     seterr,
     seterrcall,
     shares_memory,
     show_config,
+    show_runtime,
     typename,
     vectorize,
 )
-from mjnp._utilities_extra import (
-    asfortranarray,
-    fromregex,
-    show_runtime,
-)
+from mjnp._window import bartlett, blackman, hamming, hanning, kaiser
 
 # Operators, methods and properties of Array and Tracer: installed once, here.
 _install_array_surface(_SURFACE)
