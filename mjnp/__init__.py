@@ -305,21 +305,6 @@ from mjnp._joining import (
     vsplit,
     vstack,
 )
-from mjnp._linalg import (
-    cross,
-    dot,
-    einsum,
-    einsum_path,
-    inner,
-    kron,
-    matmul,
-    matvec,
-    outer,
-    tensordot,
-    vdot,
-    vecdot,
-    vecmat,
-)
 from mjnp._logic import (
     allclose,
     array_equal,
@@ -366,6 +351,21 @@ from mjnp._mathematical import (
     unwrap,
 )
 from mjnp._matrices import diag, diagflat, tri, tril, triu, vander
+from mjnp._matrix_products import (
+    cross,
+    dot,
+    einsum,
+    einsum_path,
+    inner,
+    kron,
+    matmul,
+    matvec,
+    outer,
+    tensordot,
+    vdot,
+    vecdot,
+    vecmat,
+)
 from mjnp._polynomials import (
     poly,
     poly1d,
@@ -758,7 +758,7 @@ __all__ = [
     "true_divide",
     "trunc",
     "where",
-    # products (_linalg.py)
+    # products (_matrix_products.py)
     "dot",
     "inner",
     "matmul",

@@ -16,8 +16,8 @@ from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
-from mjnp._linalg import matmul
 from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis, single_axis
+from mjnp._matrix_products import matmul
 from mjnp._out import write_out
 from mjnp._promotion import asarray_arg, promote_args
 

@@ -1,4 +1,7 @@
-"""Products in the main namespace: matmul, dot, vdot, inner, outer (all via `lax.dot_general`)."""
+"""NumPy's matrix and vector products in the main namespace: matmul, dot, vdot, inner, outer
+(all via `lax.dot_general`), tensordot, vecdot, matvec, vecmat, kron, cross and einsum.
+
+(`mjnp.linalg` holds the decompositions and solvers, and the `linalg` forms of these.)"""
 
 from __future__ import annotations
 
