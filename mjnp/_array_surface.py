@@ -34,6 +34,7 @@ from mjnp import (
     _reductions,
     _sorting,
     _statistics,
+    _sums_products_differences,
     _views,
 )
 from mjnp import _elementwise as ew
@@ -372,8 +373,8 @@ SURFACE: dict[str, Any] = {
     "partition": _partition_method,
     "setflags": _setflags,
     "argpartition": _sorting.argpartition,
-    "cumsum": _statistics.cumsum,
-    "cumprod": _statistics.cumprod,
+    "cumsum": _sums_products_differences.cumsum,
+    "cumprod": _sums_products_differences.cumprod,
     "var": _statistics.var,
     "std": _statistics.std,
     "ptp": _statistics.ptp,
