@@ -491,7 +491,8 @@ def _parse_einsum(
 
 def _einsum_diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
     """Take diagonals over labels repeated within one operand."""
-    from mjnp import diagonal
+    # a cycle: _indexing_functions -> _joining -> _statistics -> this module (not all of mjnp)
+    from mjnp._indexing_functions import diagonal
 
     while len(set(labels)) != len(labels):
         c = next(c for c in labels if labels.count(c) > 1)
