@@ -220,6 +220,7 @@ from mjnp._index_tricks import (
     diag_indices,
     diag_indices_from,
     index_exp,
+    indices,
     ix_,
     mask_indices,
     mgrid,
@@ -390,7 +391,7 @@ from mjnp._printing import (
     set_printoptions,
 )
 from mjnp._protocols import from_dlpack
-from mjnp._ranges import fromfunction, geomspace, indices, logspace, meshgrid
+from mjnp._ranges import fromfunction, geomspace, logspace, meshgrid
 from mjnp._reductions import (
     all,  # noqa: A004  (NumPy's name)
     amax,

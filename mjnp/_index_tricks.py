@@ -1,6 +1,6 @@
 """Index tricks: `r_`, `c_`, `mgrid`, `ogrid`, `s_`, `index_exp`, `ndindex` and `ndenumerate`;
-and the index generators `tril_indices`, `triu_indices`, `diag_indices` (with their `_from`
-forms), `mask_indices` and `ix_`.
+and the index generators `indices`, `tril_indices`, `triu_indices`, `diag_indices` (with their
+`_from` forms), `mask_indices` and `ix_`.
 
 NumPy's "index tricks" build arrays and index tuples with subscript syntax. `r_` and `c_` are
 concatenations (`mjnp.concatenate`), so they work on traced values under `jit` and `vmap`;
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import product
 from typing import Any
 
@@ -23,11 +23,11 @@ import numpy as np
 from mjcore import core, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
-from mjnp._creation import arange, array, asarray, linspace
+from mjcore.dtypes import DTypeLike
+from mjnp._creation import _dtype, arange, array, asarray, linspace
 from mjnp._dtypes import ScalarType
 from mjnp._joining import concatenate, stack
 from mjnp._manipulation import asarray_strong, astype, reshape, swapaxes, transpose
-from mjnp._ranges import indices
 
 ArrayLike = Any
 Array = Any
@@ -422,6 +422,25 @@ class ndenumerate:  # noqa: N801  (NumPy's name)
 
 
 # --- index generators -----------------------------------------------------------------------
+
+
+def indices(
+    dimensions: Sequence[int], dtype: DTypeLike = int, sparse: bool = False
+) -> Array | tuple[Array, ...]:
+    """An array of the indices of a grid (or one index array per axis), as `numpy.indices`."""
+    dims = tuple(operator.index(d) for d in dimensions)
+    dt = _dtype("indices", dtype)
+    n = len(dims)
+    grids = []
+    for i, d in enumerate(dims):
+        shape = tuple(d if j == i else 1 for j in range(n))
+        idx = lax.reshape(lax.iota(dt, d), shape)
+        grids.append(idx if sparse else lax.broadcast_to(idx, dims))
+    if sparse:
+        return tuple(grids)
+    if not grids:
+        return lax.full((0,), 0, dt)
+    return lax.concatenate([lax.expand_dims(g, (0,)) for g in grids], 0)
 
 
 def _host_indices(values: tuple[np.ndarray, ...]) -> tuple[Array, ...]:

@@ -1,8 +1,8 @@
 """NumPy's numerical ranges beyond `arange` and `linspace` (`logspace`, `geomspace`), the
-coordinate grids `meshgrid` and `indices`, and `fromfunction` over the index grid.
+coordinate grids of `meshgrid`, and `fromfunction` over the index grid of `indices`.
 
 Sizes are static; values (`start` and `stop` of `logspace`, the vectors of `meshgrid`) may be
-traced and are differentiable. `mgrid`, `ogrid` and the other index generators are in
+traced and are differentiable. `indices`, `mgrid`, `ogrid` and the other index generators are in
 `mjnp._index_tricks`.
 """
 
@@ -19,6 +19,7 @@ from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
 from mjnp import _elementwise as ew
 from mjnp._creation import _dtype, linspace
+from mjnp._index_tricks import indices
 from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
 
 ArrayLike = Any
@@ -121,25 +122,6 @@ def meshgrid(
         outs = [lax.broadcast_to(o, full) for o in outs]
     # New arrays, as NumPy's (the inputs themselves would follow a later write `g[i] = v`).
     return tuple(new_handle(o) if any(o is x for x in xi) else o for o in outs)
-
-
-def indices(
-    dimensions: Sequence[int], dtype: DTypeLike = int, sparse: bool = False
-) -> Array | tuple[Array, ...]:
-    """An array of the indices of a grid (or one index array per axis), as `numpy.indices`."""
-    dims = tuple(operator.index(d) for d in dimensions)
-    dt = _dtype("indices", dtype)
-    n = len(dims)
-    grids = []
-    for i, d in enumerate(dims):
-        shape = tuple(d if j == i else 1 for j in range(n))
-        idx = lax.reshape(lax.iota(dt, d), shape)
-        grids.append(idx if sparse else lax.broadcast_to(idx, dims))
-    if sparse:
-        return tuple(grids)
-    if not grids:
-        return lax.full((0,), 0, dt)
-    return lax.concatenate([lax.expand_dims(g, (0,)) for g in grids], 0)
 
 
 def fromfunction(
