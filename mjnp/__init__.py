@@ -16,55 +16,32 @@ from mjnp._array_api_info import (
     __array_namespace_info__,
 )
 from mjnp._array_surface import SURFACE as _SURFACE
+from mjnp._bessel import i0
+from mjnp._bit_packing import bitwise_count, packbits, unpackbits
 from mjnp._calculus import gradient, trapezoid
 from mjnp._creation import (
     arange,
     array,
+    asanyarray,
     asarray,
+    asarray_chkfinite,
+    ascontiguousarray,
+    asfortranarray,
     empty,
     empty_like,
     eye,
+    frombuffer,
+    fromiter,
+    fromstring,
     full,
     full_like,
     identity,
     linspace,
     ones,
     ones_like,
+    require,
     zeros,
     zeros_like,
-)
-from mjnp._creation_extra import (
-    asanyarray,
-    asarray_chkfinite,
-    ascontiguousarray,
-    bartlett,
-    blackman,
-    diag,
-    diag_indices,
-    diag_indices_from,
-    diagflat,
-    frombuffer,
-    fromfunction,
-    fromiter,
-    fromstring,
-    geomspace,
-    hamming,
-    hanning,
-    indices,
-    ix_,
-    kaiser,
-    logspace,
-    mask_indices,
-    meshgrid,
-    require,
-    tri,
-    tril,
-    tril_indices,
-    tril_indices_from,
-    triu,
-    triu_indices,
-    triu_indices_from,
-    vander,
 )
 from mjnp._dtypes import (
     False_,
@@ -230,6 +207,7 @@ from mjnp._elementwise import (
     trunc,
     where,
 )
+from mjnp._floating_point import copysign, frexp, ldexp, modf, nextafter, spacing
 from mjnp._histograms import (
     bincount,
     histogram,
@@ -239,13 +217,22 @@ from mjnp._histograms import (
 )
 from mjnp._index_tricks import (
     c_,
+    diag_indices,
+    diag_indices_from,
     index_exp,
+    indices,
+    ix_,
+    mask_indices,
     mgrid,
     ndenumerate,
     ndindex,
     ogrid,
     r_,
     s_,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
 )
 from mjnp._indexing import getitem as _getitem  # noqa: F401  (installed as __getitem__)
 from mjnp._indexing_functions import (
@@ -272,6 +259,17 @@ from mjnp._indexing_functions import (
     unravel_index,
 )
 from mjnp._interpolation import interp
+from mjnp._io import (
+    fromfile,
+    fromregex,
+    genfromtxt,
+    load,
+    loadtxt,
+    save,
+    savetxt,
+    savez,
+    savez_compressed,
+)
 from mjnp._joining import (
     append,
     array_split,
@@ -308,20 +306,20 @@ from mjnp._joining import (
     vsplit,
     vstack,
 )
-from mjnp._linalg import (
-    cross,
-    dot,
-    einsum,
-    einsum_path,
-    inner,
-    kron,
-    matmul,
-    matvec,
-    outer,
-    tensordot,
-    vdot,
-    vecdot,
-    vecmat,
+from mjnp._logic import (
+    allclose,
+    array_equal,
+    array_equiv,
+    isclose,
+    iscomplex,
+    iscomplexobj,
+    isnat,
+    isneginf,
+    isposinf,
+    isreal,
+    isrealobj,
+    isscalar,
+    iterable,
 )
 from mjnp._manipulation import (
     astype,
@@ -341,7 +339,47 @@ from mjnp._manipulation import (
     swapaxes,
     transpose,
 )
-from mjnp._poly1d import poly1d
+from mjnp._mathematical import (
+    angle,
+    gcd,
+    heaviside,
+    lcm,
+    logaddexp,
+    logaddexp2,
+    nan_to_num,
+    real_if_close,
+    sinc,
+    unwrap,
+)
+from mjnp._matrices import diag, diagflat, tri, tril, triu, vander
+from mjnp._matrix_products import (
+    cross,
+    dot,
+    einsum,
+    einsum_path,
+    inner,
+    kron,
+    matmul,
+    matvec,
+    outer,
+    tensordot,
+    vdot,
+    vecdot,
+    vecmat,
+)
+from mjnp._polynomials import (
+    poly,
+    poly1d,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    roots,
+)
 from mjnp._printing import (
     array2string,
     array_repr,
@@ -353,6 +391,7 @@ from mjnp._printing import (
     set_printoptions,
 )
 from mjnp._protocols import from_dlpack
+from mjnp._ranges import fromfunction, geomspace, logspace, meshgrid
 from mjnp._reductions import (
     all,  # noqa: A004  (NumPy's name)
     amax,
@@ -392,17 +431,9 @@ from mjnp._statistics import (
     corrcoef,
     count_nonzero,
     cov,
-    cumprod,
-    cumsum,
-    cumulative_prod,
-    cumulative_sum,
-    diff,
-    ediff1d,
     median,
     nanargmax,
     nanargmin,
-    nancumprod,
-    nancumsum,
     nanmax,
     nanmean,
     nanmedian,
@@ -419,49 +450,15 @@ from mjnp._statistics import (
     std,
     var,
 )
-from mjnp._ufunc_extra import (
-    allclose,
-    angle,
-    array_equal,
-    array_equiv,
-    bitwise_count,
-    copysign,
-    frexp,
-    gcd,
-    heaviside,
-    i0,
-    isclose,
-    iscomplex,
-    iscomplexobj,
-    isneginf,
-    isposinf,
-    isreal,
-    isrealobj,
-    isscalar,
-    iterable,
-    lcm,
-    ldexp,
-    logaddexp,
-    logaddexp2,
-    modf,
-    nan_to_num,
-    nextafter,
-    packbits,
-    poly,
-    polyadd,
-    polyder,
-    polydiv,
-    polyfit,
-    polyint,
-    polymul,
-    polysub,
-    polyval,
-    real_if_close,
-    roots,
-    sinc,
-    spacing,
-    unpackbits,
-    unwrap,
+from mjnp._sums_products_differences import (
+    cumprod,
+    cumsum,
+    cumulative_prod,
+    cumulative_sum,
+    diff,
+    ediff1d,
+    nancumprod,
+    nancumsum,
 )
 from mjnp._utilities import (
     apply_along_axis,
@@ -471,36 +468,24 @@ from mjnp._utilities import (
     common_type,
     copyto,
     errstate,
-    fromfile,
-    genfromtxt,
     getbufsize,
     geterr,
     geterrcall,
     info,
     isfortran,
-    load,
-    loadtxt,
     may_share_memory,
     min_scalar_type,
     mintypecode,
-    save,
-    savetxt,
-    savez,
-    savez_compressed,
     setbufsize,
     seterr,
     seterrcall,
     shares_memory,
     show_config,
+    show_runtime,
     typename,
     vectorize,
 )
-from mjnp._utilities_extra import (
-    asfortranarray,
-    fromregex,
-    isnat,
-    show_runtime,
-)
+from mjnp._window import bartlett, blackman, hamming, hanning, kaiser
 
 # Operators, methods and properties of Array and Tracer: installed once, here.
 _install_array_surface(_SURFACE)
@@ -776,7 +761,7 @@ __all__ = [
     "true_divide",
     "trunc",
     "where",
-    # products (_linalg.py)
+    # products (_matrix_products.py)
     "dot",
     "inner",
     "matmul",

@@ -21,7 +21,7 @@ from mjnp._joining import concatenate
 from mjnp._manipulation import astype, normalize_axes, reject_bool_axis, reshape
 from mjnp._promotion import asarray_arg
 from mjnp._reductions import sum as _sum
-from mjnp._statistics import diff
+from mjnp._sums_products_differences import diff
 
 ArrayLike = Any
 Array = Any

@@ -1,5 +1,6 @@
 """Array creation: array, asarray, zeros, ones, full, empty and their `_like` forms, arange,
-linspace, eye and identity.
+linspace, eye and identity; and from existing data: asanyarray, ascontiguousarray,
+asfortranarray, asarray_chkfinite, require, frombuffer, fromiter and fromstring.
 
 Default dtypes are NumPy's (float64 for `zeros`, int64 for `arange(3)`). Arrays made here are
 strong-typed, as NumPy arrays are: `asarray(1.0)` is a float64 array that promotes like one.
@@ -20,7 +21,7 @@ import numpy as np
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval
-from mjcore.dtypes import DTypeLike
+from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp._devices import check_device, on_device
 from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
@@ -50,6 +51,17 @@ def _dtype_arg(fname: str, dtype: DTypeLike | None, default: np.dtype | None) ->
     if dtype is None:
         return default
     return dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+
+
+def _dtype(fname: str, dtype: DTypeLike) -> np.dtype:
+    return canonicalize_dtype(dtype, f"mjnp.{fname}")
+
+
+def _size(fname: str, argname: str, n: Any) -> int:
+    try:
+        return operator.index(core.concrete_or_error(n, f"mjnp.{fname}({argname}=...)"))
+    except TypeError as err:
+        raise TypeError(f"mjnp.{fname}: {argname} must be an integer, got {n!r:.80}") from err
 
 
 def _shape_arg(fname: str, shape: ShapeLike) -> tuple[int, ...]:
@@ -545,3 +557,121 @@ def identity(n: int, dtype: DTypeLike | None = None, *, like: None = None) -> Ar
     """The `n` x `n` identity matrix, float64 by default, as `numpy.identity`."""
     _check_like("identity", like)
     return eye(n, dtype=dtype if dtype is not None else _FLOAT64)
+
+
+# --- from existing data ---------------------------------------------------------------------
+
+
+def asanyarray(
+    a: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str | None = None,
+    *,
+    device: Any = None,
+    copy: bool | None = None,
+    like: None = None,
+) -> Array:
+    """`asarray`: mjnp has no array subclasses, as `numpy.asanyarray`."""
+    return asarray(a, dtype, order, device=device, copy=copy, like=like)
+
+
+def ascontiguousarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None = None) -> Array:
+    """`asarray` with at least one dimension, as `numpy.ascontiguousarray`."""
+    x = asarray(a, dtype, like=like)
+    return lax.reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def asfortranarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None = None) -> Array:
+    """`asarray` with at least one dimension, as `numpy.asfortranarray`.
+
+    NB: mjnp arrays have no memory layout (XLA owns the buffers), so there is nothing to lay
+    out in Fortran order: the result equals `asarray(a, dtype)`, made 1-D if it is 0-d, as
+    NumPy does.
+    """
+    x = asarray(a, dtype, like=like)
+    if x.ndim >= 2 and x is a:
+        return new_handle(x)  # NumPy copies a C-ordered array into Fortran order
+    return lax.reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def asarray_chkfinite(
+    a: ArrayLike, dtype: DTypeLike | None = None, order: str | None = None
+) -> Array:
+    """`asarray`, raising ValueError for infs and NaNs, as `numpy.asarray_chkfinite`.
+
+    The check needs concrete values; it raises ConcretizationTypeError under `jit`.
+    """
+    x = asarray(a, dtype, order)
+    if x.dtype.kind in "fc":
+        host = np.asarray(core.concrete_or_error(x, "mjnp.asarray_chkfinite"))
+        if not np.isfinite(host).all():
+            raise ValueError("mjnp.asarray_chkfinite: array must not contain infs or NaNs")
+    return x
+
+
+_REQUIREMENTS = {
+    "C": "C",
+    "C_CONTIGUOUS": "C",
+    "CONTIGUOUS": "C",
+    "F": "F",
+    "F_CONTIGUOUS": "F",
+    "FORTRAN": "F",
+    "A": "A",
+    "ALIGNED": "A",
+    "W": "W",
+    "WRITEABLE": "W",
+    "O": "O",
+    "OWNDATA": "O",
+    "E": "E",
+    "ENSUREARRAY": "E",
+}
+
+
+def require(
+    a: ArrayLike,
+    dtype: DTypeLike | None = None,
+    requirements: Any = None,
+    *,
+    like: None = None,
+) -> Array:
+    """`asarray(a, dtype)` after checking the requirement flags, as `numpy.require`.
+
+    NB: mjnp arrays are immutable, aligned and C-ordered; 'F' and 'W' cannot be met and raise
+    ValueError.
+    """
+    if requirements is None:
+        reqs: set[str] = set()
+    else:
+        items = [requirements] if isinstance(requirements, str) else list(requirements)
+        try:
+            reqs = {_REQUIREMENTS[r.upper()] for r in items}
+        except KeyError as err:
+            raise KeyError(f"mjnp.require: unknown requirement {err.args[0]!r}") from err
+    for flag, name in (("F", "Fortran order"), ("W", "writeable")):
+        if flag in reqs:
+            raise ValueError(f"mjnp.require: mjnp arrays cannot be made {name}")
+    return asarray(a, dtype, like=like)
+
+
+def frombuffer(
+    buffer: Any, dtype: DTypeLike = float, count: int = -1, offset: int = 0, *, like: None = None
+) -> Array:
+    """A 1-d array from the bytes of `buffer`, decoded by NumPy, as `numpy.frombuffer`."""
+    return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), like=like)
+
+
+def fromiter(iter: Any, dtype: DTypeLike, count: int = -1, *, like: None = None) -> Array:  # noqa: A002
+    """A 1-d array from an iterable, collected by NumPy, as `numpy.fromiter`."""
+    return asarray(np.fromiter(iter, dtype=dtype, count=count), like=like)
+
+
+def fromstring(
+    string: str | bytes,
+    dtype: DTypeLike = float,
+    count: int = -1,
+    *,
+    sep: str = "",
+    like: None = None,
+) -> Array:
+    """A 1-d array from text data, parsed by NumPy, as `numpy.fromstring`."""
+    return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep), like=like)

@@ -37,7 +37,7 @@ from mjnp._promotion import asarray_arg
 from mjnp._reductions import max as _max
 from mjnp._reductions import min as _min
 from mjnp._reductions import sum as _sum
-from mjnp._statistics import diff
+from mjnp._sums_products_differences import diff
 
 ArrayLike = Any
 Array = Any

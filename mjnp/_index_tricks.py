@@ -1,4 +1,6 @@
-"""Index tricks: `r_`, `c_`, `mgrid`, `ogrid`, `s_`, `index_exp`, `ndindex` and `ndenumerate`.
+"""Index tricks: `r_`, `c_`, `mgrid`, `ogrid`, `s_`, `index_exp`, `ndindex` and `ndenumerate`;
+and the index generators `indices`, `tril_indices`, `triu_indices`, `diag_indices` (with their
+`_from` forms), `mask_indices` and `ix_`.
 
 NumPy's "index tricks" build arrays and index tuples with subscript syntax. `r_` and `c_` are
 concatenations (`mjnp.concatenate`), so they work on traced values under `jit` and `vmap`;
@@ -10,23 +12,28 @@ matrix-builder string `r_['a, b; c, d']`) give the values of NumPy's matrix as a
 from __future__ import annotations
 
 import math
+import operator
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import product
 from typing import Any
 
 import numpy as np
 
-from mjcore import core
+from mjcore import core, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
-from mjnp._creation import arange, array, asarray, linspace
-from mjnp._creation_extra import indices
+from mjcore.dtypes import DTypeLike
+from mjnp._creation import _dtype, arange, array, asarray, linspace
 from mjnp._dtypes import ScalarType
 from mjnp._joining import concatenate, stack
-from mjnp._manipulation import astype, reshape, swapaxes, transpose
+from mjnp._manipulation import asarray_strong, astype, reshape, swapaxes, transpose
 
+ArrayLike = Any
 Array = Any
+
+_BOOL = np.dtype(bool)
+_INT64 = np.dtype("int64")
 
 
 # --- r_ and c_ ------------------------------------------------------------------------------
@@ -412,3 +419,108 @@ class ndenumerate:  # noqa: N801  (NumPy's name)
         if self._traced is not None:
             return next(self._traced)
         return self._flat.coords, next(self._flat)
+
+
+# --- index generators -----------------------------------------------------------------------
+
+
+def indices(
+    dimensions: Sequence[int], dtype: DTypeLike = int, sparse: bool = False
+) -> Array | tuple[Array, ...]:
+    """An array of the indices of a grid (or one index array per axis), as `numpy.indices`."""
+    dims = tuple(operator.index(d) for d in dimensions)
+    dt = _dtype("indices", dtype)
+    n = len(dims)
+    grids = []
+    for i, d in enumerate(dims):
+        shape = tuple(d if j == i else 1 for j in range(n))
+        idx = lax.reshape(lax.iota(dt, d), shape)
+        grids.append(idx if sparse else lax.broadcast_to(idx, dims))
+    if sparse:
+        return tuple(grids)
+    if not grids:
+        return lax.full((0,), 0, dt)
+    return lax.concatenate([lax.expand_dims(g, (0,)) for g in grids], 0)
+
+
+def _host_indices(values: tuple[np.ndarray, ...]) -> tuple[Array, ...]:
+    return tuple(asarray(v) for v in values)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
+    """Row and column indices of the lower triangle, as `numpy.tril_indices`."""
+    return _host_indices(np.tril_indices(n, k, m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
+    """Row and column indices of the upper triangle, as `numpy.triu_indices`."""
+    return _host_indices(np.triu_indices(n, k, m))
+
+
+def _shape_of(fname: str, arr: ArrayLike) -> tuple[int, ...]:
+    if isinstance(arr, _Array | Tracer):
+        return tuple(arr.shape)
+    return tuple(asarray_strong(fname, arr).shape)
+
+
+def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
+    """`tril_indices` for the shape of a 2-d `arr`, as `numpy.tril_indices_from`."""
+    shape = _shape_of("tril_indices_from", arr)
+    if len(shape) != 2:
+        raise ValueError(f"mjnp.tril_indices_from: input array must be 2-d, got shape {shape}")
+    return tril_indices(shape[-2], k=k, m=shape[-1])
+
+
+def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
+    """`triu_indices` for the shape of a 2-d `arr`, as `numpy.triu_indices_from`."""
+    shape = _shape_of("triu_indices_from", arr)
+    if len(shape) != 2:
+        raise ValueError(f"mjnp.triu_indices_from: input array must be 2-d, got shape {shape}")
+    return triu_indices(shape[-2], k=k, m=shape[-1])
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
+    """Indices of the main diagonal of an `ndim`-d array of side `n`, as `numpy.diag_indices`."""
+    return _host_indices(np.diag_indices(n, ndim))
+
+
+def diag_indices_from(arr: ArrayLike) -> tuple[Array, ...]:
+    """`diag_indices` for the shape of `arr`, as `numpy.diag_indices_from`."""
+    shape = _shape_of("diag_indices_from", arr)
+    if len(shape) < 2:
+        raise ValueError("mjnp.diag_indices_from: input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError(
+            f"mjnp.diag_indices_from: All dimensions of input must be of equal length, got {shape}"
+        )
+    return diag_indices(shape[0], len(shape))
+
+
+def mask_indices(n: int, mask_func: Callable[..., Any], k: int = 0) -> tuple[Array, ...]:
+    """Indices where `mask_func(ones((n, n)), k)` is nonzero, as `numpy.mask_indices`.
+
+    `mask_func` is called on an mjnp array (e.g. `mjnp.triu`); its result must be concrete.
+    """
+    ones = lax.full((operator.index(n),) * 2, 1, _INT64)
+    mask = np.asarray(core.concrete_or_error(asarray(mask_func(ones, k)), "mjnp.mask_indices"))
+    return _host_indices(np.nonzero(mask != 0))
+
+
+def ix_(*args: ArrayLike) -> tuple[Array, ...]:
+    """Open-mesh index arrays from 1-d sequences, as `numpy.ix_`.
+
+    Boolean sequences become the indices of their True entries, so they must be concrete.
+    """
+    nd = len(args)
+    out = []
+    for k, a in enumerate(args):
+        new = asarray_strong("ix_", a)
+        if new.size == 0 and not isinstance(a, _Array | Tracer | np.ndarray):
+            new = lax.convert_element_type(new, _INT64)
+        if new.ndim != 1:
+            raise ValueError("mjnp.ix_: Cross index must be 1 dimensional")
+        if new.dtype == _BOOL:
+            host = np.asarray(core.concrete_or_error(new, "mjnp.ix_"))
+            new = asarray(np.nonzero(host)[0])
+        out.append(lax.reshape(new, (1,) * k + (new.shape[0],) + (1,) * (nd - k - 1)))
+    return tuple(out)

@@ -17,8 +17,8 @@ import numpy as np
 from mjcore import lax
 from mjnp import _elementwise as ew
 from mjnp._indexing import getitem
-from mjnp._linalg import dot
 from mjnp._manipulation import asarray_strong
+from mjnp._matrix_products import dot
 from mjnp._promotion import promote_args
 
 ArrayLike = Any

@@ -23,11 +23,11 @@ from mjcore import lax
 from mjcore.control_flow.scan import scan
 from mjcore.core import rebind
 from mjnp import _reductions as red
-from mjnp import _statistics as stats
 from mjnp._indexing import at as _at
 from mjnp._indexing import getitem
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axis, reshape
 from mjnp._out import write_out
+from mjnp._sums_products_differences import cumprod, cumsum
 
 Array = Any
 
@@ -165,7 +165,7 @@ class ufunc(functools.partial):  # noqa: N801  (NumPy's name)
             raise TypeError("cannot accumulate on a scalar")
         ax = normalize_axis(f"{name}.accumulate", axis, x.ndim, allow_bool=False)
         if name in ("add", "multiply"):  # with NumPy's upcast of small integers and bool
-            cumulative = stats.cumsum if name == "add" else stats.cumprod
+            cumulative = cumsum if name == "add" else cumprod
             return write_out(f"{name}.accumulate", out, cumulative(x, axis=ax, dtype=dtype))
         target = np.dtype(dtype) if dtype is not None else _result_dtype(self, x)
         if name in _ACCUMULATE and x.shape[ax]:

@@ -1,16 +1,20 @@
-"""Utilities: floating-point error state, file I/O, number formatting, type helpers, memory
-queries, `copyto`, and applying functions along axes (`apply_along_axis`, `apply_over_axes`,
-`vectorize`, the last two through `mjcore.vmap`).
+"""Utilities: floating-point error state, number formatting, type helpers, memory queries,
+the configuration and runtime reports, `copyto`, and applying functions along axes
+(`apply_along_axis`, `apply_over_axes`, `vectorize`, the last two through `mjcore.vmap`).
 
-File I/O and formatting run NumPy on the host copy, then put results on the device.
+Formatting runs NumPy on the host copy; file I/O is in `mjnp._io`.
 `seterr`, `geterr`, `errstate` and friends are NumPy's: one error state governs NumPy and eager
 mjnp alike (docs/errors.md; under `jit` nothing warns, as in JAX).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import platform
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Sequence
+from pprint import pprint
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
@@ -23,6 +27,7 @@ from mjcore.dtypes import Casting
 from mjnp import _elementwise as ew
 from mjnp import _manipulation
 from mjnp._creation import asarray
+from mjnp._io import _host
 from mjnp._promotion import asarray_arg, cast_python_scalar
 
 ArrayLike = Any
@@ -73,101 +78,6 @@ def setbufsize(size: int) -> int:
 def getbufsize() -> int:
     """`numpy.getbufsize` (see `setbufsize`)."""
     return np.getbufsize()
-
-
-# --- file I/O (through NumPy on the host) ---------------------------------------------------
-
-
-def _host(a: ArrayLike) -> Any:
-    return np.asarray(a) if isinstance(a, _Array | Tracer) else a
-
-
-def _device(value: Any) -> Any:
-    return asarray(value) if isinstance(value, np.ndarray) else value
-
-
-def save(file: Any, arr: ArrayLike, allow_pickle: bool = True) -> None:
-    """`numpy.save` of the array's values (a `.npy` file NumPy can read)."""
-    np.save(file, _host(arr), allow_pickle=allow_pickle)
-
-
-def savez(file: Any, *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:
-    """`numpy.savez` of the arrays' values."""
-    np.savez(
-        file,
-        *(_host(a) for a in args),
-        allow_pickle=allow_pickle,
-        **{k: _host(v) for k, v in kwds.items()},
-    )
-
-
-def savez_compressed(
-    file: Any, *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike
-) -> None:
-    """`numpy.savez_compressed` of the arrays' values."""
-    np.savez_compressed(
-        file,
-        *(_host(a) for a in args),
-        allow_pickle=allow_pickle,
-        **{k: _host(v) for k, v in kwds.items()},
-    )
-
-
-class NpzFile(Mapping):
-    """The arrays of a `.npz` file, put on the device as they are read (as `numpy.lib.npyio.
-    NpzFile`: a mapping and a context manager)."""
-
-    def __init__(self, npz: Any):
-        self._npz = npz
-        self.files = npz.files
-
-    def __getitem__(self, key: str) -> Array:
-        return _device(self._npz[key])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.files)
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def close(self) -> None:
-        self._npz.close()
-
-    def __enter__(self) -> NpzFile:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-def load(file: Any, *args: Any, **kwargs: Any) -> Any:
-    """`numpy.load`, with arrays put on the device (`.npz` files give an `NpzFile`)."""
-    value = np.load(file, *args, **kwargs)
-    if isinstance(value, np.lib.npyio.NpzFile):
-        return NpzFile(value)
-    return _device(value)
-
-
-def savetxt(fname: Any, X: ArrayLike, *args: Any, **kwargs: Any) -> None:  # noqa: N803
-    """`numpy.savetxt` of the array's values."""
-    np.savetxt(fname, _host(X), *args, **kwargs)
-
-
-def loadtxt(fname: Any, *args: Any, **kwargs: Any) -> Any:
-    """`numpy.loadtxt`, then onto the device."""
-    return _device(np.loadtxt(fname, *args, **kwargs))
-
-
-def genfromtxt(fname: Any, *args: Any, **kwargs: Any) -> Any:
-    """`numpy.genfromtxt`, then onto the device (structured and masked results are not
-    supported: mjnp has no such arrays)."""
-    return _device(np.genfromtxt(fname, *args, **kwargs))
-
-
-def fromfile(file: Any, dtype: Any = float, count: int = -1, sep: str = "", offset: int = 0,
-             *, like: None = None) -> Array:  # fmt: skip
-    """`numpy.fromfile`, then onto the device."""
-    return _device(np.fromfile(file, dtype=dtype, count=count, sep=sep, offset=offset))
 
 
 # --- numbers and types ----------------------------------------------------------------------
@@ -236,6 +146,34 @@ def show_config() -> None:
     """NumPy's build configuration (`numpy.show_config`), then mjnp's backend."""
     np.show_config()
     print(f"mjnp backend: XLA via PJRT, devices: {mjcore.devices()}")
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def show_runtime() -> None:
+    """Print the runtime environment, in the spirit of `numpy.show_runtime`: the versions of
+    mjnp, NumPy and jaxlib (mjnp's XLA backend), Python, the machine, and mjnp's devices."""
+    pprint(
+        [
+            {
+                "mjnp_version": _version("mjnp"),
+                "numpy_version": np.__version__,
+                "jaxlib_version": _version("jaxlib"),
+                "python": sys.version,
+                "uname": platform.uname(),
+            },
+            {
+                "backend": f"XLA through jaxlib's PJRT {mjcore.default_backend().upper()} client",
+                "devices": [str(d) for d in mjcore.devices()],
+            },
+        ],
+        sort_dicts=False,
+    )
 
 
 def info(

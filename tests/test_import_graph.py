@@ -13,8 +13,11 @@ from tests import import_graph
 # The largest strongly connected component allowed, in files (function-local imports count as
 # edges). Issue 19 measured a 21-file circle in mjcore; this reader first measured 48 (it also
 # counts the `__init__` of `mjcore.lax` and `mjcore.control_flow`); the target 3 is met in
-# mjcore. mjnp's 22 are its modules importing `mjnp` itself. Lower these as circles are cut.
-MAX_CYCLE = {"mjcore": 3, "mjnp": 22}
+# mjcore. mjnp's was 22 files, its modules importing `mjnp` itself; it is 5 since einsum takes
+# `diagonal` from `_indexing_functions` rather than from `mjnp` ({mjnp, _ufunc, linalg,
+# linalg._linalg, _polynomials}: the ufunc objects and `linalg`'s function-local imports of
+# `mjnp`). Lower these as circles are cut.
+MAX_CYCLE = {"mjcore": 3, "mjnp": 5}
 
 # Every function-local import in mjcore, (module, imported module) -> the circle it breaks.
 # Each must still break one (else it belongs at module level); a new one must be added here.

@@ -1,4 +1,6 @@
-"""mjnp's further creation routines (mjnp/_creation_extra.py) against NumPy, jit, vmap and JAX."""
+"""mjnp's further creation routines (mjnp/_matrices.py, _ranges.py, _window.py, the
+from-existing-data part of _creation.py and the index generators of _index_tricks.py) against
+NumPy, jit, vmap and JAX."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Main-namespace products (mjnp/_linalg.py) against NumPy, under vmap and under jvp."""
+"""Main-namespace products (mjnp/_matrix_products.py) against NumPy, under vmap and under jvp."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""mjnp statistics, running sums and differences (mjnp/_statistics.py) against NumPy, under
-jit, vmap and differentiation (with JAX, x64, as the oracle for gradients)."""
+"""mjnp statistics (mjnp/_statistics.py), running sums and differences
+(mjnp/_sums_products_differences.py) against NumPy, under jit, vmap and differentiation (with
+JAX, x64, as the oracle for gradients)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""mjnp/_ufunc_extra.py against NumPy: values, dtypes, shapes and errors on drawn inputs; jit
-vs eager; vmap vs a loop; derivatives by finite differences and against JAX (x64)."""
+"""mjnp/_floating_point.py, _mathematical.py, _logic.py, _bit_packing.py and the poly*
+functions of _polynomials.py against NumPy: values, dtypes, shapes and errors on drawn inputs;
+jit vs eager; vmap vs a loop; derivatives by finite differences and against JAX (x64)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""mjnp/_utilities_extra.py against NumPy: asfortranarray (values, dtype, ndmin 1, jit), isnat
-(NumPy's TypeError for every mjnp dtype), show_runtime and fromregex."""
+"""mjnp's asfortranarray (values, dtype, ndmin 1, jit; mjnp/_creation.py), isnat (NumPy's
+TypeError for every mjnp dtype; _logic.py), show_runtime (_utilities.py) and fromregex (_io.py)
+against NumPy."""
 
 from __future__ import annotations
 

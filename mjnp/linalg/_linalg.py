@@ -20,9 +20,9 @@ import numpy as np
 from mjcore import lax
 from mjcore.array import Array as _ConcreteArray
 from mjcore.eager_fusion import fuse_eagerly
-from mjnp import _linalg as _products
-from mjnp._linalg import cross as main_cross
+from mjnp import _matrix_products as _products
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, reject_list_axis
+from mjnp._matrix_products import cross as main_cross
 from mjnp._out import write_exact_out
 
 ArrayLike = Any

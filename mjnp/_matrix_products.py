@@ -1,4 +1,7 @@
-"""Products in the main namespace: matmul, dot, vdot, inner, outer (all via `lax.dot_general`)."""
+"""NumPy's matrix and vector products in the main namespace: matmul, dot, vdot, inner, outer
+(all via `lax.dot_general`), tensordot, vecdot, matvec, vecmat, kron, cross and einsum.
+
+(`mjnp.linalg` holds the decompositions and solvers, and the `linalg` forms of these.)"""
 
 from __future__ import annotations
 
@@ -490,7 +493,8 @@ def _parse_einsum(
 
 def _einsum_diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
     """Take diagonals over labels repeated within one operand."""
-    from mjnp import diagonal
+    # a cycle: _indexing_functions -> _joining -> _statistics -> this module (not all of mjnp)
+    from mjnp._indexing_functions import diagonal
 
     while len(set(labels)) != len(labels):
         c = next(c for c in labels if labels.count(c) > 1)
