@@ -196,23 +196,26 @@ _ALWAYS_HOST = frozenset(
 )
 # Elements (of the largest operand or result) up to which the host rule runs; above it, XLA's
 # kernels win. Measured on this CPU (AVX-512; docs/eager.md, "Choosing host or XLA"): NumPy's
-# one-pass ufuncs and reductions are as fast as or faster than the compiled primitive at every
-# size (add, less, sum, max, float32 and float64, 2^18 to 4e6 elements: 0.1-0.9x XLA's time),
-# and so are its SIMD loops for float32 sin, exp, log, tanh and float64 exp, log (0.2-1.0x, up
-# to 1e7); float64 sin and tanh lose from ~2^16 (tanh at 4e6: 2.8x XLA's time), `where` from
+# one-pass ufuncs and max/min reductions are as fast as or faster than the compiled primitive
+# at every size (add, less, max, float32 and float64, 2^18 to 4e6 elements: 0.1-0.9x XLA's
+# time), and so are its SIMD loops for float32 sin, exp, log, tanh and float64 exp, log
+# (0.2-1.0x, up to 1e7). XLA's sums win from ~2^19 (float32 at 1e6: NumPy's pairwise sum 1.2x
+# XLA's time, 1.5x at 4e6), float64 sin and tanh from ~2^16 (tanh at 4e6: 2.8x), `where` from
 # ~2^15 (NumPy's select branches per element: 2x XLA's at 2^16).
 _HOST_LIMIT = 1 << 15
 _CHEAP_HOST_LIMIT = 1 << 18
 _CHEAP = frozenset(
-    {"select_n", "clamp", "round", "concatenate", "pad", "iota", "convert_element_type"}
-)
+    {
+        "select_n", "clamp", "round", "concatenate", "pad", "iota", "convert_element_type",
+        "reduce_sum", "reduce_prod",
+    }
+)  # fmt: skip
 # one pass over memory, no faster compiled: the host rule at every size
 _STREAMING = frozenset(
     {
         "add", "sub", "mul", "neg", "abs", "sign", "max", "min", "floor", "ceil",
         "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor",
-        "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
-        "add_any",
+        "reduce_max", "reduce_min", "reduce_and", "reduce_or", "add_any",
     }
 )  # fmt: skip
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -476,6 +479,22 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
 
 
 _trace_state = core._state
+
+
+def is_eager_host() -> bool:
+    """Whether an operation called now runs eagerly (nothing traced) on the CPU platform,
+    where host rules may compute it on NumPy values (`host_plan` says whether one does)."""
+    platform = _host_platform  # `on_cpu()` inlined: this is on hot paths
+    return _trace_state.eager and (
+        (platform[0] if platform else on_cpu()) and not backend.several_devices_in_use
+    )
+
+
+def array_value(x: Array) -> np.ndarray:
+    """The read-only host value of Array `x` (for an operation `is_eager_host` runs there): its
+    host result as it is, or the zero-copy view of its device buffer."""
+    value = x._npy
+    return x._value() if value is None else value
 
 
 def host_view_of(x: Any, op: str, arg: Any) -> Array | None:

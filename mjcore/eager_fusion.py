@@ -37,7 +37,13 @@ from mjcore.errors import (
     TracerArrayConversionError,
     TracerIntegerConversionError,
 )
-from mjcore.fp_errors import Collecting, all_finite, all_ignored, rerun_numpy
+from mjcore.fp_errors import (
+    Collecting,
+    all_finite,
+    all_ignored,
+    rerun_numpy,
+    underflow_ignored,
+)
 from mjcore.jaxpr import Literal, eval_jaxpr, hoist_consts
 from mjcore.jit import JittedFunction, compile_closed_jaxpr
 from mjcore.lax.bitwise import is_finite
@@ -519,7 +525,7 @@ def _checked_runner(
             finite = all_finite(outs)
         else:
             out, finite = _run_flagged(flagged[0], entry, args)
-        if finite and np.geterr()["under"] == "ignore":
+        if finite and underflow_ignored():
             return out
         if numpy_ufunc is not None and rerun_numpy(numpy_ufunc, args):
             return out
