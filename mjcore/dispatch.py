@@ -198,10 +198,10 @@ _ALWAYS_HOST = frozenset(
 # kernels win. Measured on this CPU (AVX-512; docs/eager.md, "Choosing host or XLA"): NumPy's
 # one-pass ufuncs and max/min reductions are as fast as or faster than the compiled primitive
 # at every size (add, less, max, float32 and float64, 2^18 to 4e6 elements: 0.1-0.9x XLA's
-# time), and so are its SIMD loops for float32 sin, exp, log, tanh and float64 exp, log
-# (0.2-1.0x, up to 1e7). XLA's sums win from ~2^19 (float32 at 1e6: NumPy's pairwise sum 1.2x
-# XLA's time, 1.5x at 4e6), float64 sin and tanh from ~2^16 (tanh at 4e6: 2.8x), `where` from
-# ~2^15 (NumPy's select branches per element: 2x XLA's at 2^16).
+# time), and so are its SIMD loops for float32 sin, exp, log and float64 exp, log (0.1-1.0x
+# up to 1e7 elements; float32 tanh 0.4-1.4x). XLA's sums win from ~2^19 (float32 at 1e6:
+# NumPy's pairwise sum 1.2x XLA's time, 1.5x at 4e6), float64 sin and tanh from ~2^16 (tanh
+# at 4e6: 2.8x), `where` from ~2^15 (NumPy's select branches per element: 2x at 2^16).
 _HOST_LIMIT = 1 << 15
 _CHEAP_HOST_LIMIT = 1 << 18
 _CHEAP = frozenset(
