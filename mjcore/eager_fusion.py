@@ -577,7 +577,7 @@ def _run_flagged(exe: Any, entry: Any, args: tuple[Any, ...]) -> tuple[Any, bool
         bufs = entry.const_bufs + bufs
     outs = exe.program.run(bufs)
     n = len(entry.closed.out_avals)
-    finite = all(bool(backend.to_numpy(b)) for b in outs[n:])
+    finite = all(backend.read_bool(b) for b in outs[n:])
     arrays = [wrap_buffer(b, a) for b, a in zip(outs[:n], exe.out_avals[:n], strict=True)]
     if entry.single_output:
         return arrays[0], finite
