@@ -26,10 +26,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mjcore import ad, core, dispatch
-from mjcore.array import Array, new_object, wrap_buffer, wrap_host
+from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
-from mjcore.dispatch import to_buffer
 from mjcore.eager_vjp import VJPTrace
 from mjcore.errors import (
     ConcretizationTypeError,
@@ -572,30 +571,18 @@ def _with_finite_flags(entry: Any) -> Any:
 
 def _run_flagged(exe: Any, entry: Any, args: tuple[Any, ...]) -> tuple[Any, bool]:
     """`_run_compiled` by the flagged executable: (the results, whether all are finite)."""
-    bufs = [a._buf if type(a) is Array else to_buffer(a)[0] for a in args]
-    if entry.const_bufs:
-        bufs = entry.const_bufs + bufs
-    outs = exe.program.run(bufs)
+    outs = entry.run(exe, args)
     n = len(entry.closed.out_avals)
-    finite = all(backend.read_bool(b) for b in outs[n:])
-    arrays = [wrap_buffer(b, a) for b, a in zip(outs[:n], exe.out_avals[:n], strict=True)]
+    finite = all(backend.read_bool(flag._dbuf) for flag in outs[n:])
     if entry.single_output:
-        return arrays[0], finite
-    return tree_unflatten(entry.out_tree, arrays), finite
+        return outs[0], finite
+    return tree_unflatten(entry.out_tree, outs[:n]), finite
 
 
 def _run_compiled(jitted: JittedFunction, entry: Any, args: tuple[Any, ...]) -> Any:
     """One signature's traced body as its compiled executable (compiled on first use)."""
-    exe = entry._exe or jitted._executable(entry)
-    bufs = [a._buf if type(a) is Array else to_buffer(a)[0] for a in args]
-    if entry.const_bufs:
-        bufs = entry.const_bufs + bufs
-    # `run`: it explains a donated buffer and waits for host callbacks
-    outs = exe.program.run(bufs)
-    if entry.single_output:
-        return wrap_buffer(outs[0], exe.out_avals[0])
-    arrays = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
-    return tree_unflatten(entry.out_tree, arrays)
+    outs = entry.run(entry._exe or jitted._executable(entry), args)
+    return outs[0] if entry.single_output else tree_unflatten(entry.out_tree, outs)
 
 
 def uses_host(fused: Callable[..., Any], *args: Any) -> bool:
