@@ -103,9 +103,10 @@ MISS_REASONS: dict[str, str] = {
     "eager_add_1e6": (
         "NumPy's add on the host values: one-pass ufuncs run their host rule at every size on "
         "the CPU (`dispatch.host_limit`; NumPy was 0.3-0.9x the compiled add's time from 2^18 to "
-        "4e6 elements). The time is NumPy's, allocation and memory bandwidth: two full runs "
-        "(h_dispatch2, base 56fa501 then cd33b63, load ~15) gave 1.61/2.96x -> 0.18/0.10x JAX, "
-        "mjnp 1.05/1.02x NumPy; JAX's own time moved 386-1733 µs between runs."
+        "4e6 elements). The time is NumPy's, allocation and memory bandwidth: three pairs of "
+        "full runs (h_dispatch2, base 56fa501 then cd33b63/49eb31a, load 12-15) gave "
+        "1.61/2.96/3.49x -> 0.18/0.10/0.33x JAX, mjnp 1.05/1.02x NumPy; JAX's own time moved "
+        "386-1733 µs between runs."
     ),
     "eager_sin_1e6": (
         "float32 sin runs NumPy's SIMD loop on the host at every size (`dispatch.host_limit`): "
@@ -116,11 +117,13 @@ MISS_REASONS: dict[str, str] = {
         "XLA computes it (NumPy's pairwise float32 sum takes ~1.2x XLA's reduce at 1e6 and 1.5x "
         "at 4e6, so sums keep the 2^18 host limit); the check for non-finite results is an "
         "extra output of the same program and the error state is decoded once per state "
-        "object, so the Python around the executable is a few µs. Two full runs (h_dispatch2, "
-        "load ~15) gave 1.10/1.08x -> 1.12/1.13x JAX: the compiled reduce itself is ~7% slower "
-        "than JAX's (in process, jit of sum: min 135 vs 125 µs). JAX's optimised HLO runs this "
-        "reduce as a `__ynn_fusion` (XLA's YNNPACK kernels); whether mjcore's compile options "
-        "get the same fusion is not checked yet."
+        "object, so the Python around the executable is a few µs. Three pairs of full runs "
+        "(h_dispatch2, load 12-15) gave 1.10/1.08/1.01x -> 1.12/1.13/0.74x JAX: around parity, "
+        "noisy. Both compile the reduce to the same `__ynn_fusion` (XLA's YNNPACK kernel); in "
+        "process (mins of 41 batches) mjcore's jit of sum took 127-135 µs, JAX's 107-125 µs, "
+        "and the eager call with its finiteness flag ~155 µs: the flagged program (a second "
+        "fusion and a tuple output) and waiting for it cost ~20-30 µs over the plain one, not "
+        "yet explained."
     ),
     "eager_add_100": (
         "At the floor: one PJRT `execute_sharded` (~4.8 µs here) plus wrapping the output "
