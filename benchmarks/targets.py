@@ -120,8 +120,9 @@ MISS_REASONS: dict[str, str] = {
         "object, so the Python around the executable is a few µs. Three pairs of full runs "
         "(h_dispatch2, load 12-15) gave 1.10/1.08/1.01x -> 1.12/1.13/0.74x JAX: around parity, "
         "noisy. Both compile the reduce to the same `__ynn_fusion` (XLA's YNNPACK kernel); in "
-        "process (mins of 41 batches) mjcore's jit of sum took 127-135 µs, JAX's 107-125 µs, "
-        "and the eager call with its finiteness flag ~155 µs: the flagged program (a second "
+        "process (mins of 41 batches, four runs) mjcore's jit of sum took 127-135 µs, JAX's "
+        "106-139 µs, and the eager call with its finiteness flag 153-158 µs: the flagged "
+        "program (a second "
         "fusion and a tuple output) and waiting for it cost ~20-30 µs over the plain one, not "
         "yet explained."
     ),
