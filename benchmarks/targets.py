@@ -70,13 +70,6 @@ GEOMEAN_TARGET = 1.0
 
 # Why a target was missed, as profiling found it (workload -> one paragraph). Written from
 # the profiling of 2026-11-22; an entry stays while its workload can miss from run to run.
-_NOISE_1E6 = (
-    "Same XLA kernel and one executable for both (mjnp's eager call is fused). At this size "
-    "the time is memory allocation and bandwidth: warm calls in a loop vary 2-3x on this "
-    "shared machine (page faults when the allocator has returned memory). With warm batches "
-    "and balanced orders the ratio runs 0.94-1.10x from run to run, around parity; "
-    "in-process interleaved runs give 0.72-1.00x."
-)
 _EAGER_GRAD = (
     "Eager grad runs the function once, op by op, with a tape (`mjcore/eager_vjp.py`); common "
     "primitives record a direct vjp entry instead of running their jvp rule "
@@ -107,13 +100,32 @@ MISS_REASONS: dict[str, str] = {
     "grad_rnn": _EAGER_GRAD,
     "grad_em": _EAGER_GRAD,
     "grad_fluid": _EAGER_GRAD,
-    "eager_add_1e6": _NOISE_1E6,
-    "eager_sin_1e6": (
-        "mjnp lowers sin of a large float32 array to its vectorised kernel "
-        "(`mjcore/lax/kernels/fast_trig.py`), 3-4x faster than XLA's op that JAX runs; a miss here "
-        "would be this shared machine's noise."
+    "eager_add_1e6": (
+        "NumPy's add on the host values: one-pass ufuncs run their host rule at every size on "
+        "the CPU (`dispatch.host_limit`; NumPy was 0.3-0.9x the compiled add's time from 2^18 to "
+        "4e6 elements). The time is NumPy's, allocation and memory bandwidth: three pairs of "
+        "full runs (h_dispatch2, base 56fa501 then cd33b63/49eb31a, load 12-15) gave "
+        "1.61/2.96/3.49x -> 0.18/0.10/0.33x JAX, mjnp 1.05/1.02x NumPy; JAX's own time moved "
+        "386-1733 µs between runs."
     ),
-    "eager_sum_1e6": _NOISE_1E6,
+    "eager_sin_1e6": (
+        "float32 sin runs NumPy's SIMD loop on the host at every size (`dispatch.host_limit`): "
+        "~0.5 ms, as NumPy, against ~1.9-8 ms for the compiled kernel before; a miss here would "
+        "be this shared machine's noise."
+    ),
+    "eager_sum_1e6": (
+        "XLA computes it (NumPy's pairwise float32 sum takes ~1.2x XLA's reduce at 1e6 and 1.5x "
+        "at 4e6, so sums keep the 2^18 host limit); the check for non-finite results is an "
+        "extra output of the same program and the error state is decoded once per state "
+        "object, so the Python around the executable is a few µs. Three pairs of full runs "
+        "(h_dispatch2, load 12-15) gave 1.10/1.08/1.01x -> 1.12/1.13/0.74x JAX: around parity, "
+        "noisy. Both compile the reduce to the same `__ynn_fusion` (XLA's YNNPACK kernel); in "
+        "process (mins of 41 batches, four runs) mjcore's jit of sum took 127-135 µs, JAX's "
+        "106-139 µs, and the eager call with its finiteness flag 153-158 µs: the flagged "
+        "program (a second "
+        "fusion and a tuple output) and waiting for it cost ~20-30 µs over the plain one, not "
+        "yet explained."
+    ),
     "eager_add_100": (
         "At the floor: one PJRT `execute_sharded` (~4.8 µs here) plus wrapping the output "
         "(~0.4 µs); the fused eager path adds ~0.9 µs of Python (one call, an aval-tuple "

@@ -27,7 +27,7 @@ class Array:
 
     # `_dbuf`: the PJRT buffer or None; `_npy`: the read-only host ndarray or None. At least one
     # is set; a donated Array has a deleted `_dbuf` and no `_npy`. `_link` and `_children`
-    # belong to mjnp's write-sharing views (`mjnp/_views.py`): None, unless the array is a view
+    # belong to the write-sharing views (`mjcore/views.py`): None, unless the array is a view
     # or has views. They describe the handle, not its value, so `rebind` keeps them.
     __slots__ = ("_dbuf", "aval", "_npy", "_link", "_children", "__weakref__")
     __array_priority__ = 1000

@@ -392,6 +392,13 @@ class _TraceState(threading.local):
         self.batching_axis_name: Any = None
 
 
+def staging_description() -> str | None:
+    """What stages out the functions called now (`jit(f)`, a control-flow body), or None
+    when nothing does: their values are then computed, not recorded."""
+    main = _state.dynamic_trace
+    return None if main is None else main.description
+
+
 def _nothing_traced(state: _TraceState) -> bool:
     """The value of `state.eager` after any push, pop or flag change: only eager evaluation
     on the stack, no dynamic main, jit not disabled."""
@@ -732,8 +739,8 @@ class Tracer:
     """
 
     # weak-referenceable: mjnp links a view made under a transformation to its base, so that
-    # a write through it reaches the base as eagerly (mjnp/_views.py)
-    __slots__ = ("_trace", "__weakref__", "_link", "_children")  # (the links: mjnp._views)
+    # a write through it reaches the base as eagerly (mjcore/views.py)
+    __slots__ = ("_trace", "__weakref__", "_link", "_children")  # (the links: mjcore.views)
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # arrays are unhashable, as in NumPy
 
@@ -929,7 +936,7 @@ def rebind(handle: Any, new: Any) -> None:
         hook(handle)
 
 
-# Called with each handle `rebind` has updated: mjnp's views (`mjnp/_views.py`) listen here, so
+# Called with each handle `rebind` has updated: the views (`mjcore/views.py`) listen here, so
 # that a write through any in-place path reaches the arrays the handle is a view of, or views of it.
 rebind_hooks: list[Callable[[Any], None]] = []
 

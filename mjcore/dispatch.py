@@ -195,20 +195,39 @@ _ALWAYS_HOST = frozenset(
     {"reshape", "transpose", "squeeze", "expand_dims", "slice", "broadcast_in_dim", "rev"}
 )
 # Elements (of the largest operand or result) up to which the host rule runs; above it, XLA's
-# kernels (multithreaded, vectorised transcendentals) win. Measured on CPU (docs/eager.md):
-# NumPy's sin/exp/tanh lose to XLA's from ~2^15-2^17 elements (sin at 2^18: 2.2x XLA's time);
-# memory-bound arithmetic, comparisons, selections and reductions only from ~2^20 (add at 2^18:
-# 0.45x XLA's time).
+# kernels win. Measured on this CPU (AVX-512; docs/eager.md, "Choosing host or XLA"): NumPy's
+# one-pass ufuncs and max/min reductions are as fast as or faster than the compiled primitive
+# at every size (add, less, max, float32 and float64, 2^18 to 4e6 elements: 0.1-0.9x XLA's
+# time), and so are its SIMD loops for float32 sin, exp, log and float64 exp, log (0.1-1.0x
+# up to 1e7 elements; float32 tanh 0.4-1.4x). XLA's sums win from ~2^19 (float32 at 1e6:
+# NumPy's pairwise sum 1.2x XLA's time, 1.5x at 4e6), float64 sin and tanh from ~2^16 (tanh
+# at 4e6: 2.8x), `where` from ~2^15 (NumPy's select branches per element: 2x at 2^16).
 _HOST_LIMIT = 1 << 15
 _CHEAP_HOST_LIMIT = 1 << 18
 _CHEAP = frozenset(
     {
-        "add", "sub", "mul", "neg", "abs", "sign", "max", "min", "floor", "ceil", "round",
-        "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor", "select_n", "clamp",
-        "convert_element_type", "concatenate", "pad", "iota", "reduce_sum", "reduce_max",
-        "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "add_any",
+        "select_n", "clamp", "round", "concatenate", "pad", "iota", "convert_element_type",
+        "reduce_sum", "reduce_prod",
     }
 )  # fmt: skip
+# one pass over memory, no faster compiled: the host rule at every size
+_STREAMING = frozenset(
+    {
+        "add", "sub", "mul", "neg", "abs", "sign", "max", "min", "floor", "ceil",
+        "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor",
+        "reduce_max", "reduce_min", "reduce_and", "reduce_or", "add_any",
+    }
+)  # fmt: skip
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+# primitive -> the dtypes whose NumPy loop (SIMD) is as fast as XLA's at every size
+_STREAMING_DTYPES = {
+    "sin": frozenset({_F32}),
+    "cos": frozenset({_F32}),
+    "tanh": frozenset({_F32}),
+    "exp": frozenset({_F32, _F64}),
+    "log": frozenset({_F32, _F64}),
+}
+_SELECT_HOST_LIMIT = 1 << 15
 _HOST_PLANS_SIZE = 4096
 
 # (primitive, input avals[, params]) -> (output avals, whether the host rule runs); bounded
@@ -216,12 +235,18 @@ _host_plans: dict[Any, tuple[list[ShapedArray], bool]] = {}
 _host_platform: list[bool] = []  # [whether the device is the CPU], known after the first call
 
 
-def host_limit(prim: Primitive) -> float:
-    """Elements (largest operand or result) up to which eager `prim` runs its host rule."""
+def host_limit(prim: Primitive, dtype: np.dtype | None = None) -> float:
+    """Elements (largest operand or result) up to which eager `prim` on operands of `dtype`
+    (its first operand's; None: any) runs its host rule on the CPU."""
     name = prim.name
-    if name in _ALWAYS_HOST:
+    if name in _ALWAYS_HOST or name in _STREAMING:
         return math.inf
-    return _CHEAP_HOST_LIMIT if name in _CHEAP else _HOST_LIMIT
+    dtypes = _STREAMING_DTYPES.get(name)
+    if dtypes is not None and dtype in dtypes:
+        return math.inf
+    if name in _CHEAP:
+        return _SELECT_HOST_LIMIT if name == "select_n" else _CHEAP_HOST_LIMIT
+    return _HOST_LIMIT
 
 
 def on_cpu() -> bool:
@@ -242,7 +267,8 @@ def host_plan(
     if plan is None:
         avals_out = prim.abstract_eval(*avals_in, **params)
         largest = max(a.size for a in (*avals_in, *avals_out)) if avals_in or avals_out else 0
-        use_host = on_cpu() and prim.host_rule is not None and largest <= host_limit(prim)
+        dtype = avals_in[0].dtype if avals_in else None
+        use_host = on_cpu() and prim.host_rule is not None and largest <= host_limit(prim, dtype)
         if len(_host_plans) >= _HOST_PLANS_SIZE:
             _host_plans.clear()
         plan = _host_plans[key] = (avals_out, use_host)
@@ -453,6 +479,22 @@ def host_view(x: Any, op: str, arg: Any = None) -> Array | None:
 
 
 _trace_state = core._state
+
+
+def is_eager_host() -> bool:
+    """Whether an operation called now runs eagerly (nothing traced) on the CPU platform,
+    where host rules may compute it on NumPy values (`host_plan` says whether one does)."""
+    platform = _host_platform  # `on_cpu()` inlined: this is on hot paths
+    return _trace_state.eager and (
+        (platform[0] if platform else on_cpu()) and not backend.several_devices_in_use
+    )
+
+
+def array_value(x: Array) -> np.ndarray:
+    """The read-only host value of Array `x` (for an operation `is_eager_host` runs there): its
+    host result as it is, or the zero-copy view of its device buffer."""
+    value = x._npy
+    return x._value() if value is None else value
 
 
 def host_view_of(x: Any, op: str, arg: Any) -> Array | None:

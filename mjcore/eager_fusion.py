@@ -26,9 +26,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mjcore import ad, core, dispatch
-from mjcore.array import Array, new_object, wrap_buffer, wrap_host
+from mjcore.array import Array, new_object, wrap_host
+from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
-from mjcore.dispatch import to_buffer
 from mjcore.eager_vjp import VJPTrace
 from mjcore.errors import (
     ConcretizationTypeError,
@@ -36,9 +36,18 @@ from mjcore.errors import (
     TracerArrayConversionError,
     TracerIntegerConversionError,
 )
-from mjcore.fp_errors import Collecting, all_finite, all_ignored, rerun_numpy
-from mjcore.jaxpr import Literal
-from mjcore.jit import JittedFunction
+from mjcore.fp_errors import (
+    Collecting,
+    all_finite,
+    all_ignored,
+    rerun_numpy,
+    underflow_ignored,
+)
+from mjcore.jaxpr import Literal, eval_jaxpr, hoist_consts
+from mjcore.jit import JittedFunction, compile_closed_jaxpr
+from mjcore.lax.bitwise import is_finite
+from mjcore.lax.reductions import reduce_and
+from mjcore.partial_eval import trace_to_jaxpr
 from mjcore.tree_util import tree_unflatten
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -105,7 +114,8 @@ def _host_runnable(closed: Any) -> bool:
         if prim.host_rule is None or prim.impl_rule is not None:
             return False
         sizes = [x.aval.size for x in eqn.inputs] + [v.aval.size for v in eqn.out_binders]
-        if sizes and max(sizes) > dispatch.host_limit(prim):
+        dtype = eqn.inputs[0].aval.dtype if eqn.inputs else None
+        if sizes and max(sizes) > dispatch.host_limit(prim, dtype):
             return False
     return True
 
@@ -489,19 +499,32 @@ def _checked_runner(
     """An XLA-run signature that reports NumPy's floating-point errors on the CPU: XLA sets
     no flags, so an inexact result with an infinity or NaN (the only results a warning can
     come with, underflow aside) has its body re-run by the host rules under the user's error
-    state, results discarded, to raise NumPy's warnings (docs/errors.md)."""
+    state, results discarded, to raise NumPy's warnings (docs/errors.md).
+
+    Whether the results are finite is computed by the compiled program itself: a second
+    executable of the body returns one more bool per float result (`_with_finite_flags`),
+    which XLA computes as it writes the result (a test on the host reads it again: ~80 µs a
+    float32[1e6], a third of the add). Under an error state that ignores everything, or off
+    the CPU, the plain executable runs."""
     program: list[_HostProgram | None] = []
+    flagged: list[Any] = []
 
     def run(args: tuple[Any, ...]) -> Any:
-        out = _run_compiled(jitted, entry, args)
         if not dispatch.on_cpu() or all_ignored():
-            return out
-        outs = [
-            o._value()
-            for o in (out if isinstance(out, list | tuple) else [out])
-            if type(o) is Array
-        ]
-        if all_finite(outs) and np.geterr()["under"] == "ignore":
+            return _run_compiled(jitted, entry, args)
+        if not flagged:
+            flagged.append(_with_finite_flags(entry))
+        if flagged[0] is None:  # complex results: tested on the host
+            out = _run_compiled(jitted, entry, args)
+            outs = [
+                o._value()
+                for o in (out if isinstance(out, list | tuple) else [out])
+                if type(o) is Array
+            ]
+            finite = all_finite(outs)
+        else:
+            out, finite = _run_flagged(flagged[0], entry, args)
+        if finite and underflow_ignored():
             return out
         if numpy_ufunc is not None and rerun_numpy(numpy_ufunc, args):
             return out
@@ -522,18 +545,44 @@ def _checked_runner(
     return run
 
 
+def _with_finite_flags(entry: Any) -> Any:
+    """The executable of `entry`'s body with one more output per float result: whether it
+    is all finite (`reduce_and(is_finite(y))`); None when a result is complex (no
+    `is_finite` for those)."""
+    closed = entry.closed
+    out_avals = closed.out_avals
+    if any(a.dtype.kind == "c" for a in out_avals):
+        return None
+    floats = [i for i, a in enumerate(out_avals) if a.dtype.kind == "f"]
+
+    def body(*args: Any) -> list[Any]:
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+        return [
+            *outs,
+            *[reduce_and(is_finite(outs[i]), tuple(range(outs[i].ndim))) for i in floats],
+        ]
+
+    flagged = trace_to_jaxpr(body, closed.in_avals, f"jit({entry.name})")
+    call, consts = hoist_consts(flagged)
+    if consts:  # (the body of a const-free jaxpr and two primitives close over nothing)
+        return None
+    return compile_closed_jaxpr(call, entry.name)
+
+
+def _run_flagged(exe: Any, entry: Any, args: tuple[Any, ...]) -> tuple[Any, bool]:
+    """`_run_compiled` by the flagged executable: (the results, whether all are finite)."""
+    outs = entry.run(exe, args)
+    n = len(entry.closed.out_avals)
+    finite = all(backend.read_bool(flag._dbuf) for flag in outs[n:])
+    if entry.single_output:
+        return outs[0], finite
+    return tree_unflatten(entry.out_tree, outs[:n]), finite
+
+
 def _run_compiled(jitted: JittedFunction, entry: Any, args: tuple[Any, ...]) -> Any:
     """One signature's traced body as its compiled executable (compiled on first use)."""
-    exe = entry._exe or jitted._executable(entry)
-    bufs = [a._buf if type(a) is Array else to_buffer(a)[0] for a in args]
-    if entry.const_bufs:
-        bufs = entry.const_bufs + bufs
-    # `run`: it explains a donated buffer and waits for host callbacks
-    outs = exe.program.run(bufs)
-    if entry.single_output:
-        return wrap_buffer(outs[0], exe.out_avals[0])
-    arrays = [wrap_buffer(b, a) for b, a in zip(outs, exe.out_avals, strict=True)]
-    return tree_unflatten(entry.out_tree, arrays)
+    outs = entry.run(entry._exe or jitted._executable(entry), args)
+    return outs[0] if entry.single_output else tree_unflatten(entry.out_tree, outs)
 
 
 def uses_host(fused: Callable[..., Any], *args: Any) -> bool:

@@ -165,9 +165,30 @@ def report(name: str, kinds: AbstractSet[str]) -> None:
 
 
 def all_ignored() -> bool:
-    """Whether NumPy's current state ignores every floating-point error (~3 µs: only for calls
-    that are large anyway)."""
-    return all(mode == "ignore" for mode in np.geterr().values())
+    """Whether NumPy's current state ignores every floating-point error."""
+    return _modes()[0]
+
+
+def underflow_ignored() -> bool:
+    """Whether NumPy's current state ignores underflow (its default)."""
+    return _modes()[1]
+
+
+# the last state read and its (all ignored, underflow ignored), as one tuple (threads swap
+# it whole); `np.geterr()` decodes the state (~3 µs), and a program changes it rarely (each
+# `errstate` block makes a new one); holding the state keeps its identity unique
+_last_modes: list[tuple[Any, tuple[bool, bool]]] = [(None, (False, True))]
+
+
+def _modes() -> tuple[bool, bool]:
+    state = fp_state.get()
+    last = _last_modes[0]
+    if state is last[0]:
+        return last[1]
+    modes = np.geterr()
+    flags = (all(m == "ignore" for m in modes.values()), modes["under"] == "ignore")
+    _last_modes[0] = (state, flags)
+    return flags
 
 
 def all_finite(values: list[np.ndarray]) -> bool:

@@ -189,6 +189,16 @@ class _CacheEntry:
         self.single_output = out_tree == _LEAF_TREEDEF
         self.n_args = len(closed.in_avals) - len(consts)
 
+    def run(self, exe: _Executable, flat: Sequence[Any]) -> list[Array]:
+        """Eagerly, `exe` (this entry's executable, or one taking the same arguments) on the
+        buffers of the flat arguments after the consts': its outputs as Arrays. The one
+        "buffers, execute, wrap" sequence of `jit`'s and `fuse_eagerly`'s eager calls (the
+        fastest paths of `__call__` inline it)."""
+        bufs = [x._buf if type(x) is Array else to_buffer(x)[0] for x in flat]
+        if self.const_bufs:
+            bufs = self.const_bufs + bufs
+        return exe(bufs)
+
 
 class Lowered:
     """The StableHLO of a jitted function at one signature (`jit(f).lower(*args)`)."""
@@ -467,10 +477,7 @@ class JittedFunction:
             exe = entry._exe or self._executable(entry)
             if entry.donated:
                 _drop_host_views(entry, flat)
-            bufs = [x._buf if type(x) is Array else to_buffer(x)[0] for x in flat]
-            if entry.const_bufs:
-                bufs = entry.const_bufs + bufs
-            outs = exe(bufs)
+            outs = entry.run(exe, flat)
         else:
             outs = pjit_p.bind(*entry.consts, *flat, jaxpr=entry.closed, name=entry.name)
         return tree_unflatten(entry.out_tree, outs)

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core, dtypes, lax
+from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.array import wrap_host
 from mjcore.core import Tracer, get_aval, rebind
-from mjcore.dispatch import host_plan, on_cpu
+from mjcore.dispatch import array_value, host_plan, is_eager_host
 from mjcore.dtypes import canonicalize_dtype
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.errors import InPlaceUpdateError
@@ -168,14 +168,13 @@ def _converter(dt: np.dtype) -> Callable[[Array], Array]:
 # eagerly on the host (a float or complex target from bool, integer or float), else None
 _host_casts: dict[tuple[Any, np.dtype], Any] = {}
 _HOST_CASTS_SIZE = 1024
-_trace_state = core._state
 
 
 def _host_cast(x: Array, dt: np.dtype) -> Array | None:
     """`convert_element_type_p.bind1(x, new_dtype=dt, weak_type=False)` for a strong Array
     `x`, eagerly on CPU, as its host rule computes it (`ndarray.astype`), without the fused
     runner and rule frames; None where another path must convert."""
-    if not _trace_state.eager or not on_cpu():
+    if not is_eager_host():
         return None
     aval = x.aval
     key = (aval, dt)
@@ -192,10 +191,7 @@ def _host_cast(x: Array, dt: np.dtype) -> Array | None:
         _host_casts[key] = out_aval
     if out_aval is None:
         return None
-    value = x._npy
-    if value is None:
-        value = x._value()
-    out = value.astype(dt)  # under the user's NumPy error state, as NumPy's own cast
+    out = array_value(x).astype(dt)  # under the user's NumPy error state, as NumPy's own cast
     return wrap_host(out, out_aval)
 
 

@@ -22,7 +22,7 @@ from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.array import wrap_host
 from mjcore.core import Tracer
-from mjcore.dispatch import host_plan, host_view, on_cpu
+from mjcore.dispatch import array_value, host_plan, host_view, is_eager_host
 from mjcore.dtypes import Casting, DTypeLike, canonicalize_dtype
 from mjcore.errors import ConcretizationTypeError
 from mjcore.fp_errors import quiet_unless_eager
@@ -133,7 +133,6 @@ def _same_arrays(arrays: Any, axis: Any, extra: int) -> int | None:
     return axis % n
 
 
-_trace_state = core._state
 _HOST_JOINS_SIZE = 1024
 # (aval, number of operands, axis) -> the result's aval, or None where XLA joins them; bounded
 _host_joins: dict[tuple[Any, int, int], Any] = {}
@@ -144,7 +143,7 @@ def _host_concatenate(arrays: Sequence[Array], ax: int) -> Array | None:
     eagerly on CPU: NumPy joins the host values, as the primitive's host rule does there, without
     the bind and dispatch layers (~1.5 µs of `concatenate([x, x])`'s ~5). None where the
     primitive must run instead (traced, not on CPU, or too large for its host rule)."""
-    if not _trace_state.eager or not on_cpu():
+    if not is_eager_host():
         return None
     aval = arrays[0].aval
     n = len(arrays)
@@ -159,10 +158,7 @@ def _host_concatenate(arrays: Sequence[Array], ax: int) -> Array | None:
         _host_joins[key] = aval_out
     if aval_out is None:
         return None
-    values = []
-    for a in arrays:
-        value = a._npy
-        values.append(a._value() if value is None else value)
+    values = [array_value(a) for a in arrays]
     return wrap_host(np.concatenate(values, axis=ax), aval_out)
 
 

@@ -122,6 +122,40 @@ def test_large_calls_run_xla():
     _same(view, x.reshape(1024, 1024).T)
 
 
+# (id, f(xp, x, y), dtype, whether the host runs it at 2^20 elements): the per-primitive and
+# per-dtype limits of `dispatch.host_limit`, measured (docs/eager.md)
+LARGE_CASES = [
+    ("add", lambda xp, x, y: x + y, "float32", True),
+    ("less", lambda xp, x, y: x < y, "float64", True),
+    ("max", lambda xp, x, y: xp.max(x), "float32", True),
+    ("sin", lambda xp, x, y: xp.sin(x), "float32", True),
+    ("exp", lambda xp, x, y: xp.exp(x), "float64", True),
+    ("log", lambda xp, x, y: xp.log(y), "float32", True),
+    ("tanh", lambda xp, x, y: xp.tanh(x), "float64", False),
+    ("sin", lambda xp, x, y: xp.sin(x), "float64", False),
+    ("sum", lambda xp, x, y: xp.sum(x), "float32", False),
+    ("where", lambda xp, x, y: xp.where(x < y, x, y), "float64", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "f", "dtype", "host"), LARGE_CASES, ids=[f"{c[0]}-{c[2]}" for c in LARGE_CASES]
+)
+def test_large_calls_choose_host_or_xla_per_primitive_and_dtype(name, f, dtype, host):
+    rng = onp.random.default_rng(1)
+    x = rng.standard_normal(1 << 20).astype(dtype)
+    y = onp.abs(x[::-1]) + onp.asarray(0.5, dtype)
+    got = f(np, np.asarray(x), np.asarray(y))
+    want = f(onp, x, y)
+    assert (got._dbuf is None) == host
+    if host:
+        _same(got, want)  # NumPy's own loop: bit for bit
+    else:
+        rtol = 1e-5 if dtype == "float32" else 1e-13
+        onp.testing.assert_allclose(onp.asarray(got), want, rtol=rtol, atol=0)
+        assert onp.asarray(got).dtype == onp.asarray(want).dtype
+
+
 def test_host_values_feed_compiled_programs_and_donation():
     x = onp.arange(12.0).reshape(3, 4)
     y = np.asarray(x) * 2.0  # on the host

@@ -24,11 +24,20 @@ import mjnp as np
 A = onp.array
 INF = onp.inf
 NAN = onp.nan
-BIG = 1 << 19  # elements: beyond the host rules' limits, so XLA computes the call
+# elements: beyond the host limits of primitives that XLA computes faster when large (sqrt,
+# float64 sin, composed bodies); one-pass ufuncs (add) and NumPy's SIMD loops (float64 log)
+# run on the host at every size (`mjcore.dispatch.host_limit`)
+BIG = 1 << 19
 
 
 def _a(xp: Any, *values: Any, dtype: Any = None) -> Any:
     return xp.asarray(A(values, dtype=dtype))
+
+
+def _one_inf(n: int) -> onp.ndarray:
+    x = onp.ones(n)
+    x[n // 3] = INF
+    return x
 
 
 def _set(a: Any, index: Any, value: Any) -> Any:
@@ -144,6 +153,11 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("large sqrt(-1)", lambda xp: xp.sqrt(xp.asarray(onp.full(BIG, -1.0)))),
     ("large logaddexp(-inf)", lambda xp: xp.logaddexp(xp.asarray(onp.full(BIG, -INF)), -INF)),
     ("large sin, finite", lambda xp: xp.sin(xp.asarray(onp.ones(BIG)))),
+    ("large sin(inf)", lambda xp: xp.sin(xp.asarray(onp.full(BIG, INF)))),
+    ("large sin, one inf", lambda xp: xp.sin(xp.asarray(_one_inf(BIG)))),
+    ("large divmod(x,0)", lambda xp: xp.divmod(xp.asarray(onp.ones(BIG)), 0.0)),
+    ("large complex sqrt", lambda xp: xp.sqrt(xp.asarray(onp.full(BIG, -1 + 0j)))),
+    ("large float32 exp overflow", lambda xp: xp.exp(xp.asarray(onp.full(BIG, 100.0, "f4")))),
 ]
 STATES: list[dict[str, str]] = [{}, {"all": "raise"}, {"all": "ignore"}]
 
@@ -194,8 +208,16 @@ def test_errstate_is_numpys() -> None:
 
 
 # The other modes, each on a lone ufunc (its host rule is NumPy's), a renamed one (log2 runs
-# lax's log: reported as log2) and a composed body (XLA-sized).
-MODE_CASES = ["log(0)", "log2(0)", "reciprocal(0)", "square(1e200)", "large log(0)", "divmod(1,0)"]
+# lax's log: reported as log2), large calls (on the host, and on XLA: sqrt) and a composed body.
+MODE_CASES = [
+    "log(0)",
+    "log2(0)",
+    "reciprocal(0)",
+    "square(1e200)",
+    "large log(0)",
+    "large sqrt(-1)",
+    "divmod(1,0)",
+]
 
 
 @pytest.mark.parametrize("name", MODE_CASES)

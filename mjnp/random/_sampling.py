@@ -33,9 +33,9 @@ class RandomStagingError(TypeError):
 
 
 def _check_not_staged(name: str) -> None:
-    state = core._state
-    if state.dynamic_trace is not None:
-        where = f"under {state.dynamic_trace.description}"
+    staged_by = core.staging_description()
+    if staged_by is not None:
+        where = f"under {staged_by}"
         raise RandomStagingError(
             f"mjnp.random.{name} was called {where}. Draws are made by NumPy's generator on "
             "the host, so in a jitted function (or a cond/scan/while_loop body) the values "
