@@ -76,9 +76,11 @@ bench-quick: $(VENV)/.bench-installed
 conformance: $(STAMP)
 	$(PY) -m conformance.numpy_suite
 
+# mypy reads its settings and packages (mjcore, mjnp) from pyproject.toml.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mjcore mjnp tests benchmarks conformance
 	$(VENV)/bin/ruff format --check mjcore mjnp tests benchmarks conformance
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) $(COMPAT_VENV)

@@ -170,10 +170,10 @@ def linearize_flat(fun: Any, primals_in: list[Any]) -> tuple[list[Any], Any, lis
     ]
 
     def fun_jvp(*primals_tangents: Any) -> list[Any]:
-        primals, tangents = primals_tangents[:n], primals_tangents[n:]
+        primals, tangents_in = primals_tangents[:n], primals_tangents[n:]
         tangents = [
             t if is_differentiable(get_aval(p)) else Zero(tangent_aval(get_aval(p)))
-            for p, t in zip(primals, tangents, strict=True)
+            for p, t in zip(primals, tangents_in, strict=True)
         ]
         primals_out, tangents_out = jvp_flat(fun, list(primals), tangents)
         return [*primals_out, *(instantiate(t) for t in tangents_out)]

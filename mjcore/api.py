@@ -379,7 +379,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     # A pytree (the residuals are its children), as JAX's: f_vjp can be passed to `jit`.
     f_vjp = Partial(apply_vjp, residuals)
     out = tree_unflatten(tree, primals_out)
-    if has_aux:
+    if aux_tree is not None:  # (has_aux)
         return out, f_vjp, tree_unflatten(aux_tree, aux_flat)
     return out, f_vjp
 

@@ -23,7 +23,7 @@ class _Flag:
     default: Any
     doc: str
     validate: Callable[[Any], Any]
-    on_update: Callable[[Any], None] | None = None
+    on_update: Callable[[Any], object] | None = None
 
 
 def _as_bool(name: str) -> Callable[[Any], bool]:
@@ -74,7 +74,7 @@ class Config:
         default: Any,
         doc: str,
         validate: Callable[[Any], Any] | None = None,
-        on_update: Callable[[Any], None] | None = None,
+        on_update: Callable[[Any], object] | None = None,
     ) -> None:
         """Declare a flag (for the module that owns its behaviour)."""
         self._flags[name] = _Flag(name, default, doc, validate or (lambda v: v), on_update)

@@ -355,7 +355,7 @@ class MainTrace:
     """One interpreter on the stack: its level, trace type and global data (e.g. axis size)."""
 
     __slots__ = ("level", "trace_type", "global_data", "description", "alive", "trace")
-    trace: Trace | None
+    trace: Trace  # (None once popped, to break the main <-> trace cycle)
 
     def __init__(self, level: int, trace_type: type[Trace], global_data: Any, description: str):
         self.level = level
@@ -426,7 +426,8 @@ def new_main(
         stack.pop()
         state.eager = _nothing_traced(state)
         main.alive = False
-        main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
+        # main <-> trace is a cycle: without this only the GC frees them
+        main.trace = None  # type: ignore[assignment]
 
 
 class new_dynamic_main:  # noqa: N801  # used like the generator context managers beside it
@@ -460,7 +461,8 @@ class new_dynamic_main:  # noqa: N801  # used like the generator context manager
         stack.pop()
         state.eager = _nothing_traced(state)
         self.main.alive = False
-        self.main.trace = None  # main <-> trace is a cycle: without this only the GC frees them
+        # main <-> trace is a cycle: without this only the GC frees them
+        self.main.trace = None  # type: ignore[assignment]
 
 
 @contextmanager

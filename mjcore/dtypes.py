@@ -9,11 +9,13 @@ triple of supported dtypes and Python scalars against it.
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
 DTypeLike: TypeAlias = np.dtype[Any] | type[Any] | str
+# NumPy's casting rules (`numpy.can_cast`); NumPy checks a given string at run time.
+Casting: TypeAlias = Literal["no", "equiv", "safe", "same_kind", "same_value", "unsafe"]
 
 SUPPORTED_DTYPES: tuple[np.dtype[Any], ...] = tuple(
     np.dtype(name)

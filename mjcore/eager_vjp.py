@@ -316,7 +316,7 @@ def _pop_main(main: MainTrace, state: Any, eager: bool) -> None:
     state.trace_stack.pop()
     state.eager = eager
     main.alive = False
-    main.trace = None
+    main.trace = None  # type: ignore[assignment]  # (popped: see MainTrace.trace)
 
 
 def _aval(x: Any) -> ShapedArray:
@@ -469,7 +469,7 @@ def backward(
             jaxpr, consts = params
             if env is not None:
                 consts = [env.get(id(c), c) for c in consts]
-            cts = [Zero(v.aval) if c is None else c for c in cts]
+            cts = [Zero(v.aval) if c is None else c for v, c in zip(outs, cts, strict=True)]
             cts_in = backward_pass(jaxpr, consts, [UndefinedPrimal(v.aval) for v in ins], cts)
         else:
             rule = prim.transpose_rule

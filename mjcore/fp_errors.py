@@ -16,18 +16,21 @@ import os
 import sys
 import threading
 import warnings
-from typing import Any
+from collections.abc import Set as AbstractSet
+from types import FrameType
+from typing import Any, Literal
 
 import numpy as np
 
 # private: NumPy 2.x is pinned (numpy.errstate costs ~2.5 µs, setting the variable ~0.2 µs)
-from numpy._core._ufunc_config import _extobj_contextvar as fp_state
-from numpy._core._ufunc_config import _make_extobj
+# (absent from NumPy's stubs, hence the ignores)
+from numpy._core._ufunc_config import _extobj_contextvar as fp_state  # type: ignore[attr-defined]
+from numpy._core._ufunc_config import _make_extobj  # type: ignore[attr-defined]
 
 from mjcore import core
 
 # NumPy's order of handling (PyUFunc_handlefperr) and texts, with the flag bits 'call' gets.
-_KINDS = (
+_KINDS: tuple[tuple[Literal["divide", "over", "under", "invalid"], str, int], ...] = (
     ("divide", "divide by zero", 1),
     ("over", "overflow", 2),
     ("under", "underflow", 4),
@@ -112,7 +115,7 @@ def _user_frame_level() -> int:
     """The stack level of the first frame outside mjnp and mjcore (NumPy's warnings name the
     user's line, and Python's default filter shows each line's warning once)."""
     level = 1
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_OWN_DIRS):
         frame = frame.f_back
         level += 1
@@ -125,7 +128,7 @@ _OWN_DIRS = tuple(
 )
 
 
-def report(name: str, kinds: set[str]) -> None:
+def report(name: str, kinds: AbstractSet[str]) -> None:
     """Handle floating-point errors `kinds` ('divide', 'over', 'under', 'invalid') of a call
     named `name` as NumPy handles a ufunc's: per NumPy's current error state, in NumPy's order,
     with NumPy's messages (`numpy.errstate`: warn, raise, call, print, log, ignore)."""
@@ -143,7 +146,8 @@ def report(name: str, kinds: set[str]) -> None:
         elif mode == "raise":
             raise FloatingPointError(message)
         elif mode == "call":
-            handler = np.geterrcall()
+            # a callable in 'call' mode, an object with `write` in 'log' mode (NumPy's contract)
+            handler: Any = np.geterrcall()
             if handler is None:
                 raise ValueError(
                     f"python callback specified for {kind} (in {name}) but no function found."

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, final
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from mjcore import core
 from mjcore.core import Primitive, ShapedArray
 
 
+@final  # (so that `type(x) is Var` narrows an Atom to Literal otherwise)
 class Var:
     """A jaxpr variable: identity is the object, the type is its aval."""
 
@@ -24,6 +25,7 @@ class Var:
         return f"Var({self.aval.str_short()})"
 
 
+@final
 class Literal:
     """A scalar constant written inline in an equation."""
 

@@ -278,7 +278,7 @@ class JittedFunction:
 
     # -- signature handling ------------------------------------------------------------------
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
-        statics = []
+        statics: list[tuple[int | str, Any]] = []
         dyn_args = []
         for i, a in enumerate(args):
             if i in self._static_argnums:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from mjcore import core
 from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
-from mjcore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from mjcore.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 
 class JaxprTracer(Tracer):
@@ -100,7 +100,7 @@ class JaxprBuilder:
         """
         invars = list(invars)
         outvars: list[Any] = [self.getvar(t) for t in out_tracers]
-        literals: dict[Var, Literal] = {}
+        literals: dict[Atom, Literal] = {}
         constvars, constvals = [], []
         for var, val in self.constvals.items():
             if _is_literal_candidate(val, var.aval):
@@ -209,7 +209,7 @@ def trace_to_jaxpr(
     """Stage out a flat function of arrays into a closed jaxpr."""
     builder = JaxprBuilder()
     with core.new_dynamic_main(JaxprTrace, builder, description) as main:
-        trace = main.trace
+        trace = cast(JaxprTrace, main.trace)  # (the main's trace type)
         if debug_names:
             tracers_in = [trace.new_arg(a, n) for a, n in zip(in_avals, debug_names, strict=True)]
             invars = [builder.getvar(t) for t in tracers_in]
@@ -412,7 +412,7 @@ def tracers_to_jaxpr(
             tracer_to_var[id(t)] = var
         elif isinstance(recipe, JaxprEqnRecipe):
             if id(recipe) not in processed_eqns:
-                ins = [tracer_to_var[id(x)] for x in recipe.tracers_in]
+                ins: list[Atom] = [tracer_to_var[id(x)] for x in recipe.tracers_in]
                 outs = [Var(aval) for aval in recipe.avals_out]
                 for ref, var in zip(recipe.tracer_refs_out, outs, strict=True):
                     out_tracer = ref()
@@ -431,7 +431,7 @@ def tracers_to_jaxpr(
 
 def inline_scalar_consts(jaxpr: Jaxpr, consts: list[Any]) -> tuple[Jaxpr, list[Any]]:
     """Replace scalar constvars by literals (as `make_jaxpr` does)."""
-    literals: dict[Var, Literal] = {}
+    literals: dict[Atom, Literal] = {}
     constvars, constvals = [], []
     for var, val in zip(jaxpr.constvars, consts, strict=True):
         if var.aval.ndim == 0 and not isinstance(val, Tracer):

@@ -168,7 +168,9 @@ def _trace_body(fun: Callable[..., list[Any]], avals: Sequence[ShapedArray], mes
         return trace_to_jaxpr(fun, list(avals), "shard_map")
 
 
-def _shard_map_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs):
+def _shard_map_jvp(
+    primals: list[Any], tangents: list[Any], *, jaxpr: Any, mesh: Any, in_specs: Any, out_specs: Any
+) -> Any:
     n = len(primals)
     nonzeros = [type(t) is not Zero for t in tangents]
     out_nonzeros: list[bool] = []

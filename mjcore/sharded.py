@@ -34,7 +34,7 @@ class Shard(NamedTuple):
     `replica_id` counts the copies of the same slice (0 for the first)."""
 
     device: Device
-    index: Index
+    index: Index  # type: ignore[assignment]  # JAX's field name (shadows tuple.index)
     replica_id: int
     data: Array
 
@@ -148,10 +148,11 @@ def array_shards(x: Array) -> list[Shard]:
     return [Shard(dev, tuple(slice(None) for _ in x.shape), 0, x)]
 
 
-Array.sharding = property(  # type: ignore[attr-defined]
+# (declared in Array's TYPE_CHECKING block)
+Array.sharding = property(  # type: ignore[method-assign, assignment]
     array_sharding, doc="The layout over devices: for an ordinary Array, one device."
 )
-Array.addressable_shards = property(  # type: ignore[attr-defined]
+Array.addressable_shards = property(  # type: ignore[method-assign, assignment]
     array_shards,
     doc="The per-device parts (`.data`, `.index`, `.device`): for an ordinary Array, one.",
 )

@@ -367,7 +367,7 @@ def _laid_out(x: Any, s: Sharding) -> Any:
         aval = core.get_aval(x)
         x = np.asarray(x, aval.dtype)
     out = device_put_sharded(x, s)
-    return out._shards  # type: ignore[union-attr]
+    return out._shards  # type: ignore[attr-defined]  # (a ShardedArray)
 
 
 def run_closed(closed: ClosedJaxpr, name: str, args: list[Any]) -> list[Array] | None:

@@ -809,7 +809,7 @@ def _flatten_with_path(
     else:
         leaves.append((path, x))
         return _LEAF
-    nodes = []
+    nodes: list[_Node] = []
     for key, child in pairs:
         child_path = (*path, key)
         if is_leaf is not None and is_leaf(child_path, child):
@@ -874,7 +874,7 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
     Raises:
       ValueError: if ``tree`` is a leaf.
     """
-    nodetype = type(tree)
+    nodetype: type = type(tree)
     entry = _registry.get(nodetype)
     if entry is not None:
         return entry.flatten(tree)
@@ -895,7 +895,7 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any
     Raises:
       ValueError: if ``tree`` is a leaf.
     """
-    nodetype = type(tree)
+    nodetype: type = type(tree)
     entry = _registry.get(nodetype)
     if entry is not None:
         return entry.flatten_with_keys(tree)

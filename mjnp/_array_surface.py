@@ -199,7 +199,7 @@ def _astype_method(
     self: Array,
     dtype: Any,
     order: str = "K",
-    casting: str = "unsafe",
+    casting: dtypes.Casting = "unsafe",
     subok: bool = True,
     copy: bool = True,
 ) -> Array:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -39,6 +39,12 @@ _MAX_SIZE = np.iinfo(np.intp).max
 
 
 # --- argument checks ------------------------------------------------------------------------
+
+
+@overload
+def _dtype_arg(fname: str, dtype: DTypeLike | None, default: np.dtype) -> np.dtype: ...
+@overload
+def _dtype_arg(fname: str, dtype: DTypeLike | None, default: None) -> np.dtype | None: ...
 
 
 def _dtype_arg(fname: str, dtype: DTypeLike | None, default: np.dtype | None) -> np.dtype | None:
@@ -365,16 +371,6 @@ def full_like(
 
 
 # --- ranges ---------------------------------------------------------------------------------
-
-
-def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
-    """A Python number from a static argument (a traced value raises ConcretizationTypeError)."""
-    if dtypes.is_python_scalar(x):
-        return x
-    value = np.asarray(core.concrete_or_error(x, f"mjnp.{fname}({argname}=...)"))
-    if value.ndim != 0 or value.dtype.kind not in "biufc":
-        raise TypeError(f"mjnp.{fname}: {argname} must be a real scalar, got {x!r:.80}")
-    return value.item()
 
 
 @on_device

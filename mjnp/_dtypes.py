@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class ndarray(metaclass=_ArrayTypeMeta):
         buffer: Any = None,
         offset: int = 0,
         strides: Any = None,
-        order: str | None = None,
+        order: Literal["K", "A", "C", "F"] | None = None,
     ) -> Any:
         if buffer is None and strides is None and offset == 0:
             return empty(shape, dtype, "C" if order is None else order)
@@ -186,7 +186,9 @@ def promote_types(type1: DTypeLike, type2: DTypeLike) -> np.dtype:
     return out
 
 
-def can_cast(from_: ArrayLike | DTypeLike, to: DTypeLike, casting: str = "safe") -> bool:
+def can_cast(
+    from_: ArrayLike | DTypeLike, to: DTypeLike, casting: dtypes.Casting = "safe"
+) -> builtins.bool:  # (`bool` is np.bool_ in this module)
     """Whether a cast can happen under the `casting` rule, as `numpy.can_cast`.
 
     `from_` is a dtype or an array; as in NumPy 2, Python scalars are not accepted.

@@ -928,7 +928,7 @@ def clip(
     *,
     min: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
     max: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
-    casting: str = "same_kind",
+    casting: dtypes.Casting = "same_kind",
 ) -> Array:
     """Limit values to `[a_min, a_max]`, as `numpy.clip`: `minimum(maximum(a, a_min), a_max)`.
 

@@ -460,7 +460,8 @@ def _check_bounds(index: Any, axis: int, size: int) -> None:
     good = lax.bitwise_and(lax.ge(flat, lo), lax.lt(flat, hi))
     first_bad = lax.argmin(lax.convert_element_type(good, np.int32), 0, np.int32)
     bad = lax.reshape(lax.dynamic_slice(flat, (first_bad,), (1,)), ())
-    debug_callback(_OutOfBounds(axis, size), lax.reduce_and(good, (0,)), bad)
+    # (the ignore: mypy does not see the __call__ of a NamedTuple)
+    debug_callback(_OutOfBounds(axis, size), lax.reduce_and(good, (0,)), bad)  # type: ignore[arg-type]
 
 
 def _broadcast_indices(arrays: list[Any]) -> tuple[list[Any], tuple[int, ...]]:

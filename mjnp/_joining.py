@@ -12,8 +12,8 @@ import builtins
 import math
 import operator
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeGuard, overload
 
 import numpy as np
 from numpy.exceptions import AxisError
@@ -23,7 +23,7 @@ from mjcore.array import Array as _Array
 from mjcore.array import wrap_host
 from mjcore.core import Tracer
 from mjcore.dispatch import array_value, host_plan, host_view, is_eager_host
-from mjcore.dtypes import DTypeLike, canonicalize_dtype
+from mjcore.dtypes import Casting, DTypeLike, canonicalize_dtype
 from mjcore.errors import ConcretizationTypeError
 from mjcore.fp_errors import quiet_unless_eager
 from mjcore.lax.structural import concatenate_p
@@ -81,7 +81,7 @@ def _slice_axis(x: Array, start: int, stop: int, axis: int, stride: int = 1) -> 
 
 
 def _dtype_and_casting(
-    fname: str, arrays: list[Array], dtype: DTypeLike | None, casting: str
+    fname: str, arrays: list[Array], dtype: DTypeLike | None, casting: Casting
 ) -> np.dtype:
     """The result dtype of joining `arrays` (with `dtype=` and `casting=` as NumPy checks them)."""
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
@@ -183,7 +183,7 @@ def _concrete_ints(fname: str, argname: str, x: Any) -> np.ndarray:
     return value.astype(_INT64)
 
 
-def _take_static(x: Array, idx: Sequence[int], axis: int) -> Array:
+def _take_static(x: Array, idx: Sequence[int] | np.ndarray, axis: int) -> Array:
     """`x` indexed along `axis` by the static non-negative indices `idx` (a NumPy `take`).
 
     Runs of consecutive, reversed or repeated indices become one slice (and reversal or
@@ -227,7 +227,7 @@ def concatenate(
     out: Any = None,
     *,
     dtype: DTypeLike | None = None,
-    casting: str = "same_kind",
+    casting: Casting = "same_kind",
 ) -> Array:
     """Join arrays along an existing axis, as `numpy.concatenate`.
 
@@ -242,7 +242,7 @@ def concatenate(
 
 
 def _concatenate(
-    arrays: Sequence[ArrayLike], axis: int | None, out: Any, dtype: Any, casting: str
+    arrays: Sequence[ArrayLike], axis: int | None, out: Any, dtype: Any, casting: Casting
 ) -> Array:
     dtype = _out_dtype("concatenate", out, dtype)
     arrs = _as_list("concatenate", arrays)
@@ -283,7 +283,7 @@ def stack(
     out: Any = None,
     *,
     dtype: DTypeLike | None = None,
-    casting: str = "same_kind",
+    casting: Casting = "same_kind",
 ) -> Array:
     """Join arrays of one shape along a new axis, as `numpy.stack` (`out=` rebinds the given
     array)."""
@@ -325,7 +325,7 @@ def _check_sequence(fname: str, tup: Any) -> None:
 
 
 def hstack(
-    tup: Sequence[ArrayLike], *, dtype: DTypeLike | None = None, casting: str = "same_kind"
+    tup: Sequence[ArrayLike], *, dtype: DTypeLike | None = None, casting: Casting = "same_kind"
 ) -> Array:
     """Stack arrays column-wise (axis 1, or 0 for 1-d arrays), as `numpy.hstack`."""
     _check_sequence("hstack", tup)
@@ -335,7 +335,7 @@ def hstack(
 
 
 def vstack(
-    tup: Sequence[ArrayLike], *, dtype: DTypeLike | None = None, casting: str = "same_kind"
+    tup: Sequence[ArrayLike], *, dtype: DTypeLike | None = None, casting: Casting = "same_kind"
 ) -> Array:
     """Stack arrays row-wise (1-d arrays become rows), as `numpy.vstack`."""
     _check_sequence("vstack", tup)
@@ -344,7 +344,7 @@ def vstack(
 
 
 def row_stack(
-    tup: Sequence[ArrayLike], *, dtype: DTypeLike | None = None, casting: str = "same_kind"
+    tup: Sequence[ArrayLike], *, dtype: DTypeLike | None = None, casting: Casting = "same_kind"
 ) -> Array:
     """`vstack`, with NumPy's DeprecationWarning for the alias (`numpy.row_stack`)."""
     warnings.warn(
@@ -602,7 +602,7 @@ def _roll_axis(a: Array, shift: Any, axis: int) -> Array:
     return lax.dynamic_slice(doubled, starts, a.shape)
 
 
-def _is_axis_iterable(axis: Any) -> bool:
+def _is_axis_iterable(axis: Any) -> TypeGuard[Iterable[int]]:
     """Whether `axis` is not an integer but an iterable of them (a NumPy array, a range)."""
     if isinstance(axis, str | bytes) or not hasattr(axis, "__iter__"):
         return False
@@ -1107,10 +1107,22 @@ def _atleast_nd(x: Array, n: int) -> Array:
     return lax.reshape(x, (1,) * (n - x.ndim) + x.shape)
 
 
+@overload
+def atleast_2d(ary: ArrayLike, /) -> Array: ...
+@overload
+def atleast_2d(*arys: ArrayLike) -> Array | tuple[Array, ...]: ...
+
+
 def atleast_2d(*arys: ArrayLike) -> Array | tuple[Array, ...]:
     """Arrays with at least two dimensions, as `numpy.atleast_2d`."""
     outs = tuple(_atleast_nd(asarray_strong("atleast_2d", x), 2) for x in arys)
     return outs[0] if len(outs) == 1 else outs
+
+
+@overload
+def atleast_3d(ary: ArrayLike, /) -> Array: ...
+@overload
+def atleast_3d(*arys: ArrayLike) -> Array | tuple[Array, ...]: ...
 
 
 def atleast_3d(*arys: ArrayLike) -> Array | tuple[Array, ...]:

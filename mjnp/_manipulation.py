@@ -11,7 +11,7 @@ import inspect
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as _np
 from numpy.exceptions import AxisError
@@ -335,6 +335,12 @@ def broadcast_to(array: ArrayLike, shape: ShapeLike, subok: bool = False) -> Arr
             f"shape {shape}"
         )
     return lax.broadcast_to(array, shape)
+
+
+@overload
+def atleast_1d(ary: ArrayLike, /) -> Array: ...
+@overload
+def atleast_1d(*arys: ArrayLike) -> Array | tuple[Array, ...]: ...
 
 
 def atleast_1d(*arys: ArrayLike) -> Array | tuple[Array, ...]:

@@ -258,6 +258,8 @@ def tensordot(
     `precision` and `preferred_element_type` are JAX's."""
     preferred = _dot_options("tensordot", precision, preferred_element_type)
     a, b = _promote("tensordot", a, b)
+    a_axes: tuple[Any, ...]
+    b_axes: tuple[Any, ...]
     if isinstance(axes, int | np.integer):
         # As NumPy: a's last n axes with b's first n; n <= 0 pairs none (an outer product).
         n = int(axes)
@@ -537,7 +539,7 @@ def einsum(
     out: Any = None,
     dtype: DTypeLike | None = None,
     order: str = "K",
-    casting: str = "safe",
+    casting: dtypes.Casting = "safe",
     optimize: Any = False,
     precision: Any = None,
     preferred_element_type: DTypeLike | None = None,
@@ -597,8 +599,7 @@ def _einsum(
 
     # Sum out labels private to one operand before any contraction.
     ops = [_einsum_sum(x, labels, needed([k])) for k, (x, labels) in enumerate(ops)]
-    for step in path:
-        step = sorted(step)
+    for step in map(sorted, path):
         group = [ops[k] for k in step]
         keep = needed(step)
         x, labels = group[0]

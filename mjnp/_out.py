@@ -13,13 +13,14 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
 from mjcore import lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval, rebind
+from mjcore.dtypes import Casting
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.errors import InPlaceUpdateError
 
@@ -30,9 +31,12 @@ Array = Any
 # functions (argmax, take, compress) that compute into a temporary of the result's dtype and
 # copy back, so that NumPy requires `out`'s dtype to cast safely *to* the result's.
 _CASTINGS = frozenset({"no", "equiv", "safe", "same_kind", "unsafe", "writeback"})
+OutCasting: TypeAlias = Casting | Literal["writeback"]
 
 
-def _check_cast(fname: str, result_dtype: np.dtype, out_dtype: np.dtype, casting: str) -> None:
+def _check_cast(
+    fname: str, result_dtype: np.dtype, out_dtype: np.dtype, casting: OutCasting
+) -> None:
     if casting == "writeback":
         if not np.can_cast(out_dtype, result_dtype, "safe"):
             raise TypeError(
@@ -67,7 +71,7 @@ def _fitted_shape(fname: str, result_shape: tuple[int, ...], out: Any, broadcast
 
 
 def write_out(
-    fname: str, out: Any, result: Array, casting: str = "unsafe", *, broadcast: bool = False
+    fname: str, out: Any, result: Array, casting: OutCasting = "unsafe", *, broadcast: bool = False
 ) -> Any:
     """`result`, or, with an `out` array, `out` holding `result` cast to `out`'s dtype.
 
@@ -129,7 +133,7 @@ def write_exact_out(fname: str, out: Any, result: Array) -> Any:
     return write_out(fname, out, result, "no")
 
 
-def write_outs(fname: str, out: Any, results: tuple[Array, ...], casting: str) -> Any:
+def write_outs(fname: str, out: Any, results: tuple[Array, ...], casting: OutCasting) -> Any:
     """`write_out` for a function with several results: `out` is None or a tuple with one
     array (or None) per result, as for NumPy's multi-output ufuncs."""
     if out is None:

@@ -47,12 +47,14 @@ def array_str(
 
 def format_float_positional(x: Any, *args: Any, **kwargs: Any) -> str:
     """`numpy.format_float_positional` of a scalar (a 0-d mjnp array is read on the host)."""
-    return np.format_float_positional(_host(x)[()], *args, **kwargs)
+    value: Any = _host(x)[()]  # a NumPy scalar (or an array, which NumPy rejects)
+    return np.format_float_positional(value, *args, **kwargs)
 
 
 def format_float_scientific(x: Any, *args: Any, **kwargs: Any) -> str:
     """`numpy.format_float_scientific` of a scalar (a 0-d mjnp array is read on the host)."""
-    return np.format_float_scientific(_host(x)[()], *args, **kwargs)
+    value: Any = _host(x)[()]  # a NumPy scalar (or an array, which NumPy rejects)
+    return np.format_float_scientific(value, *args, **kwargs)
 
 
 def set_printoptions(*args: Any, **kwargs: Any) -> None:
@@ -62,11 +64,11 @@ def set_printoptions(*args: Any, **kwargs: Any) -> None:
 
 def get_printoptions() -> dict[str, Any]:
     """`numpy.get_printoptions`."""
-    return np.get_printoptions()
+    return dict(np.get_printoptions())  # (NumPy's is a fresh TypedDict)
 
 
 @contextlib.contextmanager
 def printoptions(*args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
     """`numpy.printoptions`: set print options for the `with` block."""
     with np.printoptions(*args, **kwargs) as options:
-        yield options
+        yield dict(options)

@@ -19,6 +19,7 @@ from mjcore import dtypes, lax
 from mjcore.array import Array
 from mjcore.core import Tracer
 from mjcore.dispatch import device_put, scalar_array
+from mjcore.dtypes import Casting
 from mjcore.fp_errors import quiet_unless_eager
 from mjcore.random_keys import KeyArray
 
@@ -356,7 +357,7 @@ def promote_args_numeric(fname: str, *args: ArrayLike) -> list[Any]:
 # --- writing a Python scalar into an array of a given dtype ---------------------------------
 
 
-def cast_python_scalar(fname: str, value: Any, dtype: np.dtype, casting: str) -> np.ndarray:
+def cast_python_scalar(fname: str, value: Any, dtype: np.dtype, casting: Casting) -> np.ndarray:
     """Python scalar `value` as a 0-d NumPy array of `dtype`, converted as NumPy's `copyto`
     converts it under `casting` (and so `full`, `full_like` and `ndarray.fill`, with 'unsafe').
 

@@ -144,7 +144,7 @@ def nancumprod(
 
 # --- differences ----------------------------------------------------------------------------
 
-_NO_VALUE = np._NoValue  # NumPy's "argument not given" marker, so None stays a value
+_NO_VALUE: Any = np._NoValue  # NumPy's "argument not given" marker, so None stays a value
 
 
 def _edge(fname: str, value: ArrayLike, x: Array, axis: int) -> Array:
@@ -205,7 +205,7 @@ def ediff1d(
     (in the dtype of `ary`; `to_begin`/`to_end` must cast to it safely)."""
     x = asarray_strong("ediff1d", ary)
     x = lax.reshape(x, (x.size,))
-    parts = []
+    parts: list[Any] = []
     for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
         if extra is None:
             parts.append(None)

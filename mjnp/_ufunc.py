@@ -32,7 +32,7 @@ from mjnp._sums_products_differences import cumprod, cumsum
 Array = Any
 
 # Reductions that are mjnp's own (faster, and with NumPy's dtype rules), by ufunc name.
-_REDUCE = {
+_REDUCE: dict[str, Callable[..., Any]] = {
     "add": red.sum,
     "multiply": red.prod,
     "maximum": red.max,
@@ -54,6 +54,18 @@ class ufunc(functools.partial):  # noqa: N801  (NumPy's name)
     Attributes follow `numpy.ufunc`: `nin`, `nout`, `nargs`, `identity`, `ntypes`, `types`,
     `signature` (None but for the generalized ufuncs `matmul`, `vecdot`, ...) and `__name__`.
     """
+
+    # (set on each instance by __new__)
+    __name__: str
+    __qualname__: str
+    __wrapped__: Callable[..., Any]
+    nin: int
+    nout: int
+    nargs: int
+    identity: Any
+    ntypes: int
+    types: list[str]
+    signature: str | None
 
     def __new__(cls, fun: Callable[..., Any], name: str) -> ufunc:
         self = super().__new__(cls, fun)

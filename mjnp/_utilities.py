@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pprint import pprint
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
@@ -23,6 +23,7 @@ import mjcore
 from mjcore import vmap
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, rebind
+from mjcore.dtypes import Casting
 from mjnp import _elementwise as ew
 from mjnp import _manipulation
 from mjnp._creation import asarray
@@ -37,21 +38,25 @@ Array = Any
 errstate = np.errstate  # the same object: one state for NumPy and mjnp
 
 
+_ErrMode: TypeAlias = Literal["ignore", "warn", "raise", "call", "print", "log"]
+
+
 def seterr(
-    all: str | None = None,  # noqa: A002  (NumPy's argument name)
-    divide: str | None = None,
-    over: str | None = None,
-    under: str | None = None,
-    invalid: str | None = None,
-) -> dict[str, str]:
+    all: _ErrMode | None = None,  # noqa: A002  (NumPy's argument name)
+    divide: _ErrMode | None = None,
+    over: _ErrMode | None = None,
+    under: _ErrMode | None = None,
+    invalid: _ErrMode | None = None,
+) -> dict[str, Any]:
     """`numpy.seterr`: set NumPy's error handling, returning the old one; eager mjnp honours
     it (warn, raise, call, print, log, ignore; docs/errors.md), compiled code does not."""
-    return np.seterr(all=all, divide=divide, over=over, under=under, invalid=invalid)
+    # (a plain dict of NumPy's fresh TypedDict)
+    return dict(np.seterr(all=all, divide=divide, over=over, under=under, invalid=invalid))
 
 
-def geterr() -> dict[str, str]:
+def geterr() -> dict[str, Any]:
     """`numpy.geterr`: the error handling eager mjnp and NumPy follow (see `seterr`)."""
-    return np.geterr()
+    return dict(np.geterr())
 
 
 def seterrcall(func: Any) -> Any:
@@ -90,7 +95,7 @@ def base_repr(number: int, base: int = 2, padding: int = 0) -> str:
 
 def typename(char: str) -> str:
     """`numpy.typename`."""
-    return np.typename(char)
+    return np.typename(char)  # type: ignore[call-overload]  # (stubs: one Literal per code)
 
 
 def mintypecode(typechars: Any, typeset: str = "GDFgdf", default: str = "d") -> str:
@@ -118,14 +123,15 @@ def shares_memory(a: Any, b: Any, /, max_work: int | None = None) -> bool:
     array and itself "share memory"; NumPy arrays are asked NumPy."""
     if isinstance(a, _Array | Tracer) or isinstance(b, _Array | Tracer):
         return a is b
-    return bool(np.shares_memory(a, b, max_work=max_work))
+    # (NumPy takes any bound; its stubs list only -1 and 0)
+    return bool(np.shares_memory(a, b, max_work=max_work))  # type: ignore[arg-type]
 
 
 def may_share_memory(a: Any, b: Any, /, max_work: int | None = None) -> bool:
     """As `shares_memory` (bounds are never looser for immutable values)."""
     if isinstance(a, _Array | Tracer) or isinstance(b, _Array | Tracer):
         return a is b
-    return bool(np.may_share_memory(a, b, max_work=max_work))
+    return bool(np.may_share_memory(a, b, max_work=max_work))  # type: ignore[arg-type]
 
 
 def isfortran(a: ArrayLike) -> bool:
@@ -180,7 +186,9 @@ def info(
 # --- copyto ---------------------------------------------------------------------------------
 
 
-def copyto(dst: Any, src: ArrayLike, casting: str = "same_kind", where: ArrayLike = True) -> None:
+def copyto(
+    dst: Any, src: ArrayLike, casting: Casting = "same_kind", where: ArrayLike = True
+) -> None:
     """Copy `src` into `dst` where `where` holds, as `numpy.copyto`.
 
     An mjnp destination is rebound to the updated value (arrays are immutable); a NumPy

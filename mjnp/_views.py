@@ -135,7 +135,7 @@ def matrix_transposed(self: Array) -> Array:
 def transpose(self: Array, *axes: Any) -> Array:
     """`x.transpose()`, `x.transpose(1, 0)` or `x.transpose((1, 0))`: a view."""
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int | np.integer)):
-        axes = axes[0]
+        (axes,) = axes  # (a sequence, or None)
     out = _manipulation.transpose(self, axes if axes else None)
     nd = self.ndim
     perm = None if not axes else tuple(int(a) % nd for a in axes)

@@ -18,7 +18,7 @@ from typing import Any
 # Keep XLA's C++ start-up logging off the user's terminal unless they asked for it.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from jaxlib import _jax as xla  # noqa: E402  (must follow the logging setting above)
+import jaxlib._jax as xla  # noqa: E402  (must follow the logging setting above)
 from jaxlib import version as _jaxlib_version  # noqa: E402
 from jaxlib import xla_client as xc  # noqa: E402
 
@@ -183,7 +183,7 @@ def parse_mlir(ctx: Any, text: str) -> Any:
 
 def lapack_registrations() -> dict[str, Any]:
     """The LAPACK typed-FFI handlers jaxlib's CPU kernels provide, by target name."""
-    from jaxlib.cpu import _lapack
+    import jaxlib.cpu._lapack as _lapack
 
     _lapack.initialize()
     return {n: c for n, c in _lapack.registrations().items() if n.endswith("_ffi")}
@@ -203,7 +203,7 @@ _c_apis: dict[str, Any] = {}
 # The CUDA plugin packages of jaxlib's own release line, newest CUDA first (as jaxlib's
 # `plugin_support` lists them). Each ships `jax_plugins.xla_cudaNN` (the PJRT plugin library)
 # and `jax_cudaNN_plugin` (the solver kernels and the plugin's Python extension).
-CUDA_PLUGINS = (("jax_plugins.xla_cuda13", "jax_cuda13_plugin"),)
+CUDA_PLUGINS: tuple[tuple[str, str], ...] = (("jax_plugins.xla_cuda13", "jax_cuda13_plugin"),)
 CUDA_PLUGINS += (("jax_plugins.xla_cuda12", "jax_cuda12_plugin"),)
 
 

@@ -6,7 +6,7 @@ Lowering rules build ops through `FunctionBuilder.op`; values are `Value`s carry
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -30,7 +30,16 @@ class Value:
 _type_cache: dict[tuple[tuple[int, ...], np.dtype], str] = {}
 
 
-def tensor_type(aval: ShapedArray) -> str:
+class _ShapeDtype(Protocol):
+    """What `tensor_type` reads: an aval, or the backend's (shape, dtype) records."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+
+
+def tensor_type(aval: _ShapeDtype) -> str:
     """`tensor<3x4xf32>` for an aval."""
     key = (aval.shape, aval.dtype)
     t = _type_cache.get(key)
@@ -120,7 +129,7 @@ class FunctionBuilder:
         Returns one Value when `result_avals` is a single aval, else a list of Values.
         """
         single = isinstance(result_avals, ShapedArray)
-        outs = [result_avals] if single else list(result_avals)
+        outs = [result_avals] if isinstance(result_avals, ShapedArray) else list(result_avals)
         in_types = ", ".join(tensor_type(v.aval) for v in operands)
         out_types = ", ".join(tensor_type(a) for a in outs)
         operand_names = ", ".join(v.name for v in operands)

@@ -57,7 +57,7 @@ def map(  # noqa: A001  (the lax name, as in JAX)
         raise ValueError(
             f"map: every leaf of xs needs the same leading axis size to map over, got {described}"
         )
-    (n,) = sizes
+    n = shapes[0][0]  # (the one size)
     num_batches, remainder = (0, n) if batch_size == 0 else divmod(n, batch_size)
     if num_batches == 0:
         return vmap(f)(xs)

@@ -132,6 +132,7 @@ def custom_linear_solve(
     )
     if symmetric:
         transpose_solve = solve
+    ts_consts: list[Any]
     if transpose_solve is None:
         ts_jaxpr, ts_consts = None, []
     else:
@@ -291,15 +292,14 @@ def _linear_solve_batching(
     batched = [d is not NOT_MAPPED for d in dims[:n_consts]]
     mv_bat, s_bat, ts_bat, _ = _split_operands([*batched, *[True] * nb], const_lengths)
 
-    def batch(closed: ClosedJaxpr | None, consts_batched: list[bool]) -> ClosedJaxpr | None:
-        if closed is None:
-            return None
+    def batch(closed: ClosedJaxpr, consts_batched: list[bool]) -> ClosedJaxpr:
         return batch_jaxpr(closed, axis_size, [*consts_batched, *[True] * nb], True)[0]
 
+    ts = jaxprs.transpose_solve
     new = _SolveJaxprs(
         batch(jaxprs.matvec, mv_bat),
         batch(jaxprs.solve, s_bat),
-        batch(jaxprs.transpose_solve, ts_bat),
+        None if ts is None else batch(ts, ts_bat),
     )
     outs = linear_solve_p.bind(*consts, *b, jaxprs=new, const_lengths=const_lengths)
     return outs, [0] * len(outs)

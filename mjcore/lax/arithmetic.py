@@ -445,7 +445,7 @@ def _integer_pow_lowering(ctx: LoweringContext, x, *, y):
     out = ctx.aval_out.strip_weak_type()
     if y == 0:
         return scalar_constant(b, 1, out.dtype, out.shape)
-    acc = None
+    acc: Any = None  # (set at the first set bit of y != 0)
     base = x
     n = y if y > 0 else -y
     while n:

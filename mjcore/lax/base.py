@@ -354,7 +354,7 @@ def _transpose_batching(vals, dims, *, permutation):
 # --- moving batch axes (the batching interpreter's own uses of the primitives above) -------
 
 
-def move_bdim(x: Any, src: int | None, dst: int) -> Any:
+def move_bdim(x: Any, src: int, dst: int) -> Any:
     """Move batch axis `src` of `x` to position `dst`."""
     if src == dst:
         return x

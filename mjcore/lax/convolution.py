@@ -103,10 +103,11 @@ def _spec_permutations(specs: tuple[str, str, str]) -> tuple[Dims, Dims, Dims]:
             f"spatial letters, got {specs}"
         )
     rhs_spatial = [c for c in specs[1] if c not in "OI"]
-    return tuple(
+    lhs_perm, rhs_perm, out_perm = (
         (spec.index(a), spec.index(b), *(spec.index(c) for c in rhs_spatial))
         for spec, (a, b) in zip(specs, pairs, strict=True)
     )
+    return lhs_perm, rhs_perm, out_perm
 
 
 def _dilate_dim(size: int, dilation: int) -> int:

@@ -213,7 +213,7 @@ def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_
 @functools.lru_cache(maxsize=512)
 def _transpose_lhs_plan(
     lhs_ndim: int, rhs_ndim: int, dimension_numbers: Any, swap_ans: bool
-) -> tuple[Any, tuple[int, ...]]:
+) -> tuple[Any, tuple[int, ...], Any]:
     """`_transpose_lhs`'s dimension numbers and final permutation, which depend only on the
     ranks and the original numbers (cached: eager reverse mode transposes the same products
     on every call, and two `argsort`s cost more than the product of small matrices)."""

@@ -104,6 +104,7 @@ def _fft_host(x: np.ndarray, *, fft_type: str, fft_lengths: tuple[int, ...]) -> 
     if 0 in (*aval.shape, *x.shape):
         return np.zeros(aval.shape, aval.dtype)
     axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+    out: np.ndarray
     if fft_type == "FFT":
         out = np.fft.fftn(x, axes=axes)
     elif fft_type == "IFFT":

@@ -11,7 +11,7 @@ meaning; the eager mjnp functions composed from the primitives add NumPy's behav
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -400,7 +400,7 @@ def gather(
         (d,) = dn.start_index_map
         out = np.take(operand, np.maximum(np.minimum(vectors[..., 0], operand.shape[d] - 1), 0), d)
         labels = [*range(d), *(-1 - k for k in range(nb)), *range(d + 1, operand.ndim)]
-        offsets = iter(e for e in range(operand.ndim) if e != d)
+        offsets: Iterator[int] = iter(e for e in range(operand.ndim) if e != d)
         batch_axes = iter(range(nb))
         wanted = [
             next(offsets) if j in dn.offset_dims else -1 - next(batch_axes) for j in range(out.ndim)

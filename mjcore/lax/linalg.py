@@ -7,6 +7,7 @@ LAPACK kernels as they are. Derivative rules are JAX's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -864,6 +865,7 @@ def _eig_lowering(ctx: LoweringContext, x: Any, *, compute_eigenvectors: bool) -
     v_aval = ShapedArray(aval.shape, w_aval.dtype)
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     attrs = {"compute_left": char_attr("N"), "compute_right": char_attr("V")}
+    fixup: Callable[..., list[Any]]  # (the outputs of geev: 4 complex, 5 real)
     if aval.dtype.kind == "c":
         results = [w_aval, v_aval, v_aval, info]
 

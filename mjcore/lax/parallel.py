@@ -696,7 +696,9 @@ def _axis_index_abstract_eval(*, axis_name, axis_env):
 
 
 @axis_index_p.def_lowering
-def _axis_index_lowering(ctx, *, axis_name, axis_env):
+def _axis_index_lowering(
+    ctx: LoweringContext, *, axis_name: tuple[Any, ...], axis_env: AxisEnv
+) -> Value:
     _check_device_axes(axis_name, axis_env, "axis_index")
     b: FunctionBuilder = ctx.builder
     u32 = ShapedArray((), np.dtype(np.uint32))

@@ -186,7 +186,9 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
 
 
 @sort_p.def_transpose
-def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
+def _sort_transpose(
+    cts: list[Any], *operands: Any, dimension: int, is_stable: bool, num_keys: int
+) -> list[Any]:
     keys = operands[:num_keys]
     if any(is_undefined_primal(k) for k in keys):
         raise ValueError("sort is not linear in its keys, so it has no transpose in them")

@@ -306,6 +306,8 @@ def chebyshev_series(x: Any, coefficients: tuple[float, ...]) -> Any:
 
 def _bessel_i0e_kernel(x: Any) -> Any:
     dtype = get_aval(x).dtype
+    a: tuple[float, ...]
+    b: tuple[float, ...]
     if dtype == np.float64:
         a, b = I0E_CHEBYSHEV_SMALL, I0E_CHEBYSHEV_LARGE
     else:
@@ -483,6 +485,7 @@ def _igammac_continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: _Ig
     zero = _full_like(x, 0)
     dqkm1_da = neg(x)
     dans_da = div(sub(zero, mul(ans, dqkm1_da)), qkm1)
+    init: tuple[Any, ...]
     init = (enabled, ans, _full_like(x, 1), y, z, full((), 0, get_aval(x).dtype), pkm1, qkm1)
     init += (_full_like(x, 1), x, zero, zero, zero, dqkm1_da, dans_da)
     vals = while_loop(cond, body, init)

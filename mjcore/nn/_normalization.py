@@ -9,7 +9,7 @@ the gradient does not flow through the argmax and stays finite where all inputs 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -94,6 +94,36 @@ def softmax(x: ArrayLike, axis: Axis = -1, where: ArrayLike | None = None) -> Ar
     x = _float_input("softmax", x)
     axes = reduction_axes("softmax", axis, x.ndim)
     return _softmax(x, axes, where)
+
+
+@overload
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    return_sign: Literal[False] = False,
+    where: ArrayLike | None = None,
+) -> Array: ...
+@overload
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    *,
+    return_sign: Literal[True],
+    where: ArrayLike | None = None,
+) -> tuple[Array, Array]: ...
+@overload
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+    where: ArrayLike | None = None,
+) -> Array | tuple[Array, Array]: ...
 
 
 def logsumexp(

@@ -478,6 +478,8 @@ def _pade(order: int, a: Array) -> tuple[Array, Array]:
 
 def _expm2(a: Array, upper_triangular: bool, max_squarings: int) -> Array:
     norm = mjnp.linalg.norm(a, 1)
+    conds: tuple[float, ...]
+    orders: tuple[int, ...]
     if a.dtype in (np.float64, np.complex128):
         maxnorm, conds, orders = 5.371920351148152, (
             1.495585217958292e-002, 2.539398330063230e-001, 9.504178996162932e-001,

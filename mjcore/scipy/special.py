@@ -401,6 +401,7 @@ def erfinv(x: ArrayLike) -> Any:
 
 # Asymptotic series erfcx(x) ~ P(1/x**2) / (sqrt(pi) x), c_k = (-1)**k (2k-1)!! / 2**k, highest
 # degree first; float64 uses 9 terms, float32 5 (the first omitted one is below epsilon).
+_ERFCX_ASYMPTOTIC: tuple[float, ...]
 _ERFCX_ASYMPTOTIC = (7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625, -1.875, 0.75)
 _ERFCX_ASYMPTOTIC += (-0.5, 1.0)
 
@@ -970,6 +971,8 @@ _EXPI_RANGES = (
 
 def _expi_positive(x: Any) -> Any:
     """expi for x > 0 (any value where x <= 0, which the caller replaces)."""
+    num: tuple[float, ...]
+    den: tuple[float, ...]
     num, den = _EXPI_SMALL
     small = lax.add(lax.mul(x, lax.div(_polyval(num, x), _polyval(den, x))), float(np.euler_gamma))
     out = lax.add(small, lax.log(x))
@@ -1234,20 +1237,26 @@ def ndtr(x: ArrayLike) -> Any:
 
 
 # Cephes' ndtri: rational approximations on (exp(-2), 1 - exp(-2)) and in the two tails.
+_NDTRI_P0: tuple[float, ...]
 _NDTRI_P0 = (-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1)
 _NDTRI_P0 += (1.39312609387279679503e1, -1.23916583867381258016e0)
+_NDTRI_Q0: tuple[float, ...]
 _NDTRI_Q0 = (1.0, 1.95448858338141759834e0, 4.67627912898881538453e0, 8.63602421390890590575e1)
 _NDTRI_Q0 += (-2.25462687854119370527e2, 2.00260212380060660359e2, -8.20372256168333339912e1)
 _NDTRI_Q0 += (1.59056225126211695515e1, -1.18331621121330003142e0)
+_NDTRI_P1: tuple[float, ...]
 _NDTRI_P1 = (4.05544892305962419923e0, 3.15251094599893866154e1, 5.71628192246421288162e1)
 _NDTRI_P1 += (4.40805073893200834700e1, 1.46849561928858024014e1, 2.18663306850790267539e0)
 _NDTRI_P1 += (-1.40256079171354495875e-1, -3.50424626827848203418e-2, -8.57456785154685413611e-4)
+_NDTRI_Q1: tuple[float, ...]
 _NDTRI_Q1 = (1.0, 1.57799883256466749731e1, 4.53907635128879210584e1, 4.13172038254672030440e1)
 _NDTRI_Q1 += (1.50425385692907503408e1, 2.50464946208309415979e0, -1.42182922854787788574e-1)
 _NDTRI_Q1 += (-3.80806407691578277194e-2, -9.33259480895457427372e-4)
+_NDTRI_P2: tuple[float, ...]
 _NDTRI_P2 = (3.23774891776946035970e0, 6.91522889068984211695e0, 3.93881025292474443415e0)
 _NDTRI_P2 += (1.33303460815807542389e0, 2.01485389549179081538e-1, 1.23716634817820021358e-2)
 _NDTRI_P2 += (3.01581553508235416007e-4, 2.65806974686737550832e-6, 6.23974539184983293730e-9)
+_NDTRI_Q2: tuple[float, ...]
 _NDTRI_Q2 = (1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099489081330271e0)
 _NDTRI_Q2 += (2.16236993594496635890e-1, 1.34204006088543189037e-2, 3.28014464682127739104e-4)
 _NDTRI_Q2 += (2.89247864745380683936e-6, 6.79019408009981274425e-9)
@@ -1349,9 +1358,11 @@ def log_ndtr(x: ArrayLike, series_order: int = 3) -> Any:
 
 # --- spence and bernoulli -------------------------------------------------------------------
 
+_SPENCE_A: tuple[float, ...]
 _SPENCE_A = (4.65128586073990045278e-5, 7.31589045238094711071e-3, 1.33847639578309018650e-1)
 _SPENCE_A += (8.79691311754530315341e-1, 2.71149851196553469920e0, 4.25697156008121755724e0)
 _SPENCE_A += (3.29771340985225106936e0, 1.00000000000000000126e0)
+_SPENCE_B: tuple[float, ...]
 _SPENCE_B = (6.90990488912553276999e-4, 2.54043763932544379113e-2, 2.82974860602568089943e-1)
 _SPENCE_B += (1.41172597751831069617e0, 3.63800533345137075418e0, 5.03278880143316990390e0)
 _SPENCE_B += (3.54771340985225096217e0, 9.99999999999999998740e-1)
@@ -1420,7 +1431,7 @@ def _bernoulli_numbers(n: int) -> np.ndarray:
         exact.append(
             Fraction(1)
             if m == 0
-            else -sum(math.comb(m + 1, k) * exact[k] for k in range(m)) / (m + 1)
+            else -sum((math.comb(m + 1, k) * exact[k] for k in range(m)), Fraction(0)) / (m + 1)
         )
     out = np.zeros(n + 1)
     out[: len(exact)] = [float(b) for b in exact]

@@ -445,6 +445,7 @@ def matrix_rank(
         )
     s = svdvals(x)
     if tol is None:
+        factor: Any  # (a float, or rtol as an Array)
         factor = _rtol_default(x) if rtol is None else asarray_strong("linalg.matrix_rank", rtol)
         if rtol is not None:
             factor = lax.expand_dims(factor, (factor.ndim,)) if factor.ndim else factor

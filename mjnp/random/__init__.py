@@ -25,8 +25,9 @@ PCG64 = _np.random.PCG64
 PCG64DXSM = _np.random.PCG64DXSM
 Philox = _np.random.Philox
 SFC64 = _np.random.SFC64
-get_bit_generator = _np.random.get_bit_generator
-set_bit_generator = _np.random.set_bit_generator
+# (from `mtrand`, where NumPy's stubs declare them; the same objects)
+get_bit_generator = _np.random.mtrand.get_bit_generator
+set_bit_generator = _np.random.mtrand.set_bit_generator
 
 # The module-level functions of NumPy's legacy API, on NumPy's global RandomState.
 _LEGACY = [

@@ -86,7 +86,7 @@ def _is_traced(*values: Any) -> bool:
 
 def _shape_of(size: Any, *params: Any) -> tuple[int, ...]:
     if size is not None:
-        return (size,) if isinstance(size, int | np.integer) else tuple(size)
+        return (int(size),) if isinstance(size, int | np.integer) else tuple(size)
     return tuple(np.broadcast_shapes(*(np.shape(p) for p in params)))
 
 

@@ -240,7 +240,7 @@ def fast_trig_lowering(hlo_op: str, lowering: Callable[..., Any]) -> Callable[..
     """The lowering of the function XLA computes as `hlo_op`: vectorised for large float32 and
     float16 operands (and float64 ones, for sin and cos), `lowering` (XLA's op, with any
     complex handling) otherwise."""
-    vectorised = {}
+    vectorised: dict[Any, Any] = {}
 
     def rule(ctx: LoweringContext, *xs: Any) -> Any:
         aval = ctx.aval_out
