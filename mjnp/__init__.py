@@ -132,6 +132,7 @@ from mjnp._dtypes import (
     unsignedinteger,
     ushort,
 )
+from mjnp._dtypes import dtype_classes as dtypes
 from mjnp._elementwise import (
     abs,  # noqa: A004  (NumPy's name)
     absolute,
@@ -643,6 +644,7 @@ __all__ = [
     "csingle",
     "double",
     "dtype",
+    "dtypes",
     "e",
     "euler_gamma",
     "finfo",

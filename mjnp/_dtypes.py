@@ -133,6 +133,9 @@ floating = np.floating
 complexfloating = np.complexfloating
 
 dtype = np.dtype
+# NumPy's DType classes (`dtypes.Float64DType`, ...): `mjnp.dtype(...)` is NumPy's dtype, so its
+# class is one of these.
+dtype_classes = np.dtypes
 finfo = np.finfo
 iinfo = np.iinfo
 issubdtype = np.issubdtype

@@ -88,6 +88,8 @@ def write_out(
     if out is None:
         return result
     if casting not in _CASTINGS:
+        if not isinstance(casting, str):  # NumPy's TypeError, e.g. for casting=None
+            raise TypeError(f"mjnp.{fname}: casting must be str, not {type(casting).__name__}")
         raise ValueError(
             f"mjnp.{fname}: casting must be one of 'no', 'equiv', 'safe', 'same_kind' or "
             f"'unsafe', got {casting!r}"
