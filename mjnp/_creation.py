@@ -22,6 +22,7 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval
 from mjcore.dtypes import DTypeLike
 from mjnp._devices import check_device, on_device
+from mjnp._function_objects import c_function
 from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
 
@@ -86,6 +87,7 @@ def _strong(x: Array) -> Array:
 # --- array / asarray ------------------------------------------------------------------------
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def asarray(
     a: ArrayLike,
@@ -146,6 +148,7 @@ def _host_convert(fname: str, a: Any, dtype: np.dtype) -> np.ndarray:
         raise type(err)(f"mjnp.{fname}: cannot convert to {dtype.name}: {err}") from err
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def array(
     object: ArrayLike,  # noqa: A002  (NumPy's argument name)
     dtype: DTypeLike | None = None,
@@ -219,6 +222,7 @@ def full(
     return _filled("full", _shape_arg("full", shape), fill_value, _dtype_arg("full", dtype, None))
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def zeros(
     shape: ShapeLike,
@@ -249,6 +253,7 @@ def ones(
     return _full("ones", _shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def empty(
     shape: ShapeLike,
@@ -365,6 +370,7 @@ def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
     return value.item()
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def arange(
     start_or_stop: Any,

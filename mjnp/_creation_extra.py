@@ -21,6 +21,7 @@ from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp import _elementwise as ew
 from mjnp._bessel import i0
 from mjnp._creation import asarray, linspace
+from mjnp._function_objects import c_function
 from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
 
 ArrayLike = Any
@@ -281,6 +282,7 @@ def fromfunction(
 # --- conversions ----------------------------------------------------------------------------
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def asanyarray(
     a: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -294,6 +296,7 @@ def asanyarray(
     return asarray(a, dtype, order, device=device, copy=copy, like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def ascontiguousarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None = None) -> Array:
     """`asarray` with at least one dimension, as `numpy.ascontiguousarray`."""
     x = asarray(a, dtype, like=like)
@@ -359,6 +362,7 @@ def require(
     return asarray(a, dtype, like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def frombuffer(
     buffer: Any, dtype: DTypeLike = float, count: int = -1, offset: int = 0, *, like: None = None
 ) -> Array:
@@ -366,11 +370,13 @@ def frombuffer(
     return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def fromiter(iter: Any, dtype: DTypeLike, count: int = -1, *, like: None = None) -> Array:  # noqa: A002
     """A 1-d array from an iterable, collected by NumPy, as `numpy.fromiter`."""
     return asarray(np.fromiter(iter, dtype=dtype, count=count), like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def fromstring(
     string: str | bytes,
     dtype: DTypeLike = float,

@@ -919,7 +919,6 @@ def _where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     return _select(cond, y, x)
 
 
-@fuse_eagerly
 def clip(
     a: ArrayLike,
     a_min: ArrayLike | None = np._NoValue,
@@ -951,10 +950,23 @@ def clip(
             "Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is "
             "forbidden."
         )
+    # `out` (also positional, as `a.clip(m, M, out)` passes it) is written here, never handed
+    # to the fused call as one more input.
+    result = _clip_fused(a, a_min, a_max)
+    return result if out is None else write_out("clip", out, result, casting, broadcast=True)
+
+
+@fuse_eagerly
+def _clip_fused(a: ArrayLike, a_min: Any, a_max: Any) -> Array:
     result = _clip(a, a_min, a_max)
     if result is a:  # no bounds: a new array, as NumPy's (the input would follow its writes)
         result = convert_element_type_p.bind1(a, new_dtype=a.dtype, weak_type=a.weak_type)
-    return write_out("clip", out, result, casting, broadcast=True)
+    return result
+
+
+# The eager-fusion handles of the fused body (tests and `uses_host` read them).
+clip.__wrapped_fused__ = _clip_fused.__wrapped_fused__  # type: ignore[attr-defined]
+clip.__fused_runners__ = _clip_fused.__fused_runners__  # type: ignore[attr-defined]
 
 
 def _clip(a: ArrayLike, a_min: Any, a_max: Any) -> Array:

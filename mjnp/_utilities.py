@@ -22,6 +22,7 @@ from mjcore.core import Tracer, rebind
 from mjnp import _elementwise as ew
 from mjnp import _manipulation
 from mjnp._creation import asarray
+from mjnp._function_objects import c_function
 from mjnp._promotion import asarray_arg, cast_python_scalar
 
 ArrayLike = Any
@@ -159,6 +160,7 @@ def genfromtxt(fname: Any, *args: Any, **kwargs: Any) -> Any:
     return _device(np.genfromtxt(fname, *args, **kwargs))
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def fromfile(file: Any, dtype: Any = float, count: int = -1, sep: str = "", offset: int = 0,
              *, like: None = None) -> Array:  # fmt: skip
     """`numpy.fromfile`, then onto the device."""

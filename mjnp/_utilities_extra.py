@@ -18,6 +18,7 @@ import numpy as np
 import mjcore
 from mjcore import dtypes, lax
 from mjnp._creation import asarray
+from mjnp._function_objects import c_function
 from mjnp._manipulation import new_handle
 from mjnp._promotion import asarray_arg
 
@@ -26,6 +27,7 @@ Array = Any
 DTypeLike = Any
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def asfortranarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None = None) -> Array:
     """`asarray` with at least one dimension, as `numpy.asfortranarray`.
 

@@ -169,6 +169,33 @@ def test_clip_messages_contain_numpys():
         np.clip(np.arange(5), 2, 3, max=3)
 
 
+@pytest.mark.parametrize("how", ["function", "function-keyword", "method", "method-keyword"])
+def test_clip_writes_out_given_positionally_or_by_keyword(how):
+    a = onp.arange(15.0).reshape(3, 5)
+    results = []
+    for m in (onp, np):
+        x, out = m.asarray(a), m.zeros((3, 5), dtype=onp.int32 if how[0] == "m" else None)
+        if how == "function":
+            res = m.clip(x, 2, 9, out, casting="unsafe")
+        elif how == "function-keyword":
+            res = m.clip(x, 2, 9, out=out, casting="unsafe")
+        elif how == "method":
+            res = x.clip(2, 9, out, casting="unsafe")
+        else:
+            res = x.clip(2, 9, out=out, casting="unsafe")
+        assert res is out
+        results.append(onp.asarray(out))
+    onp.testing.assert_array_equal(results[1], results[0])
+    assert results[1].dtype == results[0].dtype
+
+
+def test_clip_in_place_through_the_method():
+    a = onp.arange(15.0).reshape(3, 5)
+    x = np.asarray(a)
+    x.clip(2, 9, out=x)
+    onp.testing.assert_array_equal(onp.asarray(x), onp.clip(a, 2, 9))
+
+
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 @pytest.mark.parametrize("shift", [2**100, -(2**100) - 1, 2**64 + 1])
 def test_roll_by_a_python_int_beyond_int64_is_numpys(shift, axis):
@@ -217,3 +244,57 @@ def test_harness_sees_0d_arrays_as_numpy_scalars_and_converts_named_tuples():
     # NumPy's own check of two float16 scalars passes, where 0-d arrays would not.
     an = to_numpy(np.linalg.norm(onp.array([1, 0, 1], dtype=onp.float16), 2))
     onp.testing.assert_almost_equal(an, onp.float16(2.0) ** onp.float16(0.5), decimal=12)
+
+
+# --- functions stored as class attributes -------------------------------------------------
+
+
+def _binds(fun: object) -> bool:
+    holder = type("Holder", (), {"f": fun})
+    return holder().f is not fun
+
+
+def _public_callables():
+    for module, numpy_module in ((np, onp), (np.linalg, onp.linalg), (np.fft, onp.fft)):
+        names = getattr(module, "__all__", [n for n in dir(module) if not n.startswith("_")])
+        for name in names:
+            ours, theirs = getattr(module, name), getattr(numpy_module, name, None)
+            if callable(theirs) and not isinstance(theirs, type) and not isinstance(ours, type):
+                yield f"{module.__name__}.{name}", ours, theirs
+
+
+def test_functions_bind_as_methods_exactly_where_numpys_do():
+    # NumPy's builtins (`array`, `zeros`, ...) and ufuncs do not bind when stored on a class
+    # (`class T: array = np.array`, as test_linalg's norm and QR tests do); its Python-level
+    # functions do.
+    differ = [name for name, ours, theirs in _public_callables() if _binds(ours) != _binds(theirs)]
+    assert differ == []
+    assert not _binds(np.array) and _binds(np.linalg.norm)
+
+
+def test_a_stored_array_function_is_called_as_itself():
+    class Case:
+        array = np.array
+        zeros = np.zeros
+
+    case = Case()
+    got = case.array([[1, 2], [3, 4]], dtype=np.float32)
+    assert got.dtype == onp.float32 and got.shape == (2, 2)
+    assert case.zeros(3).shape == (3,)
+
+
+def test_c_function_objects_keep_the_functions_identity():
+    import inspect
+    import pickle
+
+    for fun in (np.array, np.asarray, np.zeros, np.arange, np.promote_types, np.from_dlpack):
+        raw = fun.__wrapped__
+        assert fun.__name__ == raw.__name__ and fun.__doc__ == raw.__doc__
+        assert inspect.signature(fun) == inspect.signature(raw)
+        assert pickle.loads(pickle.dumps(fun)) is fun
+    assert onp.asarray(mjcore.jit(lambda x: np.asarray(x) * 2)(np.arange(3.0))).tolist() == [
+        0,
+        2,
+        4,
+    ]
+    assert float(mjcore.grad(lambda x: np.sum(np.array(x) ** 2))(3.0)) == 6.0
