@@ -223,6 +223,29 @@ def test_outer_with_a_positional_out():
     onp.testing.assert_array_equal(host_out, onp.outer(onp.ones(2), b))
 
 
+@pytest.mark.parametrize("atol", [onp.inf, onp.nan, 1.0], ids=str)
+@pytest.mark.parametrize("rtol", [onp.inf, onp.nan, 1.0], ids=str)
+def test_isclose_warns_of_non_finite_tolerances_as_numpy(atol, rtol):
+    a = onp.array([1.0, 2.0, 3.0])
+    seen = []
+    for m in (onp, np):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = onp.asarray(m.isclose(a, a, atol=atol, rtol=rtol))
+        seen.append((result.tolist(), [(w.category, str(w.message)) for w in caught]))
+    assert seen[1] == seen[0]
+
+
+def test_isclose_non_finite_tolerance_follows_errstate():
+    a = onp.array([1.0, 2.0])
+    with onp.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError, match="One of rtol or atol is not valid"):
+            np.isclose(a, a, atol=onp.nan)
+    with onp.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.isclose(a, a, rtol=onp.inf)
+
+
 def test_dtypes_is_numpys_dtype_classes():
     assert np.dtypes is onp.dtypes
     assert type(np.dtype("float32")) is np.dtypes.Float32DType
