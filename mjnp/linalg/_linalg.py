@@ -574,6 +574,11 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
     else:
         inverse = _lu_solve(None, a, _eye(a.shape, a.dtype))
         result = lax.mul(norm(a, p, axis=(-2, -1)), norm(inverse, p, axis=(-2, -1)))
+    return _singular_to_inf(result, a)
+
+
+@fuse_eagerly  # one replayed call eagerly, where its five operations would each dispatch
+def _singular_to_inf(result: Array, a: Array) -> Array:
     # As NumPy: a NaN from a singular matrix (0/0 singular values, or an inverse of NaNs), not
     # from a NaN input, is an infinite condition.
     from mjnp import any as aany
