@@ -321,3 +321,38 @@ def test_c_function_objects_keep_the_functions_identity():
         4,
     ]
     assert float(mjcore.grad(lambda x: np.sum(np.array(x) ** 2))(3.0)) == 6.0
+
+
+# --- linalg.qr(mode="raw") ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [((3, 2), "float64"), ((2, 3), "float32"), ((4, 4), "complex128"), ((3, 2), "complex64")]
+    + [((m, n), "float64") for m, n in ((0, 0), (0, 3), (3, 0))],
+    ids=str,
+)
+def test_qr_raw_is_numpys(shape, dtype):
+    rng = onp.random.default_rng(3)
+    a = rng.normal(size=shape).astype(dtype)
+    if onp.dtype(dtype).kind == "c":
+        a = a + 1j * rng.normal(size=shape).astype(dtype)
+    h, tau = np.linalg.qr(a, mode="raw")
+    h_np, tau_np = onp.linalg.qr(a, mode="raw")
+    tol = 1e-5 if onp.dtype(dtype).itemsize <= 8 else 1e-12
+    for got, want in ((h, h_np), (tau, tau_np)):
+        got = onp.asarray(got)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        onp.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_geqrf_jit_and_vmap_match_eager_and_it_is_not_differentiable():
+    from mjcore import lax
+
+    a = onp.random.default_rng(4).normal(size=(3, 4, 3))
+    eager = [onp.asarray(v) for v in lax.geqrf(a)]
+    for transformed in (mjcore.jit(lax.geqrf)(a), mjcore.vmap(lax.geqrf)(a)):
+        for got, want in zip(transformed, eager, strict=True):
+            onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(NotImplementedError, match="Differentiation rule for 'geqrf'"):
+        mjcore.jvp(lambda x: lax.geqrf(x)[0], (a[0],), (a[0],))

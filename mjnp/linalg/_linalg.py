@@ -179,16 +179,18 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
 
 
 def qr(a: ArrayLike, mode: str = "reduced") -> Any:
-    """QR decomposition, as `numpy.linalg.qr` (modes "reduced", "complete" and "r").
+    """QR decomposition, as `numpy.linalg.qr` (modes "reduced", "complete", "r" and "raw").
 
-    NB: mode "raw" (LAPACK's Householder reflectors) is not supported.
+    Mode "raw" returns `(h, tau)`: LAPACK geqrf's Householder reflectors and scale factors,
+    `h` transposed (..., n, m) as NumPy's; like JAX's `geqrf`, it is not differentiable.
     """
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"mjnp.linalg.qr: unrecognized mode {mode!r}")
-    if mode == "raw":
-        raise NotImplementedError("mjnp.linalg.qr: mode='raw' is not supported; use 'reduced'")
     x = _inexact("qr", a)
     _check_stacked("qr", x, square=False)
+    if mode == "raw":
+        h, tau = lax.geqrf(x)
+        return _swap(h), tau
     q, r = lax.qr(x, full_matrices=mode == "complete")
     if mode == "r":
         return r
