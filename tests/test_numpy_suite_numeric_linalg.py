@@ -196,6 +196,46 @@ def test_clip_in_place_through_the_method():
     onp.testing.assert_array_equal(onp.asarray(x), onp.clip(a, 2, 9))
 
 
+_I8 = onp.array([1, -2, 3], dtype=onp.int8)
+_F8 = onp.array([0.5, 2.5, -1.0])
+_UFUNC_DTYPE_CALLS = {
+    "maximum-f4": lambda m: m.maximum(_I8, _F8, dtype=onp.float32),
+    "maximum-int-scalar-i2": lambda m: m.maximum(_I8, 2, dtype=onp.int16),
+    "maximum-unsafe-input": lambda m: m.maximum(_F8, _I8, dtype=onp.int8),
+    "less-bool": lambda m: m.less(_I8, _F8, dtype=bool),
+    "less-no-loop": lambda m: m.less(_I8, _F8, dtype=float),
+    "add-float-scalar-f4": lambda m: m.add(_I8, 1.5, dtype=onp.float32),
+    "sin-f4": lambda m: m.sin(_I8, dtype=onp.float32),
+    "minimum-numpy-scalar": lambda m: m.minimum(onp.int8(3), _F8, dtype=onp.float64),
+    "add-lists": lambda m: m.add([1, 2], [3, 4], dtype=onp.float32),
+    "dtype-None": lambda m: m.maximum(_I8, _F8, dtype=None),
+    "with-out": lambda m: m.multiply(_I8, _I8, out=m.zeros(3, onp.float32), dtype=onp.float32),
+}
+
+
+@pytest.mark.parametrize("name", list(_UFUNC_DTYPE_CALLS))
+def test_ufunc_dtype_keyword_is_numpys(name):
+    call = _UFUNC_DTYPE_CALLS[name]
+    seen = []
+    for m in (onp, np):
+        try:
+            value = onp.asarray(call(m))
+            seen.append((value.tolist(), value.dtype))
+        except TypeError as err:  # NumPy's UFuncTypeError is a TypeError
+            seen.append((type(err), str(err)))
+    assert seen[1] == seen[0]
+
+
+def test_ufunc_dtype_keyword_under_jit_and_grad():
+    x = onp.array([0.5, -1.5, 2.0])
+    f = mjcore.jit(lambda x: np.maximum(x, 0, dtype=np.float32))
+    got = f(x)
+    assert got.dtype == onp.float32
+    onp.testing.assert_array_equal(onp.asarray(got), onp.maximum(x, 0, dtype=onp.float32))
+    g = mjcore.grad(lambda x: np.sum(np.multiply(x, x, dtype=np.float64)))(x)
+    onp.testing.assert_allclose(onp.asarray(g), 2 * x)
+
+
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 @pytest.mark.parametrize("shift", [2**100, -(2**100) - 1, 2**64 + 1])
 def test_roll_by_a_python_int_beyond_int64_is_numpys(shift, axis):
