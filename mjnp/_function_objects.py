@@ -22,6 +22,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 class _CFunction(functools.partial):
     """An mjnp function that does not bind as a method (see the module docstring)."""
 
+    __name__: str
+    __qualname__: str
+    __wrapped__: Callable[..., Any]
+
     def __new__(cls, fun: Callable[..., Any]) -> _CFunction:
         self = super().__new__(cls, fun)
         # The function's own attributes first (eager-fusion handles), then its identity.

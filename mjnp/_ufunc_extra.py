@@ -473,10 +473,12 @@ def _check_tolerances(rtol: Any, atol: Any) -> None:
         raise FloatingPointError(message)
     elif mode == "print":
         print(message)
-    elif mode == "call":
-        np.geterrcall()(message, 8)  # 8: NumPy's FPE_INVALID flag
-    elif mode == "log":
-        np.geterrcall().write(message)
+    elif mode in ("call", "log"):
+        handler: Any = np.geterrcall()
+        if mode == "call":
+            handler(message, 8)  # 8: NumPy's FPE_INVALID flag
+        else:
+            handler.write(message)
 
 
 @fuse_eagerly
