@@ -116,8 +116,11 @@ class _Namespace:
 
 #: numpy.testing's value checks. They treat only `numpy.ndarray` as an array (an mjnp array
 #: reaches their scalar branch, whose `if not (desired == actual)` is ambiguous), so the tests'
-#: copies of them see mjnp arrays, also inside tuples and lists, as NumPy arrays. NB: this also
-#: lets an mjnp 0-d array stand where NumPy returns a scalar.
+#: copies of them see mjnp arrays, also inside tuples, lists and named tuples (`SlogdetResult`),
+#: as NumPy arrays, and a 0-d mjnp array as the NumPy scalar NumPy returns where mjnp returns a
+#: 0-d array (as JAX does): the checks take NumPy's scalar branch for it, as they do in NumPy's
+#: run (`assert_almost_equal` of two float16 scalars differs from that of 0-d arrays). Tests
+#: that check `isscalar` or `type(...)` still see the difference.
 _COMPARISONS = (
     "assert_equal",
     "assert_array_equal",
@@ -134,9 +137,12 @@ _COMPARISONS = (
 
 def _to_numpy(x: object) -> object:
     if isinstance(x, _mjnp.ndarray) and not isinstance(x, _numpy.ndarray):
-        return _numpy.asarray(x)
+        host = _numpy.asarray(x)
+        return host[()] if host.ndim == 0 else host
     if type(x) in (list, tuple):
         return type(x)(_to_numpy(v) for v in x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a NamedTuple result
+        return type(x)(*(_to_numpy(v) for v in x))
     return x
 
 

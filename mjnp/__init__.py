@@ -109,6 +109,7 @@ from mjnp._dtypes import (
     unsignedinteger,
     ushort,
 )
+from mjnp._dtypes import dtype_classes as dtypes
 from mjnp._elementwise import (
     abs,  # noqa: A004  (NumPy's name)
     absolute,
@@ -628,6 +629,7 @@ __all__ = [
     "csingle",
     "double",
     "dtype",
+    "dtypes",
     "e",
     "euler_gamma",
     "finfo",

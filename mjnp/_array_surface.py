@@ -110,6 +110,11 @@ def _sort_method(
     rebind(self, _sorting.sort(self, axis, kind, order, stable=stable))
 
 
+def _clip_method(self: Array, min: Any = None, max: Any = None, out: Any = None, **kwargs: Any):  # noqa: A002
+    """`a.clip(min, max)`, as `numpy.ndarray.clip`: either bound may be left out."""
+    return ew.clip(self, min, max, out, **kwargs)
+
+
 def _partition_method(
     self: Array, kth: Any, axis: int = -1, kind: str = "introselect", order: None = None
 ) -> None:
@@ -360,7 +365,7 @@ SURFACE: dict[str, Any] = {
     "any": _reductions.any,
     "dot": _matrix_products.dot,
     "round": ew.round,
-    "clip": ew.clip,
+    "clip": _clip_method,
     "conj": ew.conjugate,
     "conjugate": ew.conjugate,
     "repeat": _joining.repeat,

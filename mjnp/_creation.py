@@ -23,6 +23,7 @@ from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp._devices import check_device, on_device
+from mjnp._function_objects import c_function
 from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
 
@@ -104,6 +105,7 @@ def _strong(x: Array) -> Array:
 # --- array / asarray ------------------------------------------------------------------------
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def asarray(
     a: ArrayLike,
@@ -164,6 +166,7 @@ def _host_convert(fname: str, a: Any, dtype: np.dtype) -> np.ndarray:
         raise type(err)(f"mjnp.{fname}: cannot convert to {dtype.name}: {err}") from err
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def array(
     object: ArrayLike,  # noqa: A002  (NumPy's argument name)
     dtype: DTypeLike | None = None,
@@ -237,6 +240,7 @@ def full(
     return _filled("full", _shape_arg("full", shape), fill_value, _dtype_arg("full", dtype, None))
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def zeros(
     shape: ShapeLike,
@@ -267,6 +271,7 @@ def ones(
     return _full("ones", _shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def empty(
     shape: ShapeLike,
@@ -373,6 +378,7 @@ def full_like(
 # --- ranges ---------------------------------------------------------------------------------
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 @on_device
 def arange(
     start_or_stop: Any,
@@ -562,6 +568,7 @@ def identity(n: int, dtype: DTypeLike | None = None, *, like: None = None) -> Ar
 # --- from existing data ---------------------------------------------------------------------
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def asanyarray(
     a: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -575,12 +582,14 @@ def asanyarray(
     return asarray(a, dtype, order, device=device, copy=copy, like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def ascontiguousarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None = None) -> Array:
     """`asarray` with at least one dimension, as `numpy.ascontiguousarray`."""
     x = asarray(a, dtype, like=like)
     return lax.reshape(x, (1,)) if x.ndim == 0 else x
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def asfortranarray(a: ArrayLike, dtype: DTypeLike | None = None, *, like: None = None) -> Array:
     """`asarray` with at least one dimension, as `numpy.asfortranarray`.
 
@@ -653,6 +662,7 @@ def require(
     return asarray(a, dtype, like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def frombuffer(
     buffer: Any, dtype: DTypeLike = float, count: int = -1, offset: int = 0, *, like: None = None
 ) -> Array:
@@ -660,11 +670,13 @@ def frombuffer(
     return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def fromiter(iter: Any, dtype: DTypeLike, count: int = -1, *, like: None = None) -> Array:  # noqa: A002
     """A 1-d array from an iterable, collected by NumPy, as `numpy.fromiter`."""
     return asarray(np.fromiter(iter, dtype=dtype, count=count), like=like)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def fromstring(
     string: str | bytes,
     dtype: DTypeLike = float,

@@ -20,6 +20,7 @@ from mjcore.array import Array
 from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
 from mjnp._creation import asarray, empty
+from mjnp._function_objects import c_function
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -133,6 +134,9 @@ floating = np.floating
 complexfloating = np.complexfloating
 
 dtype = np.dtype
+# NumPy's DType classes (`dtypes.Float64DType`, ...): `mjnp.dtype(...)` is NumPy's dtype, so its
+# class is one of these.
+dtype_classes = np.dtypes
 finfo = np.finfo
 iinfo = np.iinfo
 issubdtype = np.issubdtype
@@ -167,6 +171,7 @@ def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> np.dtype:
     return dtypes.result_type(*args, fname="mjnp.result_type")[0]
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def promote_types(type1: DTypeLike, type2: DTypeLike) -> np.dtype:
     """The smallest dtype both dtypes cast to safely, as `numpy.promote_types`."""
     out = dtypes.promote_types(

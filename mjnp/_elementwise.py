@@ -919,38 +919,57 @@ def _where(condition: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array:
     return _select(cond, y, x)
 
 
-@fuse_eagerly
 def clip(
     a: ArrayLike,
-    a_min: ArrayLike | None = None,
-    a_max: ArrayLike | None = None,
+    a_min: ArrayLike | None = np._NoValue,
+    a_max: ArrayLike | None = np._NoValue,
     out: Any = None,
     *,
-    min: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
-    max: ArrayLike | None = None,  # noqa: A002  (NumPy's argument name)
+    min: ArrayLike | None = np._NoValue,  # noqa: A002  (NumPy's argument name)
+    max: ArrayLike | None = np._NoValue,  # noqa: A002  (NumPy's argument name)
     casting: dtypes.Casting = "same_kind",
 ) -> Array:
     """Limit values to `[a_min, a_max]`, as `numpy.clip`: `minimum(maximum(a, a_min), a_max)`.
 
-    Either bound may be None. `min` and `max` are the Array API names for `a_min` and `a_max`.
-    `out=` rebinds the given array, with the ufunc rules; `casting` is the rule for writing
-    the result into `out`, as the ufunc keyword NumPy's clip passes on.
+    Either bound may be None. `min` and `max` are the Array API names for `a_min` and `a_max`:
+    as NumPy's, pass both positional bounds or neither (`clip(a, 2)` is a TypeError; the
+    method `a.clip(2)` is `clip(a, min=2)`). `out=` rebinds the given array, with the ufunc
+    rules; `casting` is the rule for writing the result into `out`, as the ufunc keyword
+    NumPy's clip passes on.
     """
-    result = _clip(a, a_min, a_max, min, max)
+    no_value = np._NoValue
+    if a_min is no_value and a_max is no_value:
+        a_min = None if min is no_value else min
+        a_max = None if max is no_value else max
+    elif a_min is no_value:
+        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
+    elif a_max is no_value:
+        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
+    elif min is not no_value or max is not no_value:
+        raise ValueError(
+            "Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is "
+            "forbidden."
+        )
+    # `out` (also positional, as `a.clip(m, M, out)` passes it) is written here, never handed
+    # to the fused call as one more input.
+    result = _clip_fused(a, a_min, a_max)
+    return result if out is None else write_out("clip", out, result, casting, broadcast=True)
+
+
+@fuse_eagerly
+def _clip_fused(a: ArrayLike, a_min: Any, a_max: Any) -> Array:
+    result = _clip(a, a_min, a_max)
     if result is a:  # no bounds: a new array, as NumPy's (the input would follow its writes)
         result = convert_element_type_p.bind1(a, new_dtype=a.dtype, weak_type=a.weak_type)
-    return write_out("clip", out, result, casting, broadcast=True)
+    return result
 
 
-def _clip(a: ArrayLike, a_min: Any, a_max: Any, min: Any, max: Any) -> Array:  # noqa: A002
-    if min is not None:
-        if a_min is not None:
-            raise TypeError("mjnp.clip: pass either a_min or min, not both")
-        a_min = min
-    if max is not None:
-        if a_max is not None:
-            raise TypeError("mjnp.clip: pass either a_max or max, not both")
-        a_max = max
+# The eager-fusion handles of the fused body (tests and `uses_host` read them).
+clip.__wrapped_fused__ = _clip_fused.__wrapped_fused__  # type: ignore[attr-defined]
+clip.__fused_runners__ = _clip_fused.__fused_runners__  # type: ignore[attr-defined]
+
+
+def _clip(a: ArrayLike, a_min: Any, a_max: Any) -> Array:
     if type(a) in (bool, int, float, complex):
         a_dtype = dtypes.python_scalar_dtype(a)
     else:

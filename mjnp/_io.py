@@ -18,6 +18,7 @@ from mjcore import dtypes
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp._creation import asarray
+from mjnp._function_objects import c_function
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -111,6 +112,7 @@ def genfromtxt(fname: Any, *args: Any, **kwargs: Any) -> Any:
     return _device(np.genfromtxt(fname, *args, **kwargs))
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def fromfile(file: Any, dtype: Any = float, count: int = -1, sep: str = "", offset: int = 0,
              *, like: None = None) -> Array:  # fmt: skip
     """`numpy.fromfile`, then onto the device."""

@@ -638,6 +638,12 @@ def _roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None) -> Array:
         if isinstance(axis, tuple | list):
             raise TypeError("mjnp.roll: a traced shift needs a single int axis")
         return _roll_axis(a, shift_val, normalize_axis("roll", axis, a.ndim))
+    if type(shift) is int:  # any size, as NumPy's (2**100 is no int64)
+        if axis is None:
+            return lax.reshape(_roll_axis(ravel(a), shift % builtins.max(a.size, 1), 0), a.shape)
+        if type(axis) is int:
+            ax = normalize_axis("roll", axis, a.ndim)
+            return _roll_axis(a, shift % builtins.max(a.shape[ax], 1), ax)
     shifts = _concrete_ints("roll", "shift", shift)
     if axis is None:
         return lax.reshape(_roll_axis(ravel(a), int(shifts.sum()), 0), a.shape)

@@ -10,6 +10,8 @@ and 0-d bool arrays under a transformation, so they trace.
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -124,12 +126,41 @@ def iterable(y: Any) -> bool:
 # --- closeness and equality -----------------------------------------------------------------
 
 
-@fuse_eagerly
 def isclose(
     a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Array:
     """`|a - b| <= atol + rtol * |b|` elementwise (equal infinities are close), as
-    `numpy.isclose`."""
+    `numpy.isclose` (a non-finite `rtol` or `atol` is an 'invalid' floating-point error, as
+    NumPy's: a RuntimeWarning by default, see `errstate`)."""
+    _check_tolerances(rtol, atol)  # each call, outside the fused (replayed) body
+    return _isclose(a, b, rtol, atol, equal_nan)
+
+
+def _check_tolerances(rtol: Any, atol: Any) -> None:
+    if type(rtol) is float and type(atol) is float and math.isfinite(rtol + atol):
+        return  # the common call
+    if isinstance(rtol, Tracer) or isinstance(atol, Tracer):
+        return  # no values under a transformation
+    if np.all(np.isfinite(np.asarray(atol))) and np.all(np.isfinite(np.asarray(rtol))):
+        return
+    message = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
+    mode = np.geterr()["invalid"]
+    if mode == "warn":
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+    elif mode == "raise":
+        raise FloatingPointError(message)
+    elif mode == "print":
+        print(message)
+    elif mode in ("call", "log"):
+        handler: Any = np.geterrcall()
+        if mode == "call":
+            handler(message, 8)  # 8: NumPy's FPE_INVALID flag
+        else:
+            handler.write(message)
+
+
+@fuse_eagerly
+def _isclose(a: ArrayLike, b: ArrayLike, rtol: Any, atol: Any, equal_nan: bool) -> Array:
     x = asarray_arg("isclose", a)
     y = asarray_arg("isclose", b)
     if y.dtype.kind in "biu":
@@ -141,6 +172,11 @@ def isclose(
     if equal_nan:
         result = ew.logical_or(result, ew.logical_and(ew.isnan(x), ew.isnan(y)))
     return result
+
+
+# The eager-fusion handles of the fused body (tests and `uses_host` read them).
+isclose.__wrapped_fused__ = _isclose.__wrapped_fused__  # type: ignore[attr-defined]
+isclose.__fused_runners__ = _isclose.__fused_runners__  # type: ignore[attr-defined]
 
 
 def allclose(

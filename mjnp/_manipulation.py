@@ -370,6 +370,10 @@ def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = True, device: Any 
     unsigned type) is undefined in NumPy, which warns and gives a platform-dependent value;
     here it saturates, as XLA does.
     """
+    if not (hasattr(x, "dtype") or _np.isscalar(x)):  # NumPy's rule: no lists or tuples
+        raise TypeError(
+            f"mjnp.astype: Input should be a NumPy array or scalar. It is a {type(x)} instead."
+        )
     x = asarray_strong("astype", x)
     check_device("astype", device)
     out = lax.convert_element_type(x, canonicalize_dtype(dtype, "mjnp.astype"))

@@ -92,6 +92,8 @@ def write_out(
     if out is None:
         return result
     if casting not in _CASTINGS:
+        if not isinstance(casting, str):  # NumPy's TypeError, e.g. for casting=None
+            raise TypeError(f"mjnp.{fname}: casting must be str, not {type(casting).__name__}")
         raise ValueError(
             f"mjnp.{fname}: casting must be one of 'no', 'equiv', 'safe', 'same_kind' or "
             f"'unsafe', got {casting!r}"
@@ -173,10 +175,19 @@ def ufunc_out(
     if fun is None:
         return functools.partial(ufunc_out, fuse=fuse, int_scalars=int_scalars, host=host)
     signature = inspect.signature(fun)
-    parameter = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+    parameters = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+        for name in ("out", "dtype")
+        if name not in signature.parameters
+    ]
+    takes_dtype = "dtype" in signature.parameters
 
     @functools.wraps(fun)
     def wrapped(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if not takes_dtype and kwargs.get("dtype") is not None:
+            args = _cast_to_loop(fun.__name__, args, kwargs.pop("dtype"))
+        elif not takes_dtype:
+            kwargs.pop("dtype", None)
         result = fun(*args, **kwargs)
         if out is None:
             return result
@@ -192,8 +203,36 @@ def ufunc_out(
         return write_out(fun.__name__, out, result, "same_kind", broadcast=True)
 
     wrapped.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[*signature.parameters.values(), parameter]
+        parameters=[*signature.parameters.values(), *parameters]
     )
     if not fuse:
         return wrapped
     return fuse_eagerly(wrapped, int_scalars=int_scalars, host=host, fp_name=fun.__name__)
+
+
+def _cast_to_loop(fname: str, args: tuple[Any, ...], dtype: Any) -> tuple[Any, ...]:
+    """The ufunc keyword `dtype=`: the operands cast to the loop NumPy's ufunc of that name
+    picks for output dtype `dtype` (inputs cast 'same_kind'; NumPy's errors when none fits)."""
+    reference = getattr(np, fname, None)
+    if not isinstance(reference, np.ufunc):
+        raise TypeError(f"mjnp.{fname}: got an unexpected keyword argument 'dtype'")
+    if len(args) != reference.nin:
+        raise TypeError(f"mjnp.{fname}: expected {reference.nin} operands, got {len(args)}")
+    operands = [
+        a if type(a) in (bool, int, float, complex) or hasattr(a, "dtype") else np.asarray(a)
+        for a in args
+    ]
+    # Python scalars stay weak (NEP 50): NumPy resolves them by their type.
+    in_dtypes = [
+        type(a) if type(a) in (bool, int, float, complex) else np.dtype(a.dtype) for a in operands
+    ]
+    out_dtype = np.dtype(dtype)
+    loop = reference.resolve_dtypes(
+        (*in_dtypes, *(None,) * reference.nout),
+        signature=(*(None,) * reference.nin, *(out_dtype,) * reference.nout),
+        casting="same_kind",
+    )
+    return tuple(
+        lax.convert_element_type(a, dt)
+        for a, dt in zip(operands, loop[: reference.nin], strict=True)
+    )

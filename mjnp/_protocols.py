@@ -25,6 +25,7 @@ from mjcore.core import Tracer
 from mjcore.dispatch import dlpack_device as _dlpack_device
 from mjcore.dispatch import to_dlpack as _to_dlpack
 from mjnp._devices import check_device
+from mjnp._function_objects import c_function
 from mjnp._manipulation import new_handle
 from mjnp._out import write_out, write_outs
 
@@ -207,6 +208,7 @@ def dlpack_device(self: Array) -> tuple[int, int]:
     return (_DLPACK_CPU, 0)
 
 
+@c_function  # as NumPy's builtin: does not bind as a method
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """An mjnp array from any object with `__dlpack__`, as `numpy.from_dlpack` (the data is
     copied to the device). An mjnp array is returned as it is, or as a new array object with

@@ -129,6 +129,7 @@ SUM_PRIMS = {
     "fft",
     "cholesky",
     "qr",
+    "geqrf",
     "scatter_add",
     "scatter_mul",
     "reduce_window_sum",

@@ -667,6 +667,63 @@ def _qr_host(x: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
     return [q, r]
 
 
+# --- geqrf ----------------------------------------------------------------------------------
+
+geqrf_p = Primitive("geqrf", multiple_results=True)
+
+
+def geqrf(x: ArrayLike) -> tuple[Any, Any]:
+    """LAPACK's Householder QR in its compact form, as JAX's `lax.linalg.geqrf`: returns
+    `(a, taus)`, with `r` in the upper triangle of `a` (..., m, n), the Householder vectors below
+    it (unit diagonal implied) and their scale factors `taus` (..., min(m, n)). Not
+    differentiable (as in JAX); `qr` is."""
+    a, taus = geqrf_p.bind(x)
+    return a, taus
+
+
+@geqrf_p.def_abstract_eval
+def _geqrf_abstract_eval(x: ShapedArray) -> list[ShapedArray]:
+    _check_matrix("geqrf", x)
+    *batch, m, n = x.shape
+    return [ShapedArray(x.shape, x.dtype), ShapedArray((*batch, min(m, n)), x.dtype)]
+
+
+@geqrf_p.def_lowering
+def _geqrf_lowering(ctx: LoweringContext, x: Any) -> list[Any]:
+    aval = x.aval
+    a_aval, taus_aval = ctx.avals_out
+    if aval.size == 0:
+        return _empty_lowering(ctx, lambda x: [x, full(taus_aval.shape, 0, aval.dtype)], x)
+    return list(
+        solver_call(ctx.builder, "geqrf", [x], [a_aval, taus_aval], {}, batch_ndim=aval.ndim - 2)
+    )
+
+
+@geqrf_p.def_jvp
+def _geqrf_jvp(primals, tangents):
+    raise NotImplementedError(
+        "geqrf: Differentiation rule for 'geqrf' not implemented (as in JAX); differentiate "
+        "lax.linalg.qr instead"
+    )
+
+
+_batching_leading(geqrf_p)
+
+
+@geqrf_p.def_host
+def _geqrf_host(x: np.ndarray) -> list[np.ndarray]:
+    # NumPy's qr(mode='raw') is LAPACK's geqrf too; it returns the factor transposed (Fortran
+    # order) and computes float32 in float64, so it runs in x's dtype, one matrix at a time.
+    *batch, m, n = x.shape
+    a = np.empty_like(x)
+    taus = np.empty((*batch, min(m, n)), x.dtype)
+    if x.size:
+        for i in np.ndindex(*batch):
+            h, tau = np.linalg.qr(x[i], mode="raw")
+            a[i], taus[i] = h.T, tau
+    return [a, taus]
+
+
 # --- eigh -----------------------------------------------------------------------------------
 
 eigh_p = Primitive("eigh", multiple_results=True)
@@ -910,6 +967,7 @@ __all__ = [
     "cholesky",
     "eig",
     "eigh",
+    "geqrf",
     "lu",
     "lu_pivots_to_permutation",
     "qr",

@@ -179,16 +179,18 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
 
 
 def qr(a: ArrayLike, mode: str = "reduced") -> Any:
-    """QR decomposition, as `numpy.linalg.qr` (modes "reduced", "complete" and "r").
+    """QR decomposition, as `numpy.linalg.qr` (modes "reduced", "complete", "r" and "raw").
 
-    NB: mode "raw" (LAPACK's Householder reflectors) is not supported.
+    Mode "raw" returns `(h, tau)`: LAPACK geqrf's Householder reflectors and scale factors,
+    `h` transposed (..., n, m) as NumPy's; like JAX's `geqrf`, it is not differentiable.
     """
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"mjnp.linalg.qr: unrecognized mode {mode!r}")
-    if mode == "raw":
-        raise NotImplementedError("mjnp.linalg.qr: mode='raw' is not supported; use 'reduced'")
     x = _inexact("qr", a)
     _check_stacked("qr", x, square=False)
+    if mode == "raw":
+        h, tau = lax.geqrf(x)
+        return _swap(h), tau
     q, r = lax.qr(x, full_matrices=mode == "complete")
     if mode == "r":
         return r
@@ -525,15 +527,30 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
         res = lax.convert_element_type(
             lax.real(res) if dtype.kind == "c" else res, _real_dtype(dtype)
         )
+        if not (n == 0 and m > 0):  # rank 0 < n, or m <= n: no residuals, as NumPy
+            res = lax.slice_in_dim(res, 0, 0, 0)
         sol = lax.reshape(sol, (n,)) if vector else sol
         return sol, res, rank, s
-    pinv_x = pinv(x, rcond=rcond)
-    sol = _products.matmul(pinv_x, rhs2)
-    s = svdvals(x)
-    rank = lax.convert_element_type(
-        matrix_rank(x, tol=lax.mul(s[0] if s.shape[0] else 0, lax.full((), rcond, s.dtype))),
-        np.int32,
-    )
+    from mjnp import greater, where
+
+    # One SVD gives the solution, the rank and `s`. x = V ((U^H b) / S), in this order: the
+    # pseudo-inverse first (V S^-1 U^H, then @ b) loses ~10x more in float32.
+    u, s, vh = svd(x, full_matrices=False)
+    large = greater(s, lax.mul(s[0], lax.full((), rcond, s.dtype)))
+    rhs_shape = (s.shape[0], rhs2.shape[1])
+    large_b = lax.broadcast_in_dim(large, rhs_shape, (0,))
+    s_b = lax.broadcast_in_dim(lax.convert_element_type(where(large, s, 1), dtype), rhs_shape, (0,))
+    zero = lax.full((), 0, dtype)
+
+    def solve_svd(rhs: Array) -> Array:
+        u_r = _mm(_conj_swap(u), rhs)
+        return _mm(_conj_swap(vh), where(large_b, lax.div(u_r, s_b), zero))
+
+    sol = solve_svd(rhs2)
+    # One step of iterative refinement: XLA's gesdd factors are a few ulp from LAPACK's gelsd
+    # path in NumPy, which float32 `a @ x == b` checks at 1e-6 notice.
+    sol = lax.add(sol, solve_svd(lax.sub(rhs2, _mm(x, sol))))
+    rank = lax.convert_element_type(asum(large), np.int32)
     resid = lax.sub(_products.matmul(x, sol), rhs2)
     sq = lax.real(lax.mul(resid, lax.conj(resid))) if dtype.kind == "c" else lax.mul(resid, resid)
     residuals = asum(sq, axis=0)
@@ -547,6 +564,8 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
     """Condition number, as `numpy.linalg.cond` (inf for a singular matrix)."""
     a = _inexact("cond", x)
     _check_stacked("cond", a, square=p not in (None, 2, -2))
+    if a.size == 0 and a.shape[-2] * a.shape[-1] == 0:
+        raise LinAlgError("mjnp.linalg.cond: cond is not defined on empty arrays")
     if p in (None, 2, -2):
         s = svdvals(a)
         first, last = (
@@ -554,10 +573,17 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
             lax.slice_in_dim(s, s.shape[-1] - 1, s.shape[-1], s.ndim - 1),
         )
         ratio = lax.div(first, last) if p != -2 else lax.div(last, first)
-        return lax.reshape(ratio, ratio.shape[:-1])
-    inverse = _lu_solve(None, a, _eye(a.shape, a.dtype))
-    result = lax.mul(norm(a, p, axis=(-2, -1)), norm(inverse, p, axis=(-2, -1)))
-    # As NumPy: a NaN from a singular matrix (not from a NaN input) is an infinite condition.
+        result = lax.reshape(ratio, ratio.shape[:-1])
+    else:
+        inverse = _lu_solve(None, a, _eye(a.shape, a.dtype))
+        result = lax.mul(norm(a, p, axis=(-2, -1)), norm(inverse, p, axis=(-2, -1)))
+    return _singular_to_inf(result, a)
+
+
+@fuse_eagerly  # one replayed call eagerly, where its five operations would each dispatch
+def _singular_to_inf(result: Array, a: Array) -> Array:
+    # As NumPy: a NaN from a singular matrix (0/0 singular values, or an inverse of NaNs), not
+    # from a NaN input, is an infinite condition.
     from mjnp import any as aany
     from mjnp import isnan, logical_and, logical_not, where
 

@@ -68,6 +68,17 @@ def _np_diag_signs_q(q, r):
     return q * np.sign(d)[..., None, :]
 
 
+def _np_geqrf(a):
+    """LAPACK geqrf's (a, taus) through NumPy's qr(mode='raw'), one matrix at a time in a's
+    dtype (NumPy returns the factor transposed)."""
+    *batch, m, n = a.shape
+    out, taus = np.empty_like(a), np.empty((*batch, min(m, n)), a.dtype)
+    for i in np.ndindex(*batch):
+        h, tau = np.linalg.qr(a[i], mode="raw")
+        out[i], taus[i] = h.T, tau
+    return out, taus
+
+
 def _np_lu(a):
     """LAPACK getrf semantics in NumPy: (lu, pivots, permutation), partial pivoting."""
     a = np.array(a, dtype=np.float64 if a.dtype == np.float64 else a.dtype)
@@ -214,6 +225,26 @@ CASES = [
         ((2, 4, 3),),
         FLOATS,
         rtol=1e-4,
+        smooth=False,
+    ),
+    PrimCase(  # not differentiable, as JAX's geqrf
+        "geqrf-a",
+        lambda x: lax.geqrf(x)[0],
+        lambda x: _np_geqrf(x)[0],
+        ((2, 4, 3),),
+        FLOATS,
+        rtol=1e-4,
+        diff_argnums=(),
+        smooth=False,
+    ),
+    PrimCase(
+        "geqrf-taus",
+        lambda x: lax.geqrf(x)[1],
+        lambda x: _np_geqrf(x)[1],
+        ((3, 5),),
+        FLOATS,
+        rtol=1e-4,
+        diff_argnums=(),
         smooth=False,
     ),
     PrimCase(
