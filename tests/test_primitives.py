@@ -272,7 +272,9 @@ def test_vmap_empty_batch(case: PrimCase):
 def test_jvp_of_vmap_and_vmap_of_jvp(case: PrimCase):
     rng = _rng(case, "nested")
     argnums = case.differentiable_argnums
-    size = 2
+    # The batch size and dtype of test_vmap_matches_loop's all-axes-0 row: the primal binds
+    # here are its programs, found in the compile cache (an igamma-family compile is seconds).
+    size = 3
     axes = tuple(0 for _ in case.shapes)
     batched, per_example = _batched_args(case, rng, "float64", axes, size)
     tangents = [rng.standard_normal(np.shape(batched[i])) for i in argnums]
