@@ -5,6 +5,7 @@ cumulative_sum, cumulative_prod, nancumsum, nancumprod, diff, ediff1d."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -16,6 +17,7 @@ from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
+from mjnp import _slice_warnings as slice_warnings
 from mjnp._linalg import matmul
 from mjnp._manipulation import asarray_strong, normalize_axes, normalize_axis, single_axis
 from mjnp._out import write_out
@@ -291,9 +293,12 @@ def _variance(
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
     sum_dtype = _FLOAT64 if dtype is None and x.dtype.kind in "biu" else dtype
+    # NumPy's nanvar divides by its counts with every error ignored (NaN is the answer)
+    quiet = slice_warnings.Quiet() if ignore_nan else contextlib.nullcontext()
     if mean is _NO_VALUE:
         total = red.sum(x, axis=axes, dtype=sum_dtype, keepdims=True, where=where_arg)
-        center = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, True), total))
+        with quiet:
+            center = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, True), total))
     else:
         center = asarray_arg(fname, mean)
     deviation = ew.subtract(x, center)
@@ -309,14 +314,20 @@ def _variance(
         divisor: Any = max(count - ddof, 0)
     else:
         divisor = ew.maximum(ew.subtract(_as_dtype_of(count, total), ddof), 0)
-    result = ew.true_divide(total, divisor)
+    with quiet:
+        result = ew.true_divide(total, divisor)
     if ignore_nan and x.dtype.kind in "fc":
         # NumPy's nanvar: NaN (not var's inf) where the degrees of freedom are <= 0.
         dof = ew.subtract(_as_dtype_of(count, total), ddof)
         result = ew.where(ew.less_equal(dof, 0), lax.full((), np.nan, result.dtype), result)
+        if result.size and (
+            math.prod(x.shape[ax] for ax in axes) - ddof <= 0 or slice_warnings.any_nonpositive(dof)
+        ):
+            slice_warnings.warn(slice_warnings.DOF + ".")
     return result
 
 
+@slice_warnings.check_var  # NumPy's "Degrees of freedom <= 0 for slice", on every call
 @fuse_eagerly
 def var(
     a: ArrayLike,
@@ -337,6 +348,7 @@ def var(
     return write_out("var", out, result)
 
 
+@slice_warnings.check_std  # NumPy's "Degrees of freedom <= 0 for slice", on every call
 @fuse_eagerly
 def std(
     a: ArrayLike,
@@ -369,6 +381,11 @@ def nanvar(
     correction: float = _NO_VALUE,
 ) -> Array:
     """`var` ignoring NaNs, as `numpy.nanvar` (an all-NaN slice gives NaN)."""
+    a = asarray_strong("nanvar", a)
+    if a.dtype.kind not in "fc":  # NumPy's nanvar is var without NaNs (and its warnings)
+        return var(
+            a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
+        )
     ddof = _ddof("nanvar", ddof, correction)
     result = _variance("nanvar", a, axis, dtype, ddof, keepdims, where, mean, True)
     return write_out("nanvar", out, result, "same_kind")
@@ -387,6 +404,11 @@ def nanstd(
     correction: float = _NO_VALUE,
 ) -> Array:
     """`std` ignoring NaNs, as `numpy.nanstd`."""
+    a = asarray_strong("nanstd", a)
+    if a.dtype.kind not in "fc":  # NumPy's nanstd is std without NaNs (and its warnings)
+        return std(
+            a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
+        )
     ddof = _ddof("nanstd", ddof, correction)
     result = ew.sqrt(_variance("nanstd", a, axis, dtype, ddof, keepdims, where, mean, True))
     return write_out("nanstd", out, result, "same_kind")
@@ -441,7 +463,13 @@ def nanmean(
     valid = ew.logical_not(ew.isnan(x))
     mask = valid if mask is None else ew.logical_and(mask, valid)
     total = red.sum(x, axes, dtype, None, keepdims, where=mask)
-    result = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, keepdims), total))
+    count = _count(x, axes, mask, keepdims)
+    with slice_warnings.Quiet():  # NumPy's _divide_by_count: NaN for no elements, no flags
+        result = ew.true_divide(total, _as_dtype_of(count, total))
+    if result.size and (
+        math.prod(x.shape[ax] for ax in axes) == 0 or slice_warnings.count_zeros(count)
+    ):
+        slice_warnings.warn(slice_warnings.EMPTY_MEAN)
     return write_out("nanmean", out, result, "same_kind")  # NumPy: "out must be inexact"
 
 
@@ -465,6 +493,10 @@ def _nan_extremum(
     if initial is None:
         all_nan = red.all(nan, axis, keepdims=keepdims, where=where)
         result = ew.where(all_nan, lax.full((), np.nan, x.dtype), result)
+    if slice_warnings.any_nan(result):
+        # NumPy's test after its fmin.reduce; its slow path (lists, scalars) says "axis"
+        array_input = isinstance(a, np.ndarray) or hasattr(a, "aval")
+        slice_warnings.warn(slice_warnings.ALL_NAN if array_input else "All-NaN axis encountered")
     return write_out(fname, out, result)
 
 
@@ -655,6 +687,9 @@ def _quantile(
                     else "Percentiles must be in the range [0, 100]"
                 )
             )
+    if ignore_nan and x.size == 0:
+        # NumPy's nan-quantiles of an empty array are its nanmean (shape, warnings)
+        return nanmean(x, axis, out=out, keepdims=keepdims)
     shape = x.shape
     s, axes = _move_to_last(fname, x, axis)
     n = s.shape[-1]
@@ -671,7 +706,10 @@ def _quantile(
     if x.dtype.kind == "f":
         nan = ew.isnan(s)
         if ignore_nan:
-            count = lax.convert_element_type(red.sum(ew.logical_not(nan), -1), qa.dtype)
+            count = red.sum(ew.logical_not(nan), -1)
+            # NumPy warns once per all-NaN slice
+            slice_warnings.warn(slice_warnings.ALL_NAN, slice_warnings.count_zeros(count))
+            count = lax.convert_element_type(count, qa.dtype)
         else:
             has_nan = red.any(nan, -1)
     s = lax.sort(s, s.ndim - 1) if n else s
@@ -786,9 +824,14 @@ def _weighted_inverted_cdf(fname: str, s: Array, w: Array, qa: Array, ignore_nan
     s, w = lax.sort([s, w], last, num_keys=1)
     cdf = lax.cumsum(lax.convert_element_type(w, _FLOAT64), last)
     total = lax.slice_in_dim(cdf, n - 1, n, last)
-    cdf = ew.true_divide(cdf, total)
-    if _is_concrete(cdf) and bool(np.isnan(np.asarray(cdf)[..., -1]).any()):
-        raise ValueError(f"mjnp.{fname}: Weights included NaN, inf or were all zero.")
+    with slice_warnings.Quiet():  # all-zero weights: NaN, refused below
+        cdf = ew.true_divide(cdf, total)
+    if _is_concrete(cdf):
+        bad = np.isnan(np.asarray(cdf)[..., -1])
+        if ignore_nan and nan is not None:  # an all-NaN slice is NaN, not an error (NumPy)
+            bad &= ~np.asarray(red.all(nan, -1))
+        if bad.any():
+            raise ValueError(f"mjnp.{fname}: Weights included NaN, inf or were all zero.")
     cdf = lax.convert_element_type(cdf, qa.dtype)
     # Leading zero weights: q=0 must pick the first value with weight, as NumPy's -1 trick.
     cdf = ew.where(ew.equal(cdf, 0), lax.full((), -1, cdf.dtype), cdf)
@@ -802,6 +845,7 @@ def _weighted_inverted_cdf(fname: str, s: Array, w: Array, qa: Array, ignore_nan
         if ignore_nan:
             all_nan = red.all(nan, -1)
             result = ew.where(all_nan, lax.full((), np.nan, result.dtype), result)
+            slice_warnings.warn(slice_warnings.ALL_NAN, slice_warnings.count_true(all_nan))
         else:
             result = ew.where(red.any(nan, -1), lax.full((), np.nan, result.dtype), result)
     return result
@@ -948,6 +992,8 @@ def _nanmedian(x: Array, axis: Axis, keepdims: bool) -> Array:
     middle = lax.select(lax.eq(lo_index, hi_index), lo, lax.div(lax.add(lo, hi), two))
     nan = lax.full(middle.shape, np.nan, s.dtype)
     result = lax.select(lax.eq(count, lax.full((), 0, _INT64)), nan, middle)
+    # NumPy warns once per all-NaN slice
+    slice_warnings.warn(slice_warnings.ALL_NAN, slice_warnings.count_zeros(count))
     return _keep_dims(result, 0, shape, axes) if keepdims else result
 
 
