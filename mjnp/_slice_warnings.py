@@ -147,7 +147,11 @@ def _check_var(
 
 
 def checked(
-    check: Callable[..., bool], numpy_fun: Callable[..., Any], message: str
+    check: Callable[..., bool],
+    numpy_fun: Callable[..., Any],
+    message: str,
+    n_safe: int,
+    unsafe: frozenset[str],
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give NumPy's warnings of `numpy_fun` where `check` of the arguments says NumPy warns.
 
@@ -157,12 +161,22 @@ def checked(
     values (empty or tiny slices) and its warnings, in its order and with its texts ("invalid
     value encountered in scalar divide"), are re-issued at the user's line; the call itself
     then runs with its floating-point errors ignored. Without host values (under `jit`) the
-    one Python-level warning `message` is given.
+    one Python-level warning `message` is given. A non-empty Array with at most `n_safe`
+    positional arguments and none of the keywords `unsafe` cannot warn: it is not checked.
     """
 
     def wrap(fun: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fun)
         def call(*args: Any, **kwargs: Any) -> Any:
+            # the common calls (`mean(x, axis=0)` of a non-empty Array) cannot warn
+            if (
+                args
+                and type(args[0]) is Array
+                and len(args) <= n_safe
+                and 0 not in args[0].aval.shape
+                and (not kwargs or unsafe.isdisjoint(kwargs))
+            ):
+                return fun(*args, **kwargs)
             if check(*args, **kwargs):
                 if _numpy_warnings(numpy_fun, args, kwargs):
                     with Quiet():
@@ -212,9 +226,11 @@ def _numpy_warnings(numpy_fun: Callable[..., Any], args: tuple, kwargs: dict[str
     return True
 
 
-check_mean = checked(_check_mean, np.mean, EMPTY_MEAN)
-check_var = checked(_check_var, np.var, DOF)
-check_std = checked(_check_var, np.std, DOF)
+# mean(a, axis, dtype, out, keepdims, *, where); var(a, axis, dtype, out, ddof, ...)
+check_mean = checked(_check_mean, np.mean, EMPTY_MEAN, 5, frozenset({"where"}))
+_VAR_UNSAFE = frozenset({"ddof", "where", "correction"})
+check_var = checked(_check_var, np.var, DOF, 4, _VAR_UNSAFE)
+check_std = checked(_check_var, np.std, DOF, 4, _VAR_UNSAFE)
 
 
 def count_zeros(count: Any) -> int:
