@@ -368,6 +368,21 @@ def std(
     return write_out("std", out, result, "same_kind")  # NumPy's sqrt writes `out`
 
 
+def _inexact_only(fname: str, dtype: DTypeLike | None, out: Any) -> None:
+    """NumPy's nanmean/nanvar/nanstd of an inexact array refuse an exact dtype or out."""
+    if dtype is not None:
+        dt = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+        if dt.kind not in "fc":
+            raise TypeError(
+                f"mjnp.{fname}: If a is inexact, then dtype must be inexact (got {dt.name})"
+            )
+    out_dtype = getattr(out, "dtype", None)
+    if out_dtype is not None and np.dtype(out_dtype).kind not in "fc":
+        raise TypeError(
+            f"mjnp.{fname}: If a is inexact, then out must be inexact (got {out_dtype.name})"
+        )
+
+
 def nanvar(
     a: ArrayLike,
     axis: Axis = None,
@@ -386,6 +401,7 @@ def nanvar(
         return var(
             a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
         )
+    _inexact_only("nanvar", dtype, out)
     ddof = _ddof("nanvar", ddof, correction)
     result = _variance("nanvar", a, axis, dtype, ddof, keepdims, where, mean, True)
     return write_out("nanvar", out, result, "same_kind")
@@ -409,6 +425,7 @@ def nanstd(
         return std(
             a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
         )
+    _inexact_only("nanstd", dtype, out)
     ddof = _ddof("nanstd", ddof, correction)
     result = ew.sqrt(_variance("nanstd", a, axis, dtype, ddof, keepdims, where, mean, True))
     return write_out("nanstd", out, result, "same_kind")
@@ -458,6 +475,7 @@ def nanmean(
     x = asarray_strong("nanmean", a)
     if x.dtype.kind not in "fc":
         return red.mean(x, axis, dtype, out, keepdims, where=where)
+    _inexact_only("nanmean", dtype, out)
     axes = red._reduced_axes("nanmean", axis, x.ndim)
     mask = red._where_mask("nanmean", where, x.shape)
     valid = ew.logical_not(ew.isnan(x))
@@ -965,7 +983,7 @@ def nanmedian(
 ) -> Array:
     """Median of the non-NaN elements, as `numpy.nanmedian` (all-NaN slices give NaN)."""
     x = asarray_strong("nanmedian", a)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":  # complex: NaNs sort last, as NumPy's
         return median(x, axis, out, overwrite_input, keepdims)
     if x.size == 0:
         result = nanmean(x, axis, keepdims=keepdims)

@@ -121,6 +121,13 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("nanmedian (0,3) axis=0", lambda xp: xp.nanmedian(xp.zeros((0, 3)), axis=0)),
     ("nanmedian (0,3) axis=1", lambda xp: xp.nanmedian(xp.zeros((0, 3)), axis=1)),
     ("nanmedian int", lambda xp: xp.nanmedian(_a(xp, [3, 1, 2]))),
+    (
+        "nanmedian complex rows",
+        lambda xp: xp.nanmedian(
+            _a(xp, [[NAN, NAN, NAN], [3 + 1j, NAN, 1 + 2j], [2j, 1, NAN]], "complex128"), axis=1
+        ),
+    ),
+    ("nanmedian complex64 all-NaN", lambda xp: xp.nanmedian(_a(xp, [NAN, NAN], "complex64"))),
     ("nanpercentile all-NaN", lambda xp: xp.nanpercentile(_a(xp, [NAN, NAN]), 50)),
     (
         "nanquantile all-NaN rows",
@@ -267,3 +274,17 @@ def test_fused_functions_stay_fused():
     for _ in range(3):
         np.mean(x)
     assert np.mean.__wrapped_fused__.trace_count - before <= 1
+
+
+@pytest.mark.parametrize("fname", ["nanmean", "nanvar", "nanstd"])
+@pytest.mark.parametrize("dtype", [bool, onp.int64, onp.int8])
+def test_nan_moments_of_inexact_input_refuse_exact_dtype_and_out(fname, dtype):
+    x = onp.array([[1.0, NAN], [2.0, 3.0]])
+    for kwargs_np, kwargs_mj in (
+        ({"dtype": dtype}, {"dtype": dtype}),
+        ({"out": onp.empty(2, dtype)}, {"out": np.empty(2, dtype)}),
+    ):
+        with pytest.raises(TypeError) as want:
+            getattr(onp, fname)(x, axis=1, **kwargs_np)
+        with pytest.raises(TypeError, match=str(want.value)):
+            getattr(np, fname)(np.asarray(x), axis=1, **kwargs_mj)
