@@ -1079,23 +1079,43 @@ def average(
     return avg
 
 
+def _cov_weights(kind: str, weights: ArrayLike, n: int) -> Array:
+    """`fweights`/`aweights` checked as NumPy's cov checks them (values only when eager)."""
+    w = lax.convert_element_type(asarray_strong("cov", weights), _FLOAT64)
+    host = np.asarray(w) if _is_concrete(w) else None
+    if kind == "fweights" and host is not None and not np.all(host == np.around(host)):
+        raise TypeError("mjnp.cov: fweights must be integer")
+    if w.ndim > 1:
+        raise RuntimeError(f"mjnp.cov: cannot handle multidimensional {kind} (shape {w.shape})")
+    if w.ndim == 0 or w.shape[0] != n:
+        raise RuntimeError(
+            f"mjnp.cov: incompatible numbers of samples and {kind} ({n} samples, {kind} of "
+            f"shape {w.shape})"
+        )
+    if host is not None and bool(np.any(host < 0)):
+        raise ValueError(f"mjnp.cov: {kind} cannot be negative")
+    return w
+
+
 def cov(
     m: ArrayLike,
     y: ArrayLike | None = None,
     rowvar: bool = True,
     bias: bool = False,
     ddof: int | None = None,
-    fweights: None = None,
-    aweights: None = None,
+    fweights: ArrayLike | None = None,
+    aweights: ArrayLike | None = None,
     *,
     dtype: DTypeLike | None = None,
 ) -> Array:
-    """Covariance matrix of the rows (variables) of `m` (and `y`), as `numpy.cov`.
+    """Covariance matrix of the rows (variables) of `m` (and `y`), as `numpy.cov`, with
+    frequency (`fweights`) and reliability (`aweights`) weights of the observations.
 
-    NB: `fweights` and `aweights` are not supported (NotImplementedError).
+    The weights' values are checked (integer, non-negative) and "Degrees of freedom <= 0 for
+    slice" is warned eagerly only; under `jit` such weights compute as NumPy's formula does.
     """
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("mjnp.cov: fweights and aweights are not supported")
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError(f"mjnp.cov: ddof must be integer, got {ddof!r}")
     x = asarray_strong("cov", m)
     if x.ndim > 2:
         raise ValueError(f"mjnp.cov: m has more than 2 dimensions (shape {x.shape})")
@@ -1108,14 +1128,16 @@ def cov(
     if dtype is None:  # NumPy's: m's and y's types and float64 (a complex y keeps its part)
         dtype = np.result_type(*(p.dtype for p in parts), _FLOAT64)
     rows = []
-    for p in parts:
+    for i, p in enumerate(parts):
+        ndim = p.ndim
         p = lax.convert_element_type(p, np.dtype(dtype))
         p = lax.reshape(p, (1, p.size)) if p.ndim < 2 else p
-        if not rowvar and p.shape[0] != 1:
+        # NumPy transposes m unless it was 1-d, and y unless it has one row
+        if not rowvar and (ndim != 1 if i == 0 else p.shape[0] != 1):
             p = lax.transpose(p, (1, 0))
         rows.append(p)
     if rows[0].shape[0] == 0:
-        return lax.full((0, 0), 0, np.dtype(dtype))
+        return lax.full((0, 0), 0, _FLOAT64)  # NumPy's np.array([]).reshape(0, 0)
     if len(rows) > 1:
         if rows[0].shape[1] != rows[1].shape[1]:
             raise ValueError(
@@ -1127,10 +1149,43 @@ def cov(
         data = rows[0]
     if ddof is None:
         ddof = 0 if bias else 1
-    fact = max(data.shape[1] - ddof, 0)
-    centered = ew.subtract(data, red.mean(data, 1, keepdims=True))
-    c = matmul(centered, ew.conjugate(lax.transpose(centered, (1, 0))))
-    c = ew.true_divide(c, fact)
+    n = data.shape[1]
+    w = aw = None
+    if fweights is not None:
+        w = _cov_weights("fweights", fweights, n)
+    if aweights is not None:
+        aw = _cov_weights("aweights", aweights, n)
+        w = aw if w is None else ew.multiply(w, aw)
+    if w is None:
+        avg = red.mean(data, 1, keepdims=True)
+        fact: Any = n - ddof
+    else:
+        w_sum = red.sum(w)
+        if _is_concrete(w_sum) and float(np.asarray(w_sum)) == 0:
+            raise ZeroDivisionError("mjnp.cov: Weights sum to zero, can't be normalized")
+        avg = ew.true_divide(red.sum(ew.multiply(data, w), 1, keepdims=True), w_sum)
+        if ddof == 0:
+            fact = w_sum
+        elif aw is None:
+            fact = ew.subtract(w_sum, ddof)
+        else:
+            fact = ew.subtract(
+                w_sum, ew.true_divide(ew.multiply(ddof, red.sum(ew.multiply(w, aw))), w_sum)
+            )
+    if isinstance(fact, int):
+        if fact <= 0:
+            slice_warnings.warn(slice_warnings.DOF)
+            fact = 0.0
+    elif _is_concrete(fact):
+        if float(np.asarray(fact)) <= 0:
+            slice_warnings.warn(slice_warnings.DOF)
+            fact = 0.0
+    else:
+        fact = ew.where(ew.less_equal(fact, 0), 0.0, fact)
+    centered = ew.subtract(data, avg)
+    weighted = centered if w is None else ew.multiply(centered, w)
+    c = matmul(centered, ew.conjugate(lax.transpose(weighted, (1, 0))))
+    c = ew.multiply(c, ew.true_divide(1, fact))
     if c.shape == (1, 1):
         return lax.reshape(c, ())
     return c

@@ -1,0 +1,93 @@
+"""Fixes found by NumPy's lib/tests/test_function_base.py (conformance.numpy_suite): `cov`
+with `fweights`/`aweights`, its `rowvar=False` transpose rule and its errors and warnings,
+each against NumPy as the oracle (values, dtypes, exception types, warnings in order)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as onp
+import pytest
+
+import mjcore
+import mjnp as np
+
+_RNG = onp.random.default_rng(0)
+X = _RNG.random((3, 5))
+FW = onp.array([1, 2, 0, 3, 1])
+AW = _RNG.random(5)
+
+
+def _a(xp: Any, v: Any) -> Any:
+    return xp.asarray(v)
+
+
+COV_CASES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("plain", lambda xp: xp.cov(_a(xp, X))),
+    ("fweights", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, FW))),
+    ("fweights list", lambda xp: xp.cov(_a(xp, X), fweights=list(FW))),
+    ("aweights", lambda xp: xp.cov(_a(xp, X), aweights=_a(xp, AW))),
+    ("both", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, FW), aweights=_a(xp, AW))),
+    ("both ddof=0", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, FW), aweights=_a(xp, AW), ddof=0)),
+    (
+        "both bias",
+        lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, FW), aweights=_a(xp, AW), bias=True),
+    ),
+    ("both ddof=2", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, FW), aweights=_a(xp, AW), ddof=2)),
+    ("complex aweights", lambda xp: xp.cov(_a(xp, X + 1j * X[::-1]), aweights=_a(xp, AW))),
+    (
+        "rowvar=False of m.T (gh-27658)",
+        lambda xp: xp.cov(_a(xp, onp.ones((3, 1))).T, ddof=0, rowvar=False),
+    ),
+    ("y rowvar=False", lambda xp: xp.cov(_a(xp, X), _a(xp, X[:, :1]), rowvar=False)),
+    (
+        "unit weights",
+        lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, onp.ones(5)), aweights=_a(xp, onp.ones(5))),
+    ),
+    ("empty", lambda xp: xp.cov(_a(xp, onp.zeros((0, 3))))),
+    # errors
+    ("fweights not integer", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, FW + 0.5))),
+    ("fweights negative", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, -FW))),
+    ("fweights 2-d", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, onp.ones((2, 5))))),
+    ("fweights length", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, onp.ones(4)))),
+    ("aweights negative", lambda xp: xp.cov(_a(xp, X), aweights=_a(xp, -AW))),
+    ("aweights 2-d", lambda xp: xp.cov(_a(xp, X), aweights=_a(xp, onp.ones((2, 5))))),
+    ("ddof not integer", lambda xp: xp.cov(_a(xp, X), ddof=1.5)),
+    ("weights sum to zero", lambda xp: xp.cov(_a(xp, X), aweights=_a(xp, onp.zeros(5)))),
+    # "Degrees of freedom <= 0 for slice", then 1/0
+    ("ddof too large", lambda xp: xp.cov(_a(xp, X), ddof=5)),
+    ("one observation", lambda xp: xp.cov(_a(xp, [1.0]))),
+    ("fweights sum 1", lambda xp: xp.cov(_a(xp, X), fweights=_a(xp, [1, 0, 0, 0, 0]))),
+]
+
+
+def _outcome(f: Callable[[], Any]) -> tuple[Any, list[tuple[type, str]]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result: Any = onp.asarray(f())
+        except Exception as e:
+            result = type(e)
+    return result, [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("name,f", COV_CASES, ids=[c[0] for c in COV_CASES])
+def test_cov_matches_numpy(name, f):
+    want = _outcome(lambda: f(onp))
+    got = _outcome(lambda: f(np))
+    assert got[1] == want[1], f"{name}: warnings {got[1]} != NumPy's {want[1]}"
+    if isinstance(want[0], type):
+        assert got[0] is want[0], (got[0], want[0])
+        return
+    assert got[0].dtype == want[0].dtype and got[0].shape == want[0].shape
+    onp.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-14)
+
+
+def test_weighted_cov_under_jit_equals_numpy():
+    f = mjcore.jit(lambda x, fw, aw: np.cov(x, fweights=fw, aweights=aw, ddof=2))
+    got = f(np.asarray(X), np.asarray(FW), np.asarray(AW))
+    onp.testing.assert_allclose(
+        onp.asarray(got), onp.cov(X, fweights=FW, aweights=AW, ddof=2), rtol=1e-12
+    )
