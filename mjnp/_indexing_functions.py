@@ -662,11 +662,10 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     if len(funclist) not in (n, n + 1):
         raise ValueError(
             f"mjnp.piecewise: with {n} condition(s), either {n} or {n + 1} functions are "
-            f"needed, got {len(funclist)}"
+            f"expected, got {len(funclist)}"
         )
-    for c in conds:
-        if get_aval(c).dtype.kind != "b":
-            raise TypeError("mjnp.piecewise: conditions must be boolean arrays")
+    # NumPy's asarray(condlist, dtype=bool): nonzero numbers are true
+    conds = [c if get_aval(c).dtype.kind == "b" else ew.not_equal(c, 0) for c in conds]
     if len(funclist) == n + 1:
         otherwise = ew.logical_not(_any_of(conds, x.shape))
         conds = [*conds, otherwise]

@@ -91,3 +91,44 @@ def test_weighted_cov_under_jit_equals_numpy():
     onp.testing.assert_allclose(
         onp.asarray(got), onp.cov(X, fweights=FW, aweights=AW, ddof=2), rtol=1e-12
     )
+
+
+@pytest.mark.parametrize("fname", ["insert", "delete"])
+@pytest.mark.parametrize("axis", [0, "nonsense", 1.5])
+def test_insert_delete_of_0d_check_the_axis_type_first(fname, axis):
+    def call(xp: Any) -> Any:
+        a = xp.asarray(1)
+        return xp.insert(a, [], 2, axis=axis) if fname == "insert" else xp.delete(a, [], axis=axis)
+
+    with pytest.raises(Exception) as want:
+        call(onp)
+    with pytest.raises(type(want.value), match=str(want.value)):
+        call(np)
+
+
+PIECEWISE_CASES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("int array condition", lambda xp: xp.piecewise(xp.asarray([0, 0]), xp.asarray([1, 0]), [1])),
+    (
+        "list of int arrays",
+        lambda xp: xp.piecewise(xp.asarray([0, 0]), [xp.asarray([1, 0])], [1]),
+    ),
+    (
+        "float conditions",
+        lambda xp: xp.piecewise(xp.asarray([1.0, 2.0]), [xp.asarray([0.5, 0.0])], [7.0, 9.0]),
+    ),
+    ("0-d comparison", lambda xp: xp.piecewise(xp.asarray(3), xp.asarray(3) > 3, [4, 0])),
+    ("bool list", lambda xp: xp.piecewise(xp.asarray([0, 0]), [True, False], [1])),
+]
+
+
+@pytest.mark.parametrize("name,f", PIECEWISE_CASES, ids=[c[0] for c in PIECEWISE_CASES])
+def test_piecewise_takes_conditions_as_bool_like_numpy(name, f):
+    want, got = f(onp), f(np)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    onp.testing.assert_array_equal(onp.asarray(got), want)
+
+
+def test_piecewise_function_count_error_has_numpys_text():
+    for funcs in ([], [1, 2, 3]):
+        with pytest.raises(ValueError, match="1 or 2 functions are expected"):
+            np.piecewise(np.asarray([0, 0]), [[False, True]], funcs)
