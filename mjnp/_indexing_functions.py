@@ -539,6 +539,14 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False) -> Array:
     NB: with traced `bins`, the direction is taken from their ends instead of being checked.
     """
     bins = asarray_arg("digitize", bins)
+    x = asarray_arg("digitize", x)
+    if x.dtype.kind == "c":
+        raise TypeError("mjnp.digitize: x may not be complex")
+    if bins.dtype.kind == "c":  # NumPy's monotonicity check casts them to float64 safely
+        raise TypeError(
+            "mjnp.digitize: Cannot cast array data from dtype('complex128') to dtype('float64') "
+            "according to the rule 'safe' (bins may not be complex)"
+        )
     if bins.ndim != 1:
         raise ValueError("mjnp.digitize: object too deep for desired array (bins must be 1-D)")
     side = "left" if right else "right"

@@ -132,3 +132,23 @@ def test_piecewise_function_count_error_has_numpys_text():
     for funcs in ([], [1, 2, 3]):
         with pytest.raises(ValueError, match="1 or 2 functions are expected"):
             np.piecewise(np.asarray([0, 0]), [[False, True]], funcs)
+
+
+@pytest.mark.parametrize(
+    "x,bins", [([1, 2, 3 + 1j], [1, 2, 3]), ([1, 2, 3], [1, 2, 3 + 1j])], ids=["x", "bins"]
+)
+def test_digitize_refuses_complex_as_numpy(x, bins):
+    with pytest.raises(TypeError):
+        onp.digitize(x, bins)
+    with pytest.raises(TypeError):
+        np.digitize(x, bins)
+    with pytest.raises(TypeError):
+        np.digitize(np.asarray(x), np.asarray(bins))
+
+
+def test_digitize_still_matches_numpy():
+    x, bins = onp.array([0.2, 6.4, 3.0, 1.6, -1.0]), onp.array([0.0, 1.0, 2.5, 4.0, 10.0])
+    for b in (bins, bins[::-1]):
+        for right in (False, True):
+            got = np.digitize(np.asarray(x), np.asarray(b), right=right)
+            onp.testing.assert_array_equal(onp.asarray(got), onp.digitize(x, b, right=right))
