@@ -1185,7 +1185,8 @@ def cov(
     centered = ew.subtract(data, avg)
     weighted = centered if w is None else ew.multiply(centered, w)
     c = matmul(centered, ew.conjugate(lax.transpose(weighted, (1, 0))))
-    c = ew.multiply(c, ew.true_divide(1, fact))
+    # NumPy's in-place `c *= true_divide(1, fact)`: a float64 factor, c keeps its dtype
+    c = lax.convert_element_type(ew.multiply(c, ew.true_divide(1, fact)), c.dtype)
     if c.shape == (1, 1):
         return lax.reshape(c, ())
     return c

@@ -152,3 +152,19 @@ def test_digitize_still_matches_numpy():
         for right in (False, True):
             got = np.digitize(np.asarray(x), np.asarray(b), right=right)
             onp.testing.assert_array_equal(onp.asarray(got), onp.digitize(x, b, right=right))
+
+
+@pytest.mark.parametrize("dtype", [onp.float16, onp.float32, onp.float64, onp.complex64])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cov_and_corrcoef_keep_the_requested_dtype(dtype, weighted):
+    x = onp.array([[0, 2], [1, 1], [2, 0]]).T.astype(dtype)
+    kw_np = {"aweights": AW[:3]} if weighted else {}
+    kw_mj = {"aweights": np.asarray(AW[:3])} if weighted else {}
+    want = onp.cov(x, dtype=dtype, **kw_np)
+    got = np.cov(np.asarray(x), dtype=dtype, **kw_mj)
+    assert got.dtype == want.dtype
+    onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-3 if dtype == onp.float16 else 1e-6)
+    want = onp.corrcoef(x, dtype=dtype)
+    got = np.corrcoef(np.asarray(x), dtype=dtype)
+    assert got.dtype == want.dtype
+    onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-3 if dtype == onp.float16 else 1e-6)
