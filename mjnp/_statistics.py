@@ -683,6 +683,7 @@ def _quantile(
             f"mjnp.{fname}: Only method 'inverted_cdf' supports weights. Got: {method}."
         )
     weak_q = type(q) in (int, float)
+    by_lerp = method not in _DISCRETE  # NumPy writes `out` with its lerp ufunc, else np.take
     qa = asarray_strong(fname, q)
     if qa.dtype.kind not in "fiub":
         raise TypeError(f"mjnp.{fname}: q must be real, got dtype {qa.dtype.name}")
@@ -803,6 +804,19 @@ def _quantile(
         result = ew.where(has_nan, lax.full((), np.nan, result.dtype), result)
     if keepdims:
         result = _keep_dims(result, qa.ndim, shape, axes)
+    if (
+        by_lerp
+        and out is not None
+        and not ignore_nan
+        and getattr(out, "shape", None) != result.shape
+    ):
+        # NumPy's lerp is a ufunc writing `out`: a result that broadcasts to out's shape fits
+        try:
+            fits = np.broadcast_shapes(result.shape, out.shape) == out.shape
+        except ValueError:
+            fits = False
+        if fits:
+            result = lax.broadcast_to(result, out.shape)
     # NumPy's lerp writes `out` (a ufunc's casting), but its nan* versions copy unsafely.
     return write_out(fname, out, result, "unsafe" if ignore_nan else "same_kind")
 

@@ -168,3 +168,22 @@ def test_cov_and_corrcoef_keep_the_requested_dtype(dtype, weighted):
     got = np.corrcoef(np.asarray(x), dtype=dtype)
     assert got.dtype == want.dtype
     onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-3 if dtype == onp.float16 else 1e-6)
+
+
+@pytest.mark.parametrize("out_shape", [(1,), (2, 3)])
+@pytest.mark.parametrize("method", ["linear", "midpoint", "hazen"])
+def test_percentile_out_may_be_a_shape_the_result_broadcasts_to(out_shape, method):
+    d = onp.arange(5.0)
+    want_out, got_out = onp.ones(out_shape), np.ones(out_shape)
+    want = onp.percentile(d, 5, None, want_out, False, method)
+    got = np.percentile(np.asarray(d), 5, None, got_out, False, method)
+    assert got is got_out and want is want_out
+    onp.testing.assert_array_equal(onp.asarray(got_out), want_out)
+    with pytest.raises(ValueError):
+        np.percentile(np.asarray(d), [5, 10], None, np.ones((3,)), False, method)
+
+
+def test_percentile_out_of_a_discrete_method_must_match_as_numpys_take():
+    for xp in (onp, np):
+        with pytest.raises(ValueError):
+            xp.percentile(xp.asarray(onp.arange(5.0)), 5, None, xp.ones((1,)), False, "lower")
