@@ -856,7 +856,9 @@ def _weighted_inverted_cdf(fname: str, s: Array, w: Array, qa: Array, ignore_nan
     s, w = lax.sort([s, w], last, num_keys=1)
     cdf = lax.cumsum(lax.convert_element_type(w, _FLOAT64), last)
     total = lax.slice_in_dim(cdf, n - 1, n, last)
-    with slice_warnings.Quiet():  # all-zero weights: NaN, refused below
+    # all-zero weights: NaN, refused below after NumPy's "invalid value" warning; an all-NaN
+    # slice of a nan-quantile has no weights left in NumPy, so no warning either
+    with slice_warnings.Quiet() if ignore_nan else contextlib.nullcontext():
         cdf = ew.true_divide(cdf, total)
     if _is_concrete(cdf):
         bad = np.isnan(np.asarray(cdf)[..., -1])

@@ -139,6 +139,12 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
             _a(xp, ALLNAN_2D), 0.5, axis=1, method="inverted_cdf", weights=xp.ones((3, 3))
         ),
     ),
+    (
+        "quantile zero weights",
+        lambda xp: xp.quantile(
+            _a(xp, [1.0, 2.0]), 0.5, method="inverted_cdf", weights=_a(xp, [0.0, 0.0])
+        ),
+    ),
     ("nanpercentile (0,3) axis=0", lambda xp: xp.nanpercentile(xp.zeros((0, 3)), 40, axis=0)),
     ("nanpercentile (0,3) None", lambda xp: xp.nanpercentile(xp.zeros((0, 3)), 40)),
     ("nanpercentile (0,3) axis=1", lambda xp: xp.nanpercentile(xp.zeros((0, 3)), 40, axis=1)),
