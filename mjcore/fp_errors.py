@@ -122,6 +122,12 @@ def _user_frame_level() -> int:
     return level
 
 
+def warn_at_user_line(message: str, category: type[Warning]) -> None:
+    """`warnings.warn` at the user's line, as NumPy's Python-level warnings (stacklevel=2 of
+    a public function) name their caller ("Mean of empty slice", mjnp/_slice_warnings.py)."""
+    warnings.warn(message, category, stacklevel=_user_frame_level())
+
+
 _OWN_DIRS = tuple(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + pkg + os.sep
     for pkg in ("mjcore", "mjnp")

@@ -539,6 +539,14 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False) -> Array:
     NB: with traced `bins`, the direction is taken from their ends instead of being checked.
     """
     bins = asarray_arg("digitize", bins)
+    x = asarray_arg("digitize", x)
+    if x.dtype.kind == "c":
+        raise TypeError("mjnp.digitize: x may not be complex")
+    if bins.dtype.kind == "c":  # NumPy's monotonicity check casts them to float64 safely
+        raise TypeError(
+            "mjnp.digitize: Cannot cast array data from dtype('complex128') to dtype('float64') "
+            "according to the rule 'safe' (bins may not be complex)"
+        )
     if bins.ndim != 1:
         raise ValueError("mjnp.digitize: object too deep for desired array (bins must be 1-D)")
     side = "left" if right else "right"
@@ -662,11 +670,10 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     if len(funclist) not in (n, n + 1):
         raise ValueError(
             f"mjnp.piecewise: with {n} condition(s), either {n} or {n + 1} functions are "
-            f"needed, got {len(funclist)}"
+            f"expected, got {len(funclist)}"
         )
-    for c in conds:
-        if get_aval(c).dtype.kind != "b":
-            raise TypeError("mjnp.piecewise: conditions must be boolean arrays")
+    # NumPy's asarray(condlist, dtype=bool): nonzero numbers are true
+    conds = [c if get_aval(c).dtype.kind == "b" else ew.not_equal(c, 0) for c in conds]
     if len(funclist) == n + 1:
         otherwise = ew.logical_not(_any_of(conds, x.shape))
         conds = [*conds, otherwise]

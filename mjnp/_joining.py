@@ -17,6 +17,7 @@ from typing import Any, TypeGuard, overload
 
 import numpy as np
 from numpy.exceptions import AxisError
+from numpy.lib.array_utils import normalize_axis_index
 
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
@@ -1006,6 +1007,17 @@ def resize(a: ArrayLike, new_shape: Any) -> Array:
     return lax.reshape(_slice_axis(flat, 0, size, 0), shape)
 
 
+def _integer_axis(fname: str, axis: Any) -> None:
+    """NumPy's integer check of `axis` (its `normalize_axis_index`, whose TypeError text this
+    repeats): a non-integer axis is a TypeError before any AxisError."""
+    try:
+        normalize_axis_index(axis, 1)
+    except TypeError as e:
+        raise TypeError(f"mjnp.{fname}: {e} (axis must be an int)") from None
+    except AxisError:
+        pass
+
+
 def delete(arr: ArrayLike, obj: Any, axis: int | None = None) -> Array:
     """`arr` without the sub-arrays at `obj` along `axis`, as `numpy.delete`.
 
@@ -1016,6 +1028,7 @@ def delete(arr: ArrayLike, obj: Any, axis: int | None = None) -> Array:
         arr, axis = ravel(arr), 0
     axis = normalize_axis("delete", axis, arr.ndim) if arr.ndim else axis
     if arr.ndim == 0:
+        _integer_axis("delete", axis)  # NumPy: TypeError before AxisError
         raise AxisError(axis, 0, "mjnp.delete")
     if isinstance(obj, Tracer):
         obj = core.concrete_or_error(obj, "mjnp.delete(obj=...)")
@@ -1037,6 +1050,7 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     if axis is None:
         arr, axis = ravel(arr), 0
     elif arr.ndim == 0:
+        _integer_axis("insert", axis)  # NumPy: TypeError before AxisError
         raise AxisError(axis, 0, "mjnp.insert")
     if isinstance(obj, Tracer):
         obj = core.concrete_or_error(obj, "mjnp.insert(obj=...)")

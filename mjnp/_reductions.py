@@ -24,6 +24,7 @@ from mjnp._manipulation import (
 )
 from mjnp._out import write_out
 from mjnp._promotion import asarray_arg
+from mjnp._slice_warnings import check_mean
 
 ArrayLike = Any
 Array = Any
@@ -226,6 +227,7 @@ def prod(
     return _sum_or_prod("prod", _PROD, a, axis, dtype, out, keepdims, initial, where)
 
 
+@check_mean  # NumPy's "Mean of empty slice", on every call (the body runs once per signature)
 @fuse_eagerly
 def mean(
     a: ArrayLike,
@@ -239,7 +241,7 @@ def mean(
     """Arithmetic mean over `axis`, as `numpy.mean`.
 
     bool and integer inputs give float64; float16 is accumulated in float32. A mean over no
-    elements is NaN (NumPy also warns).
+    elements is NaN, with NumPy's warnings.
     """
     x = asarray_arg("mean", a)
     axes = _reduced_axes("mean", axis, x.ndim)

@@ -4,6 +4,7 @@ running sums and differences, cumsum ... ediff1d, are in `_sums_products_differe
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -15,6 +16,7 @@ from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
+from mjnp import _slice_warnings as slice_warnings
 from mjnp._manipulation import asarray_strong, normalize_axes
 from mjnp._matrix_products import matmul
 from mjnp._out import write_out
@@ -87,9 +89,12 @@ def _variance(
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
     sum_dtype = _FLOAT64 if dtype is None and x.dtype.kind in "biu" else dtype
+    # NumPy's nanvar divides by its counts with every error ignored (NaN is the answer)
+    quiet = slice_warnings.Quiet() if ignore_nan else contextlib.nullcontext()
     if mean is _NO_VALUE:
         total = red.sum(x, axis=axes, dtype=sum_dtype, keepdims=True, where=where_arg)
-        center = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, True), total))
+        with quiet:
+            center = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, True), total))
     else:
         center = asarray_arg(fname, mean)
     deviation = ew.subtract(x, center)
@@ -105,14 +110,20 @@ def _variance(
         divisor: Any = max(count - ddof, 0)
     else:
         divisor = ew.maximum(ew.subtract(_as_dtype_of(count, total), ddof), 0)
-    result = ew.true_divide(total, divisor)
+    with quiet:
+        result = ew.true_divide(total, divisor)
     if ignore_nan and x.dtype.kind in "fc":
         # NumPy's nanvar: NaN (not var's inf) where the degrees of freedom are <= 0.
         dof = ew.subtract(_as_dtype_of(count, total), ddof)
         result = ew.where(ew.less_equal(dof, 0), lax.full((), np.nan, result.dtype), result)
+        if result.size and (
+            math.prod(x.shape[ax] for ax in axes) - ddof <= 0 or slice_warnings.any_nonpositive(dof)
+        ):
+            slice_warnings.warn(slice_warnings.DOF + ".")
     return result
 
 
+@slice_warnings.check_var  # NumPy's "Degrees of freedom <= 0 for slice", on every call
 @fuse_eagerly
 def var(
     a: ArrayLike,
@@ -133,6 +144,7 @@ def var(
     return write_out("var", out, result)
 
 
+@slice_warnings.check_std  # NumPy's "Degrees of freedom <= 0 for slice", on every call
 @fuse_eagerly
 def std(
     a: ArrayLike,
@@ -152,6 +164,21 @@ def std(
     return write_out("std", out, result, "same_kind")  # NumPy's sqrt writes `out`
 
 
+def _inexact_only(fname: str, dtype: DTypeLike | None, out: Any) -> None:
+    """NumPy's nanmean/nanvar/nanstd of an inexact array refuse an exact dtype or out."""
+    if dtype is not None:
+        dt = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+        if dt.kind not in "fc":
+            raise TypeError(
+                f"mjnp.{fname}: If a is inexact, then dtype must be inexact (got {dt.name})"
+            )
+    out_dtype = getattr(out, "dtype", None)
+    if out_dtype is not None and np.dtype(out_dtype).kind not in "fc":
+        raise TypeError(
+            f"mjnp.{fname}: If a is inexact, then out must be inexact (got {out_dtype.name})"
+        )
+
+
 def nanvar(
     a: ArrayLike,
     axis: Axis = None,
@@ -165,6 +192,12 @@ def nanvar(
     correction: float = _NO_VALUE,
 ) -> Array:
     """`var` ignoring NaNs, as `numpy.nanvar` (an all-NaN slice gives NaN)."""
+    a = asarray_strong("nanvar", a)
+    if a.dtype.kind not in "fc":  # NumPy's nanvar is var without NaNs (and its warnings)
+        return var(
+            a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
+        )
+    _inexact_only("nanvar", dtype, out)
     ddof = _ddof("nanvar", ddof, correction)
     result = _variance("nanvar", a, axis, dtype, ddof, keepdims, where, mean, True)
     return write_out("nanvar", out, result, "same_kind")
@@ -183,6 +216,12 @@ def nanstd(
     correction: float = _NO_VALUE,
 ) -> Array:
     """`std` ignoring NaNs, as `numpy.nanstd`."""
+    a = asarray_strong("nanstd", a)
+    if a.dtype.kind not in "fc":  # NumPy's nanstd is std without NaNs (and its warnings)
+        return std(
+            a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
+        )
+    _inexact_only("nanstd", dtype, out)
     ddof = _ddof("nanstd", ddof, correction)
     result = ew.sqrt(_variance("nanstd", a, axis, dtype, ddof, keepdims, where, mean, True))
     return write_out("nanstd", out, result, "same_kind")
@@ -232,12 +271,19 @@ def nanmean(
     x = asarray_strong("nanmean", a)
     if x.dtype.kind not in "fc":
         return red.mean(x, axis, dtype, out, keepdims, where=where)
+    _inexact_only("nanmean", dtype, out)
     axes = red._reduced_axes("nanmean", axis, x.ndim)
     mask = red._where_mask("nanmean", where, x.shape)
     valid = ew.logical_not(ew.isnan(x))
     mask = valid if mask is None else ew.logical_and(mask, valid)
     total = red.sum(x, axes, dtype, None, keepdims, where=mask)
-    result = ew.true_divide(total, _as_dtype_of(_count(x, axes, mask, keepdims), total))
+    count = _count(x, axes, mask, keepdims)
+    with slice_warnings.Quiet():  # NumPy's _divide_by_count: NaN for no elements, no flags
+        result = ew.true_divide(total, _as_dtype_of(count, total))
+    if result.size and (
+        math.prod(x.shape[ax] for ax in axes) == 0 or slice_warnings.count_zeros(count)
+    ):
+        slice_warnings.warn(slice_warnings.EMPTY_MEAN)
     return write_out("nanmean", out, result, "same_kind")  # NumPy: "out must be inexact"
 
 
@@ -261,6 +307,10 @@ def _nan_extremum(
     if initial is None:
         all_nan = red.all(nan, axis, keepdims=keepdims, where=where)
         result = ew.where(all_nan, lax.full((), np.nan, x.dtype), result)
+    if slice_warnings.any_nan(result):
+        # NumPy's test after its fmin.reduce; its slow path (lists, scalars) says "axis"
+        array_input = isinstance(a, np.ndarray) or hasattr(a, "aval")
+        slice_warnings.warn(slice_warnings.ALL_NAN if array_input else "All-NaN axis encountered")
     return write_out(fname, out, result)
 
 
@@ -429,6 +479,7 @@ def _quantile(
             f"mjnp.{fname}: Only method 'inverted_cdf' supports weights. Got: {method}."
         )
     weak_q = type(q) in (int, float)
+    by_lerp = method not in _DISCRETE  # NumPy writes `out` with its lerp ufunc, else np.take
     qa = asarray_strong(fname, q)
     if qa.dtype.kind not in "fiub":
         raise TypeError(f"mjnp.{fname}: q must be real, got dtype {qa.dtype.name}")
@@ -451,6 +502,9 @@ def _quantile(
                     else "Percentiles must be in the range [0, 100]"
                 )
             )
+    if ignore_nan and x.size == 0:
+        # NumPy's nan-quantiles of an empty array are its nanmean (shape, warnings)
+        return nanmean(x, axis, out=out, keepdims=keepdims)
     shape = x.shape
     s, axes = _move_to_last(fname, x, axis)
     n = s.shape[-1]
@@ -467,7 +521,10 @@ def _quantile(
     if x.dtype.kind == "f":
         nan = ew.isnan(s)
         if ignore_nan:
-            count = lax.convert_element_type(red.sum(ew.logical_not(nan), -1), qa.dtype)
+            count = red.sum(ew.logical_not(nan), -1)
+            # NumPy warns once per all-NaN slice
+            slice_warnings.warn(slice_warnings.ALL_NAN, slice_warnings.count_zeros(count))
+            count = lax.convert_element_type(count, qa.dtype)
         else:
             has_nan = red.any(nan, -1)
     s = lax.sort(s, s.ndim - 1) if n else s
@@ -543,6 +600,19 @@ def _quantile(
         result = ew.where(has_nan, lax.full((), np.nan, result.dtype), result)
     if keepdims:
         result = _keep_dims(result, qa.ndim, shape, axes)
+    if (
+        by_lerp
+        and out is not None
+        and not ignore_nan
+        and getattr(out, "shape", None) != result.shape
+    ):
+        # NumPy's lerp is a ufunc writing `out`: a result that broadcasts to out's shape fits
+        try:
+            fits = np.broadcast_shapes(result.shape, out.shape) == out.shape
+        except ValueError:
+            fits = False
+        if fits:
+            result = lax.broadcast_to(result, out.shape)
     # NumPy's lerp writes `out` (a ufunc's casting), but its nan* versions copy unsafely.
     return write_out(fname, out, result, "unsafe" if ignore_nan else "same_kind")
 
@@ -582,9 +652,16 @@ def _weighted_inverted_cdf(fname: str, s: Array, w: Array, qa: Array, ignore_nan
     s, w = lax.sort([s, w], last, num_keys=1)
     cdf = lax.cumsum(lax.convert_element_type(w, _FLOAT64), last)
     total = lax.slice_in_dim(cdf, n - 1, n, last)
-    cdf = ew.true_divide(cdf, total)
-    if _is_concrete(cdf) and bool(np.isnan(np.asarray(cdf)[..., -1]).any()):
-        raise ValueError(f"mjnp.{fname}: Weights included NaN, inf or were all zero.")
+    # all-zero weights: NaN, refused below after NumPy's "invalid value" warning; an all-NaN
+    # slice of a nan-quantile has no weights left in NumPy, so no warning either
+    with slice_warnings.Quiet() if ignore_nan else contextlib.nullcontext():
+        cdf = ew.true_divide(cdf, total)
+    if _is_concrete(cdf):
+        bad = np.isnan(np.asarray(cdf)[..., -1])
+        if ignore_nan and nan is not None:  # an all-NaN slice is NaN, not an error (NumPy)
+            bad &= ~np.asarray(red.all(nan, -1))
+        if bad.any():
+            raise ValueError(f"mjnp.{fname}: Weights included NaN, inf or were all zero.")
     cdf = lax.convert_element_type(cdf, qa.dtype)
     # Leading zero weights: q=0 must pick the first value with weight, as NumPy's -1 trick.
     cdf = ew.where(ew.equal(cdf, 0), lax.full((), -1, cdf.dtype), cdf)
@@ -598,6 +675,7 @@ def _weighted_inverted_cdf(fname: str, s: Array, w: Array, qa: Array, ignore_nan
         if ignore_nan:
             all_nan = red.all(nan, -1)
             result = ew.where(all_nan, lax.full((), np.nan, result.dtype), result)
+            slice_warnings.warn(slice_warnings.ALL_NAN, slice_warnings.count_true(all_nan))
         else:
             result = ew.where(red.any(nan, -1), lax.full((), np.nan, result.dtype), result)
     return result
@@ -717,7 +795,7 @@ def nanmedian(
 ) -> Array:
     """Median of the non-NaN elements, as `numpy.nanmedian` (all-NaN slices give NaN)."""
     x = asarray_strong("nanmedian", a)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":  # complex: NaNs sort last, as NumPy's
         return median(x, axis, out, overwrite_input, keepdims)
     if x.size == 0:
         result = nanmean(x, axis, keepdims=keepdims)
@@ -744,6 +822,8 @@ def _nanmedian(x: Array, axis: Axis, keepdims: bool) -> Array:
     middle = lax.select(lax.eq(lo_index, hi_index), lo, lax.div(lax.add(lo, hi), two))
     nan = lax.full(middle.shape, np.nan, s.dtype)
     result = lax.select(lax.eq(count, lax.full((), 0, _INT64)), nan, middle)
+    # NumPy warns once per all-NaN slice
+    slice_warnings.warn(slice_warnings.ALL_NAN, slice_warnings.count_zeros(count))
     return _keep_dims(result, 0, shape, axes) if keepdims else result
 
 
@@ -811,23 +891,43 @@ def average(
     return avg
 
 
+def _cov_weights(kind: str, weights: ArrayLike, n: int) -> Array:
+    """`fweights`/`aweights` checked as NumPy's cov checks them (values only when eager)."""
+    w = lax.convert_element_type(asarray_strong("cov", weights), _FLOAT64)
+    host = np.asarray(w) if _is_concrete(w) else None
+    if kind == "fweights" and host is not None and not np.all(host == np.around(host)):
+        raise TypeError("mjnp.cov: fweights must be integer")
+    if w.ndim > 1:
+        raise RuntimeError(f"mjnp.cov: cannot handle multidimensional {kind} (shape {w.shape})")
+    if w.ndim == 0 or w.shape[0] != n:
+        raise RuntimeError(
+            f"mjnp.cov: incompatible numbers of samples and {kind} ({n} samples, {kind} of "
+            f"shape {w.shape})"
+        )
+    if host is not None and bool(np.any(host < 0)):
+        raise ValueError(f"mjnp.cov: {kind} cannot be negative")
+    return w
+
+
 def cov(
     m: ArrayLike,
     y: ArrayLike | None = None,
     rowvar: bool = True,
     bias: bool = False,
     ddof: int | None = None,
-    fweights: None = None,
-    aweights: None = None,
+    fweights: ArrayLike | None = None,
+    aweights: ArrayLike | None = None,
     *,
     dtype: DTypeLike | None = None,
 ) -> Array:
-    """Covariance matrix of the rows (variables) of `m` (and `y`), as `numpy.cov`.
+    """Covariance matrix of the rows (variables) of `m` (and `y`), as `numpy.cov`, with
+    frequency (`fweights`) and reliability (`aweights`) weights of the observations.
 
-    NB: `fweights` and `aweights` are not supported (NotImplementedError).
+    The weights' values are checked (integer, non-negative) and "Degrees of freedom <= 0 for
+    slice" is warned eagerly only; under `jit` such weights compute as NumPy's formula does.
     """
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("mjnp.cov: fweights and aweights are not supported")
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError(f"mjnp.cov: ddof must be integer, got {ddof!r}")
     x = asarray_strong("cov", m)
     if x.ndim > 2:
         raise ValueError(f"mjnp.cov: m has more than 2 dimensions (shape {x.shape})")
@@ -840,14 +940,16 @@ def cov(
     if dtype is None:  # NumPy's: m's and y's types and float64 (a complex y keeps its part)
         dtype = np.result_type(*(p.dtype for p in parts), _FLOAT64)
     rows = []
-    for p in parts:
+    for i, p in enumerate(parts):
+        ndim = p.ndim
         p = lax.convert_element_type(p, np.dtype(dtype))
         p = lax.reshape(p, (1, p.size)) if p.ndim < 2 else p
-        if not rowvar and p.shape[0] != 1:
+        # NumPy transposes m unless it was 1-d, and y unless it has one row
+        if not rowvar and (ndim != 1 if i == 0 else p.shape[0] != 1):
             p = lax.transpose(p, (1, 0))
         rows.append(p)
     if rows[0].shape[0] == 0:
-        return lax.full((0, 0), 0, np.dtype(dtype))
+        return lax.full((0, 0), 0, _FLOAT64)  # NumPy's np.array([]).reshape(0, 0)
     if len(rows) > 1:
         if rows[0].shape[1] != rows[1].shape[1]:
             raise ValueError(
@@ -859,10 +961,44 @@ def cov(
         data = rows[0]
     if ddof is None:
         ddof = 0 if bias else 1
-    fact = max(data.shape[1] - ddof, 0)
-    centered = ew.subtract(data, red.mean(data, 1, keepdims=True))
-    c = matmul(centered, ew.conjugate(lax.transpose(centered, (1, 0))))
-    c = ew.true_divide(c, fact)
+    n = data.shape[1]
+    w = aw = None
+    if fweights is not None:
+        w = _cov_weights("fweights", fweights, n)
+    if aweights is not None:
+        aw = _cov_weights("aweights", aweights, n)
+        w = aw if w is None else ew.multiply(w, aw)
+    if w is None:
+        avg = red.mean(data, 1, keepdims=True)
+        fact: Any = n - ddof
+    else:
+        w_sum = red.sum(w)
+        if _is_concrete(w_sum) and float(np.asarray(w_sum)) == 0:
+            raise ZeroDivisionError("mjnp.cov: Weights sum to zero, can't be normalized")
+        avg = ew.true_divide(red.sum(ew.multiply(data, w), 1, keepdims=True), w_sum)
+        if ddof == 0:
+            fact = w_sum
+        elif aw is None:
+            fact = ew.subtract(w_sum, ddof)
+        else:
+            fact = ew.subtract(
+                w_sum, ew.true_divide(ew.multiply(ddof, red.sum(ew.multiply(w, aw))), w_sum)
+            )
+    if isinstance(fact, int):
+        if fact <= 0:
+            slice_warnings.warn(slice_warnings.DOF)
+            fact = 0.0
+    elif _is_concrete(fact):
+        if float(np.asarray(fact)) <= 0:
+            slice_warnings.warn(slice_warnings.DOF)
+            fact = 0.0
+    else:
+        fact = ew.where(ew.less_equal(fact, 0), 0.0, fact)
+    centered = ew.subtract(data, avg)
+    weighted = centered if w is None else ew.multiply(centered, w)
+    c = matmul(centered, ew.conjugate(lax.transpose(weighted, (1, 0))))
+    # NumPy's in-place `c *= true_divide(1, fact)`: a float64 factor, c keeps its dtype
+    c = lax.convert_element_type(ew.multiply(c, ew.true_divide(1, fact)), c.dtype)
     if c.shape == (1, 1):
         return lax.reshape(c, ())
     return c
