@@ -104,7 +104,7 @@ def _check_mean(
     """NumPy's `_mean`: "Mean of empty slice" when some slice has no elements."""
     where = kw.get("where", True)
     shape = shape_of(a)
-    if shape is None or (where is True and math.prod(shape)):
+    if shape is None or (where is True and 0 not in shape):
         return False  # the common case: no empty slice is possible
     axes = _axes(shape, axis)
     if axes is None:
@@ -135,15 +135,15 @@ def _check_var(
         return False  # an array ddof (a tracer under jit): not decided here
     where = kw.get("where", True)
     shape = shape_of(a)
-    if shape is None or (where is True and ddof <= 0 and math.prod(shape)):
+    if shape is None or (where is True and ddof <= 0 and 0 not in shape):
         return False  # the common case: every slice has an element and ddof <= 0
     axes = _axes(shape, axis)
     if axes is None:
         return False
     if where is True:
-        return ddof >= math.prod(shape[ax] for ax in axes)
+        return bool(ddof >= math.prod(shape[ax] for ax in axes))
     counts = _mask_counts(where, shape, axes)
-    return counts is not None and bool(np.any(ddof >= counts))
+    return bool(counts is not None and np.any(ddof >= counts))
 
 
 def checked(
