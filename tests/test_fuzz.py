@@ -265,6 +265,27 @@ def test_fuzz_found_fma_then_arctan2_branch_cut():
     _check_program(program, data)
 
 
+def test_fuzz_found_hypot_then_floor():
+    # Found by `make fuzz`: hypot's XLA lowering (then `big * sqrt(1 + r**2)`) was 1 ulp from
+    # C's hypot, which the eager host path calls, and `floor(hypot(x, y)**2)` was 26 under
+    # vmap and jit against 25 eagerly. The lowering is now glibc's algorithm, to the bit.
+    steps = dict(_UNARY) | dict(_BINARY)
+    program = [(name, steps[name]) for name in ["add", "hypot", "square", "floor"]]
+    data = np.array([[4, 2, 0], [-3, -2, -5], [-5, -5, -4], [3, 2, 5], [0, 1, 5]], np.int32)
+    _check_program(program, data)
+    x = (data[0] + data[1]).astype(np.float64)
+    expected = np.floor(np.square(np.hypot(x, data[2])))
+    np.testing.assert_array_equal(mjcore.jit(_hypot_square_floor)(x, data[2]), expected)
+    np.testing.assert_array_equal(
+        mjcore.vmap(_hypot_square_floor)(np.stack([x, x]), np.stack([data[2]] * 2)),
+        np.stack([expected, expected]),
+    )
+
+
+def _hypot_square_floor(x, y):
+    return mjnp.floor(mjnp.square(mjnp.hypot(x, y)))
+
+
 @_SETTINGS
 @given(_programs(smooth=True))
 def test_fuzz_grad_matches_finite_differences(case):

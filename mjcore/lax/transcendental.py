@@ -1,5 +1,5 @@
 """Transcendental primitives: exponentials, logarithms, roots, trigonometric and hyperbolic
-functions and their inverses, logistic, atan2 and pow. Elementwise; operands share one dtype.
+functions and their inverses, logistic, atan2, hypot and pow. Elementwise; operands share one dtype.
 
 Derivatives are written with these same wrappers, so they are differentiable again. Lowerings use
 `stablehlo.*` ops, and `chlo.*` ops (which XLA decomposes accurately) where StableHLO has none;
@@ -18,6 +18,7 @@ from mjcore.core import Primitive, get_aval
 from mjcore.lax import host
 from mjcore.lax.arithmetic import add, div, integer_pow, mul, neg, sub
 from mjcore.lax.base import full, select_n
+from mjcore.lax.bitwise import bitwise_or
 from mjcore.lax.comparison import eq
 from mjcore.lax.complex_special import (
     acos_rule,
@@ -38,6 +39,7 @@ from mjcore.lax.families import elementwise, scalar_constant
 from mjcore.lax.kernels.fast_atan2 import fast_atan2_lowering
 from mjcore.lax.kernels.fast_cbrt import fast_cbrt_lowering
 from mjcore.lax.kernels.fast_trig import fast_trig_lowering
+from mjcore.lax.kernels.libm_hypot import hypot_lowering
 
 ArrayLike = Any
 
@@ -417,6 +419,38 @@ def _atan2_jvp(primals, tangents):
     return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
 
+# --- hypot ----------------------------------------------------------------------------------
+
+hypot_p = Primitive("hypot")
+
+
+def hypot(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `sqrt(x**2 + y**2)` without undue overflow or underflow: C's `hypot` (glibc's,
+    which NumPy calls) to the last bit; inf if either is infinite, even beside a NaN."""
+    return hypot_p.bind1(x, y)
+
+
+elementwise(hypot_p, hypot_lowering(sqrt), _FLOAT)
+hypot_p.def_host(host.ufunc(np.hypot))
+
+
+@hypot_p.def_jvp(symbolic_zeros=True)
+def _hypot_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = hypot(x, y)
+    # x/h and y/h: 0 at the origin and where h is infinite (the value there is a constant).
+    aval = get_aval(out)
+    zero = full(aval.shape, 0, aval.dtype)
+    degenerate = bitwise_or(eq(out, zero), eq(out, _const(out, np.inf)))
+    safe = select_n(degenerate, out, full(aval.shape, 1, aval.dtype))
+    terms = []
+    for v, v_dot in ((x, x_dot), (y, y_dot)):
+        if type(v_dot) is not Zero:
+            scale = select_n(degenerate, div(v, safe), zero)
+            terms.append(mul(v_dot, scale))
+    return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
 # --- sinh -----------------------------------------------------------------------------------
 
 sinh_p = Primitive("sinh")
@@ -620,6 +654,7 @@ __all__ = [
     "exp",
     "exp2",
     "expm1",
+    "hypot",
     "log",
     "log1p",
     "logistic",

@@ -1,0 +1,175 @@
+"""hypot's lowering: glibc's `hypot` and `hypotf` (which NumPy calls), to the last bit.
+
+float64 is glibc's algorithm (2.35 on; Borges, "An improved algorithm for hypot(a, b)", 2019,
+the correction without FMA, as x86-64's generic build runs it): `h = sqrt(ax*ax + ay*ay)`,
+then `h -= (t1 + t2) / (2h)` where `t1 + t2` is `h*h - ax*ax - ay*ay` from products that
+cancel exactly (below 0.8 ulp; glibc's result is not correctly rounded, so only its own
+operations reproduce it). Operands past 2**511 are scaled by 2**-600 first and ones whose
+smaller magnitude is below 2**-300 by 2**600 (glibc: 2**-511; see below); a smaller magnitude
+at most 2**-54 of the larger gives the larger (the sum rounds to it).
+
+float32 is glibc's `hypotf`: `sqrt(x*x + y*y)` in float64 (the products exact), rounded once to
+float32; float16 and other narrower floats go through it and round again, as NumPy's loops do.
+
+Three things XLA's CPU code does differently from C, each undone here:
+- It contracts `a * b + c` into one fused multiply-add (one rounding instead of two). Every
+  rounded product feeding an addition goes through `_rounded`, a select the contraction cannot
+  see through; products by powers of two and of float32 values in float64 are exact anyway.
+- It reads subnormal operands as zero and flushes subnormal results to zero. Magnitudes are
+  ordered and tested on their bits, subnormal operands are decoded from their bits (the
+  significand times 2**-1074, times 2**600 while scaled), and a subnormal result is encoded to
+  bits, rounded to nearest even, as the multiplication by 2**-600 would have rounded it.
+- Scaling by a power of two changes no rounding unless a value under- or overflows. glibc
+  scales tiny operands only below 2**-511, so for a smaller magnitude in [2**-511, 2**-480)
+  its kernel's products can be subnormal (gradual underflow, last bits lost), where XLA would
+  flush them to zero and the correction step would go wrong by far more. Scaling from 2**-300
+  keeps every product normal: the result is then glibc's except where glibc's own products
+  underflowed, there within 1 ulp (tests/test_hypot_accuracy.py measures both).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from mjcore.backend.lowering import LoweringContext, lower_fun
+from mjcore.core import get_aval
+from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN, add, div, max, min, mul, round, sub
+from mjcore.lax.base import convert_element_type, full, select_n
+from mjcore.lax.bitcast import bitcast_convert_type
+from mjcore.lax.bitwise import bitwise_and, bitwise_or
+from mjcore.lax.comparison import eq, gt, le, lt, ne
+from mjcore.lax.kernels.float64_kernels import f64, float32_magnitude
+
+_F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
+_F32, _I32 = np.dtype(np.float32), np.dtype(np.int32)
+_MAGNITUDE = 0x7FFF_FFFF_FFFF_FFFF
+_INF_BITS = 0x7FF0_0000_0000_0000
+_LARGE_BITS = 0x5FE0_0000_0000_0000  # 2**511: glibc scales larger operands down
+_TINY_BITS = 0x2D30_0000_0000_0000  # 2**-300: below it the smaller one is scaled up
+_SCALE = 2.0**600
+_EPS = 2.0**-54
+
+
+def _bits(value: float) -> int:
+    return int(np.float64(value).view(np.int64))
+
+
+assert _bits(2.0**511) == _LARGE_BITS and _bits(2.0**-300) == _TINY_BITS
+
+
+def _i64(value: int) -> Any:
+    return full((), value, _I64)
+
+
+def _rounded(p: Any) -> Any:
+    """`p`, a product, as a value XLA cannot fuse into a following addition (`p` is never
+    NaN here, so the select always picks it)."""
+    return select_n(ne(p, p), p, full(get_aval(p).shape, 0.0, get_aval(p).dtype))
+
+
+def _kernel(ax: Any, ay: Any, sqrt: Callable[[Any], Any]) -> Any:
+    """glibc's kernel for ax >= ay > ax * 2**-54, both scaled so nothing under/overflows."""
+    two, four = f64(2.0), f64(4.0)
+    h = sqrt(add(_rounded(mul(ax, ax)), _rounded(mul(ay, ay))))
+    # h <= 2 ay
+    d = sub(h, ay)
+    t1 = _rounded(mul(ax, sub(mul(two, d), ax)))
+    t2 = _rounded(mul(sub(d, mul(two, sub(ax, ay))), d))
+    near = add(t1, t2)
+    # h > 2 ay
+    d = sub(h, ax)
+    t1 = _rounded(mul(mul(two, d), sub(ax, mul(two, ay))))
+    t2 = add(_rounded(mul(sub(mul(four, d), ay), ay)), _rounded(mul(d, d)))
+    far = add(t1, t2)
+    t = select_n(le(h, mul(two, ay)), far, near)
+    return sub(h, div(t, mul(two, h)))
+
+
+def _scaled_up(bits: Any, m: Any) -> Any:
+    """m * 2**600 for a magnitude m with `bits`, subnormals decoded (inf past 2**424)."""
+    subnormal = mul(convert_element_type(bits, _F64), f64(2.0**-474))
+    return select_n(lt(bits, _i64(1 << 52)), mul(m, f64(_SCALE)), subnormal)
+
+
+def hypot_f64(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
+    """glibc's hypot of float64 operands of one shape (`sqrt`: lax's, correctly rounded)."""
+    bx = bitwise_and(bitcast_convert_type(x, _I64), _i64(_MAGNITUDE))
+    by = bitwise_and(bitcast_convert_type(y, _I64), _i64(_MAGNITUDE))
+    big_bits, small_bits = max(bx, by), min(bx, by)
+    ax, ay = bitcast_convert_type(big_bits, _F64), bitcast_convert_type(small_bits, _F64)
+    large = gt(big_bits, _i64(_LARGE_BITS))
+    tiny = lt(small_bits, _i64(_TINY_BITS))
+    down = f64(1.0 / _SCALE)
+    a = select_n(large, select_n(tiny, ax, _scaled_up(big_bits, ax)), mul(ax, down))
+    b = select_n(large, select_n(tiny, ay, _scaled_up(small_bits, ay)), mul(ay, down))
+    r = _kernel(a, b, sqrt)
+    # Back to scale: by 2**600 (overflowing to inf as glibc's does), or by 2**-600, where a
+    # subnormal result is encoded from bits (XLA would flush it).
+    up = mul(r, f64(_SCALE))
+    normal = mul(r, down)
+    subnormal_bits = convert_element_type(round(mul(r, f64(2.0**474)), ROUND_TO_NEAREST_EVEN), _I64)
+    subnormal = bitcast_convert_type(subnormal_bits, _F64)
+    small_result = select_n(lt(r, f64(2.0**-422)), normal, subnormal)
+    out = select_n(large, select_n(tiny, r, small_result), up)
+    # The smaller one negligible: the larger, bits and all (subnormal or zero included).
+    out = select_n(le(b, mul(a, f64(_EPS))), out, ax)
+    # inf beats NaN, as in C.
+    inf_bits = _i64(_INF_BITS)
+    out = select_n(gt(big_bits, inf_bits), out, add(x, y))
+    any_inf = bitwise_or(eq(bx, inf_bits), eq(by, inf_bits))
+    return select_n(any_inf, out, full(get_aval(out).shape, math.inf, _F64))
+
+
+def hypot_f32(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
+    """glibc's hypotf of float32 operands of one shape: float64 sqrt(x*x + y*y), rounded."""
+    bx = bitcast_convert_type(x, _I32)
+    by = bitcast_convert_type(y, _I32)
+    a, b = float32_magnitude(bx, x), float32_magnitude(by, y)
+    r = sqrt(add(mul(a, a), mul(b, b)))  # exact products: a contraction changes nothing
+    normal_bits = bitcast_convert_type(convert_element_type(r, _F32), _I32)
+    scaled = round(mul(r, f64(2.0**149)), ROUND_TO_NEAREST_EVEN)
+    subnormal_bits = convert_element_type(scaled, _I32)
+    tiny = lt(r, f64(2.0**-126))  # NaN is not: its bits come from the conversion
+    bits = select_n(tiny, normal_bits, subnormal_bits)
+    out = bitcast_convert_type(bits, _F32)
+    # inf beats NaN (the float64 sum of inf and NaN is NaN).
+    inf = _i32_magnitude_inf(bx, by)
+    return select_n(inf, out, full(get_aval(out).shape, math.inf, _F32))
+
+
+def _i32_magnitude_inf(bx: Any, by: Any) -> Any:
+    mask, inf = full((), 0x7FFFFFFF, _I32), full((), 0x7F800000, _I32)
+    return bitwise_or(eq(bitwise_and(bx, mask), inf), eq(bitwise_and(by, mask), inf))
+
+
+def hypot_narrow(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
+    """float16 (and other floats narrower than float32): through hypotf, rounded again, as
+    NumPy's float16 loop computes it."""
+    dtype = get_aval(x).dtype
+    r = hypot_f32(convert_element_type(x, _F32), convert_element_type(y, _F32), sqrt)
+    return convert_element_type(r, dtype)
+
+
+def hypot_lowering(sqrt: Callable[[Any], Any]) -> Callable[..., Any]:
+    """hypot's lowering rule (operands already broadcast to the output's shape), built on
+    `sqrt` (the primitive's wrapper: passed in, since its module defines hypot)."""
+    kernels = {
+        _F64: lower_fun(partial(hypot_f64, sqrt=sqrt)),
+        _F32: lower_fun(partial(hypot_f32, sqrt=sqrt)),
+    }
+    narrow = lower_fun(partial(hypot_narrow, sqrt=sqrt))
+
+    def rule(ctx: LoweringContext, x: Any, y: Any) -> Any:
+        aval = ctx.aval_out.strip_weak_type()
+        kernel = kernels.get(aval.dtype, narrow)
+        return kernel(LoweringContext(ctx.builder, [aval, aval], [aval]), x, y)
+
+    return rule
+
+
+__all__ = ["hypot_f32", "hypot_f64", "hypot_lowering"]
