@@ -27,6 +27,9 @@ import mjcore
 import mjnp
 
 _EXAMPLES = int(os.environ.get("MJNP_FUZZ_EXAMPLES", "12"))
+# A file to append one line to per program checked: a long run's progress, which hypothesis
+# reports only at its end.
+_LOG = os.environ.get("MJNP_FUZZ_LOG")
 _SETTINGS = settings(
     max_examples=_EXAMPLES,
     deadline=None,
@@ -211,6 +214,13 @@ def _assert_jit_same(program, data, jitted, eager):
 @given(_programs())
 def test_fuzz_eager_jit_vmap(case):
     _check_program(*case)
+    _log_passed("eager/jit/vmap", case[0])
+
+
+def _log_passed(test: str, program) -> None:
+    if _LOG:
+        with open(_LOG, "a") as f:
+            f.write(f"{test}: {_describe(program)}\n")
 
 
 def _check_program(program, data):
@@ -302,3 +312,4 @@ def test_fuzz_grad_matches_finite_differences(case):
     analytic = float(np.sum(g * direction))
     scale = max(1.0, abs(numeric))
     assert abs(analytic - numeric) <= 1e-4 * scale, (_describe(program), analytic, numeric)
+    _log_passed("grad", program)

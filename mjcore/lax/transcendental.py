@@ -16,9 +16,9 @@ from mjcore.ad import Zero, fused_rule_body
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, get_aval
 from mjcore.lax import host
-from mjcore.lax.arithmetic import add, div, integer_pow, mul, neg, sub
+from mjcore.lax.arithmetic import abs, add, div, integer_pow, mul, neg, sub
 from mjcore.lax.base import full, select_n
-from mjcore.lax.bitwise import bitwise_or
+from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq
 from mjcore.lax.complex_special import (
     acos_rule,
@@ -438,16 +438,26 @@ hypot_p.def_host(host.ufunc(np.hypot))
 def _hypot_jvp(primals, tangents):
     (x, y), (x_dot, y_dot) = primals, tangents
     out = hypot(x, y)
-    # x/h and y/h: 0 at the origin and where h is infinite (the value there is a constant).
     aval = get_aval(out)
-    zero = full(aval.shape, 0, aval.dtype)
-    degenerate = bitwise_or(eq(out, zero), eq(out, _const(out, np.inf)))
-    safe = select_n(degenerate, out, full(aval.shape, 1, aval.dtype))
+    inf = _const(out, np.inf)
+    # The partials x/h and y/h, with JAX's values at the corners: 1/2 each at the origin (its
+    # composition's max of two zeros), 0 beside an infinite operand. Where h overflows, from
+    # the halved operands' hypot.
+    origin = eq(out, _const(out, 0))
+    infinite = bitwise_or(eq(abs(x), inf), eq(abs(y), inf))
+    overflow = bitwise_and(eq(out, inf), bitwise_not(infinite))
+    corners = bitwise_or(origin, infinite)
+    half = _const(out, 0.5)
+    den = select_n(overflow, out, hypot(mul(x, half), mul(y, half)))
+    den = select_n(corners, den, full(aval.shape, 1, aval.dtype))  # no 0/0 or inf/inf
+    zeros, halves = full(aval.shape, 0, aval.dtype), full(aval.shape, 0.5, aval.dtype)
+    corner = select_n(origin, zeros, halves)
+    v_scale = select_n(overflow, full(aval.shape, 1, aval.dtype), halves)
     terms = []
     for v, v_dot in ((x, x_dot), (y, y_dot)):
         if type(v_dot) is not Zero:
-            scale = select_n(degenerate, div(v, safe), zero)
-            terms.append(mul(v_dot, scale))
+            ratio = div(mul(v, v_scale), den)
+            terms.append(mul(v_dot, select_n(corners, ratio, corner)))
     return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
 

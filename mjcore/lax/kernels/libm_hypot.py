@@ -41,7 +41,7 @@ from mjcore.core import get_aval
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN, add, div, max, min, mul, round, sub
 from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
-from mjcore.lax.bitwise import bitwise_and, bitwise_or
+from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq, gt, le, lt, ne
 from mjcore.lax.kernels.float64_kernels import f64, float32_magnitude
 
@@ -122,7 +122,7 @@ def hypot_f64(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
     inf_bits = _i64(_INF_BITS)
     out = select_n(gt(big_bits, inf_bits), out, add(x, y))
     any_inf = bitwise_or(eq(bx, inf_bits), eq(by, inf_bits))
-    return select_n(any_inf, out, full(get_aval(out).shape, math.inf, _F64))
+    return _inf_unless_signaling(out, any_inf, x, y)
 
 
 def hypot_f32(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
@@ -137,14 +137,36 @@ def hypot_f32(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
     tiny = lt(r, f64(2.0**-126))  # NaN is not: its bits come from the conversion
     bits = select_n(tiny, normal_bits, subnormal_bits)
     out = bitcast_convert_type(bits, _F32)
-    # inf beats NaN (the float64 sum of inf and NaN is NaN).
-    inf = _i32_magnitude_inf(bx, by)
-    return select_n(inf, out, full(get_aval(out).shape, math.inf, _F32))
-
-
-def _i32_magnitude_inf(bx: Any, by: Any) -> Any:
     mask, inf = full((), 0x7FFFFFFF, _I32), full((), 0x7F800000, _I32)
-    return bitwise_or(eq(bitwise_and(bx, mask), inf), eq(bitwise_and(by, mask), inf))
+    any_inf = bitwise_or(eq(bitwise_and(bx, mask), inf), eq(bitwise_and(by, mask), inf))
+    return _inf_unless_signaling(out, any_inf, x, y)
+
+
+def _signaling(x: Any) -> Any:
+    """Whether x is a signaling NaN: all exponent bits set, the quiet bit (the significand's
+    first) clear and the significand not zero."""
+    dtype = get_aval(x).dtype
+    int_dtype = np.dtype(f"int{8 * dtype.itemsize}")
+    bits = bitcast_convert_type(x, int_dtype)
+    nmant = int(np.finfo(dtype).nmant)
+    exponent = ((1 << (8 * dtype.itemsize - 1)) - 1) & ~((1 << nmant) - 1)
+    quiet = 1 << (nmant - 1)
+
+    def const(v: int) -> Any:
+        return full((), v, int_dtype)
+
+    nan = gt(bitwise_and(bits, const(exponent | ((1 << nmant) - 1))), const(exponent))
+    return bitwise_and(nan, eq(bitwise_and(bits, const(quiet)), const(0)))
+
+
+def _inf_unless_signaling(out: Any, any_inf: Any, x: Any, y: Any) -> Any:
+    """inf where an operand is infinite, even beside a quiet NaN, as C's hypot; beside a
+    signaling NaN, C gives `x + y`, a NaN (`out` is one there)."""
+    signaling = bitwise_or(_signaling(x), _signaling(y))
+    aval = get_aval(out)
+    return select_n(
+        bitwise_and(any_inf, bitwise_not(signaling)), out, full(aval.shape, math.inf, aval.dtype)
+    )
 
 
 def hypot_narrow(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
@@ -152,7 +174,10 @@ def hypot_narrow(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
     NumPy's float16 loop computes it."""
     dtype = get_aval(x).dtype
     r = hypot_f32(convert_element_type(x, _F32), convert_element_type(y, _F32), sqrt)
-    return convert_element_type(r, dtype)
+    out = convert_element_type(r, dtype)
+    # The conversion to float32 may quiet a signaling NaN; NumPy's keeps it for hypotf.
+    nan = full(get_aval(out).shape, math.nan, dtype)
+    return select_n(bitwise_or(_signaling(x), _signaling(y)), out, nan)
 
 
 def hypot_lowering(sqrt: Callable[[Any], Any]) -> Callable[..., Any]:
