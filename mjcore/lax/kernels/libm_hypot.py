@@ -13,8 +13,9 @@ float32; float16 and other narrower floats go through it and round again, as Num
 
 Three things XLA's CPU code does differently from C, each undone here:
 - It contracts `a * b + c` into one fused multiply-add (one rounding instead of two). Every
-  rounded product feeding an addition goes through `_rounded`, a select the contraction cannot
-  see through; products by powers of two and of float32 values in float64 are exact anyway.
+  rounded product feeding an addition goes through `_rounded`, an addition of a run-time zero
+  (fusing that one rounds the product alone); products by powers of two, and of float32
+  values in float64, are exact anyway.
 - It reads subnormal operands as zero and flushes subnormal results to zero. Magnitudes are
   ordered and tested on their bits, subnormal operands are decoded from their bits (the
   significand times 2**-1074, times 2**600 while scaled), and a subnormal result is encoded to
@@ -38,11 +39,11 @@ import numpy as np
 
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import get_aval
-from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN, add, div, max, min, mul, round, sub
+from mjcore.lax.arithmetic import add, div, max, min, mul, sub
 from mjcore.lax.base import convert_element_type, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
-from mjcore.lax.comparison import eq, gt, le, lt, ne
+from mjcore.lax.comparison import eq, gt, le, lt
 from mjcore.lax.kernels.float64_kernels import f64, float32_magnitude
 
 _F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
@@ -66,34 +67,48 @@ def _i64(value: int) -> Any:
     return full((), value, _I64)
 
 
-def _rounded(p: Any) -> Any:
-    """`p`, a product, as a value XLA cannot fuse into a following addition (`p` is never
-    NaN here, so the select always picks it)."""
-    return select_n(ne(p, p), p, full(get_aval(p).shape, 0.0, get_aval(p).dtype))
+def _rounded(p: Any, zero: Any) -> Any:
+    """`p`, a product, rounded on its own even where XLA contracts the addition that uses it:
+    `p + zero` is what XLA may fuse instead (`fma(a, b, 0)`, `p` rounded once), and a sum is
+    no product to fuse. `zero` is a run-time 0 (`ax * 0`), which XLA cannot fold away."""
+    return add(p, zero)
 
 
 def _kernel(ax: Any, ay: Any, sqrt: Callable[[Any], Any]) -> Any:
     """glibc's kernel for ax >= ay > ax * 2**-54, both scaled so nothing under/overflows."""
     two, four = f64(2.0), f64(4.0)
-    h = sqrt(add(_rounded(mul(ax, ax)), _rounded(mul(ay, ay))))
+    zero = mul(ax, f64(0.0))  # finite ax
+    h = sqrt(add(_rounded(mul(ax, ax), zero), _rounded(mul(ay, ay), zero)))
     # h <= 2 ay
     d = sub(h, ay)
-    t1 = _rounded(mul(ax, sub(mul(two, d), ax)))
-    t2 = _rounded(mul(sub(d, mul(two, sub(ax, ay))), d))
+    t1 = _rounded(mul(ax, sub(mul(two, d), ax)), zero)
+    t2 = _rounded(mul(sub(d, mul(two, sub(ax, ay))), d), zero)
     near = add(t1, t2)
     # h > 2 ay
     d = sub(h, ax)
-    t1 = _rounded(mul(mul(two, d), sub(ax, mul(two, ay))))
-    t2 = add(_rounded(mul(sub(mul(four, d), ay), ay)), _rounded(mul(d, d)))
+    t1 = _rounded(mul(mul(two, d), sub(ax, mul(two, ay))), zero)
+    t2 = add(_rounded(mul(sub(mul(four, d), ay), ay), zero), _rounded(mul(d, d), zero))
     far = add(t1, t2)
     t = select_n(le(h, mul(two, ay)), far, near)
     return sub(h, div(t, mul(two, h)))
 
 
 def _scaled_up(bits: Any, m: Any) -> Any:
-    """m * 2**600 for a magnitude m with `bits`, subnormals decoded (inf past 2**424)."""
-    subnormal = mul(convert_element_type(bits, _F64), f64(2.0**-474))
+    """m * 2**600 for a magnitude m with `bits`, subnormals decoded (inf past 2**424).
+
+    A subnormal's significand s under 2**-422's exponent is 2**-422 + s * 2**-474; less
+    2**-422 that is exactly s * 2**-1074 * 2**600 (no integer conversion: it would keep the
+    loop from vectorising)."""
+    offset = bitcast_convert_type(bitwise_or(bits, _i64(_bits(2.0**-422))), _F64)
+    subnormal = sub(offset, f64(2.0**-422))
     return select_n(lt(bits, _i64(1 << 52)), mul(m, f64(_SCALE)), subnormal)
+
+
+def _nearest_integer_bits(t: Any, dtype: np.dtype) -> Any:
+    """round(t) to nearest even, as an integer of `dtype`, for 0 <= t <= 2**52: adding 2**52
+    rounds it (the sum's unit is 1) and the sum's bits less 2**52's are the integer."""
+    shifted = bitcast_convert_type(add(t, f64(2.0**52)), _I64)
+    return convert_element_type(sub(shifted, _i64(_bits(2.0**52))), dtype)
 
 
 def hypot_f64(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
@@ -112,8 +127,7 @@ def hypot_f64(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
     # subnormal result is encoded from bits (XLA would flush it).
     up = mul(r, f64(_SCALE))
     normal = mul(r, down)
-    subnormal_bits = convert_element_type(round(mul(r, f64(2.0**474)), ROUND_TO_NEAREST_EVEN), _I64)
-    subnormal = bitcast_convert_type(subnormal_bits, _F64)
+    subnormal = bitcast_convert_type(_nearest_integer_bits(mul(r, f64(2.0**474)), _I64), _F64)
     small_result = select_n(lt(r, f64(2.0**-422)), normal, subnormal)
     out = select_n(large, select_n(tiny, r, small_result), up)
     # The smaller one negligible: the larger, bits and all (subnormal or zero included).
@@ -132,8 +146,7 @@ def hypot_f32(x: Any, y: Any, sqrt: Callable[[Any], Any]) -> Any:
     a, b = float32_magnitude(bx, x), float32_magnitude(by, y)
     r = sqrt(add(mul(a, a), mul(b, b)))  # exact products: a contraction changes nothing
     normal_bits = bitcast_convert_type(convert_element_type(r, _F32), _I32)
-    scaled = round(mul(r, f64(2.0**149)), ROUND_TO_NEAREST_EVEN)
-    subnormal_bits = convert_element_type(scaled, _I32)
+    subnormal_bits = _nearest_integer_bits(mul(r, f64(2.0**149)), _I32)
     tiny = lt(r, f64(2.0**-126))  # NaN is not: its bits come from the conversion
     bits = select_n(tiny, normal_bits, subnormal_bits)
     out = bitcast_convert_type(bits, _F32)
