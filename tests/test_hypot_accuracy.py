@@ -5,8 +5,10 @@ one stops mattering), glibc's scaling thresholds and the band [2**-511, 2**-480)
 own kernel products can underflow (`mjcore/lax/kernels/libm_hypot.py`). Its derivatives are
 JAX's (x64).
 
-Measured (2026-11-28, 10**6 pairs per dtype of the same mix, jit): float64, float32 and
-float16 all bit-identical to `numpy.hypot` (max error 0 ulp).
+Measured (2026-11-28, jit, seed 12345): float64 900,576 pairs of this module's mix (100,000
+of each kind), float32 and float16 1,000,002 each (random bits, subnormals, [-5, 5]): every
+one bit-identical to `numpy.hypot` (max error 0 ulp). XLA's composed `big * sqrt(1 + r**2)`,
+the lowering before, was off for a third of float64 pairs in [-5, 5] (up to 2 ulp).
 """
 
 from __future__ import annotations
