@@ -351,6 +351,27 @@ def test_fuzz_found_steeper_grad():
     _check_grad(program, data)
 
 
+def test_fuzz_found_large_polynomial_grad():
+    # Found by `make fuzz` (the 306th program of the run after the one above) when the step
+    # shrank with the slope alone: ((9 x)**2 + y)**4, of value ~1e10 and slope 1.5e10, needs
+    # no smaller step than 1e-6.
+    steps = dict(_UNARY) | dict(_BINARY)
+    names = ["mul-int", "mul-int", "square", "add", "square", "square"]
+    program = [(name, steps[name]) for name in names]
+    data = np.array(
+        [
+            [0.54784675, -0.92085314, -1.8361059],
+            [-1.93388946, 1.25308096, 1.65102231],
+            [0.4265431, 0.91798624, 0.17449997],
+            [1.7402897, 1.26341422, -1.989046],
+            [1.42961711, -1.8656577, 0.91862179],
+            [-1.29737752, 1.45271569, 0.16584488],
+            [-0.80115244, -0.30925112, -1.88672132],
+        ]
+    )
+    _check_grad(program, data)
+
+
 @_SETTINGS
 @given(_programs(smooth=True))
 def test_fuzz_grad_matches_finite_differences(case):
@@ -365,12 +386,16 @@ def _check_grad(program, data):
     g = np.asarray(mjcore.grad(f)(x))
     direction = np.random.default_rng(0).standard_normal(x.shape)
     analytic = float(np.sum(g * direction))
-    # The step shrinks for steep programs: `sin(u)` with u' ~ 2e5 varies on a scale of 5e-6,
-    # where a step of 1e-6 leaves the difference 3.5e-4 off (found by this fuzzer:
-    # `test_fuzz_found_steeper_grad`); 1e-3 of that scale keeps it below 1e-6, and the
-    # rounding error (f's over the step) below 1e-7. A wrong analytic value cannot steer
-    # the difference to itself: a tiny step only makes the difference noise.
-    eps = 1e-6 / max(1.0, abs(analytic) / 1e3)
+    # The step: 1e-6, or 1e-3 of f's length scale |f| / |f'| (|f| at least 1) where that is
+    # shorter. `sin(u)` with u' ~ 2e5 varies on a scale of 5e-6, where a step of 1e-6 left
+    # the difference 3.5e-4 off (found by this fuzzer: `test_fuzz_found_steeper_grad`); a
+    # polynomial of value 1e10 and slope 1.5e10 has a scale of ~1, where a step shrunk by the
+    # slope alone left f's rounding error over the step 1e-2 off (`..._large_polynomial_grad`).
+    # At 1e-3 of the scale the truncation error is ~1e-12 relative and the rounding error
+    # ~1e-13. A wrong analytic value cannot steer the difference to itself: a tiny step only
+    # makes the difference noise.
+    length = max(1.0, abs(float(f(x)))) / max(abs(analytic), 1e-300)
+    eps = min(1e-6, 1e-3 * length)
     numeric = _directional_difference(f, x, direction, eps)
     scale = max(1.0, abs(numeric))
     assert abs(analytic - numeric) <= 1e-4 * scale, (_describe(program), analytic, numeric)
