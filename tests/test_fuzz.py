@@ -12,6 +12,26 @@ it); `test_fuzz_grad_matches_finite_differences` 5,000 programs, no mismatch (81
 run found the same FMA difference crossing arctan2's branch cut after 461 programs
 (`test_fuzz_found_fma_then_arctan2_branch_cut`; arctan2 and where are now checked as
 discontinuous steps).
+
+Recorded again (2026-11-28, same settings, `MJNP_FUZZ_LOG` counting; the machine shared, load
+4-15). A run found `add -> hypot -> square -> floor` on int32 data 26 under jit/vmap against
+25 eagerly: hypot's lowering (`big * sqrt(1 + r**2)`) was 1-2 ulp from C's hypot, which the
+eager host path calls (`test_fuzz_found_hypot_then_floor`); hypot now lowers to glibc's
+algorithm, bit for bit (`tests/test_hypot_accuracy.py`). Then:
+- at a2b7627, eager/jit/vmap: 5,000 programs, no mismatch (21 min).
+- grad, three findings, each time the difference wrong and mjcore's gradient right (JAX x64's
+  for the first two; for the third, the difference at a step of 1e-6 within 1e-10):
+  the second-order difference 3.9 off in 22107 for `sin(x**8)` at the 2,969th program
+  (`test_fuzz_found_steep_grad`), the fourth-order one at a step of 1e-6 3.5e-4 off at the
+  4,507th of the next run (`test_fuzz_found_steeper_grad`), a step shrunk by the slope alone
+  3.6e-3 off at the 306th (`test_fuzz_found_large_polynomial_grad`); the step is now 1e-3 of
+  f's length scale where that is shorter than 1e-6. At 8ea8978: 5,000, no mismatch (103 s).
+- at 560622c, eager/jit/vmap: float32 sin of ~5e4 amplifying arctan2's last-ulp difference
+  (XLA's against NumPy's) to 4e-3 at the 4,603rd program
+  (`test_fuzz_found_float32_sin_of_large_argument`); jit-vs-eager and vmap-vs-loop are now
+  both step-aware for any step (`_assert_compiled_same`).
+- at be87aff: eager/jit/vmap 5,000 programs, no mismatch (8 min 1 s; 822 of them with
+  hypot); grad 5,000, no mismatch (32 s).
 """
 
 from __future__ import annotations
@@ -27,6 +47,9 @@ import mjcore
 import mjnp
 
 _EXAMPLES = int(os.environ.get("MJNP_FUZZ_EXAMPLES", "12"))
+# A file to append one line to per program checked: a long run's progress, which hypothesis
+# reports only at its end.
+_LOG = os.environ.get("MJNP_FUZZ_LOG")
 _SETTINGS = settings(
     max_examples=_EXAMPLES,
     deadline=None,
@@ -158,8 +181,9 @@ def _assert_same(actual, expected, what, program, ulp_amplified=False):
 
 # Steps whose result jumps where their input crosses a point (an integer for floor, zero for
 # sign and the x > 0 test, x = y for where, x = 0 beside a negative y for arctan2's branch
-# cut, pi to -pi): a last-ulp input difference there changes the result by a step.
-_DISCONTINUOUS = {"floor", "sign", "where-pos", "where", "arctan2"}
+# cut, pi to -pi), and steps that are ill-conditioned at large arguments (sin of 5e4 in
+# float32: one ulp of the argument moves it by 4e-3): a last-ulp input difference there
+# changes the result by more than ulps. Any step may be one, so none is singled out.
 
 
 def _close(actual, expected) -> bool:
@@ -170,47 +194,56 @@ def _close(actual, expected) -> bool:
     return True
 
 
-def _assert_jit_same(program, data, jitted, eager):
-    """jit == eager, up to ulps; a larger difference is accepted only where it is that ulp
-    difference crossing a discontinuity: the first step whose jit and eager results differ
-    beyond ulps is discontinuous, its jit input equals eager's up to ulps, and its jit result
-    is that step's eager result on the jit input.
+def _eager_step(program, data, k, x):
+    """The k-th step (from 1) of `program`, eagerly on `x`."""
+    _, step = program[k - 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if step.__code__.co_argcount == 3:
+            return step(mjnp, x, mjnp.asarray(data[k]))
+        return step(mjnp, x)
+
+
+def _assert_compiled_same(what, program, data, compiled, expected, compiled_prefix, eager_step):
+    """A compiled program (jit, vmap) == its eager run, up to ulps; a larger difference is
+    accepted only where it is a last-ulp difference amplified by one step: the first step
+    whose compiled and eager results differ beyond ulps (its inputs equal up to ulps) gives,
+    run eagerly on the compiled side's input, the compiled side's result. So every step
+    before it agrees, and it computes its own function right; what differs is its input's
+    last bits, which it steps or amplifies (see above).
 
     NB: under jit XLA contracts `a * b + c` into one FMA (as JAX's CPU jit does): `max(x) - x`
     after `x = -(3 * s)` is then `fma(3, s, max)`, the rounding error of `3 * s` (-4e-16)
     instead of 0, and a following floor gives -1 where eager gives 0; found by this fuzzer.
+    vmap (compiled) against a loop of eager calls (NumPy on the host) differs the same way.
     """
     try:
-        _assert_same(jitted, eager, "jit vs eager", program, ulp_amplified=True)
+        _assert_same(compiled, expected, what, program, ulp_amplified=True)
         return
     except AssertionError:
-        if not _DISCONTINUOUS & {name for name, _ in program}:
-            raise
-    previous = mjnp.asarray(data[0])
+        pass
+    previous = None
     for k in range(1, len(program) + 1):
-
-        def prefix(x, k=k):
-            return _run(mjnp, program[:k], [x, *data[1:]])
-
-        jit_k = mjcore.jit(prefix)(data[0])
-        if not _close(jit_k, prefix(data[0])):
-            name, step = program[k - 1]
-            assert name in _DISCONTINUOUS, ("jit vs eager", _describe(program[:k]))
-            args = (
-                (mjnp, previous, mjnp.asarray(data[k]))
-                if step.__code__.co_argcount == 3
-                else (mjnp, previous)
-            )
-            _assert_same(jit_k, step(*args), "jit step vs eager step", program[:k])
+        got, eager = compiled_prefix(k)
+        if not _close(got, eager):
+            assert previous is not None, (what, "the first step differs", _describe(program[:k]))
+            _assert_same(got, eager_step(k, previous), f"{what}, step alone", program[:k])
             return
-        previous = jit_k
-    _assert_same(jitted, eager, "jit vs eager", program, ulp_amplified=True)
+        previous = got
+    _assert_same(compiled, expected, what, program, ulp_amplified=True)
 
 
 @_SETTINGS
 @given(_programs())
 def test_fuzz_eager_jit_vmap(case):
     _check_program(*case)
+    _log_passed("eager/jit/vmap", case[0])
+
+
+def _log_passed(test: str, program) -> None:
+    if _LOG:
+        with open(_LOG, "a") as f:
+            f.write(f"{test}: {_describe(program)}\n")
 
 
 def _check_program(program, data):
@@ -220,22 +253,47 @@ def _check_program(program, data):
         eager = _run(mjnp, program, data)  # mjnp warns where NumPy does
     _assert_same(eager, expected, "eager vs NumPy", program)
 
-    def f(x):
-        return _run(mjnp, program, [x, *data[1:]])
+    def prefix(k):
+        return lambda x: _run(mjnp, program[:k], [x, *data[1:]])
 
-    _assert_jit_same(program, data, mjcore.jit(f)(data[0]), eager)
+    def eager_prefix(k, x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return prefix(k)(x)
+
+    def jit_prefix(k):
+        return mjcore.jit(prefix(k))(data[0]), eager_prefix(k, data[0])
+
+    f = prefix(len(program))
+    _assert_compiled_same(
+        "jit vs eager",
+        program,
+        data,
+        mjcore.jit(f)(data[0]),
+        eager,
+        jit_prefix,
+        lambda k, x: _eager_step(program, data, k, x),
+    )
     # vmap over a batch of two first operands against a Python loop.
     batch = np.stack([data[0], data[0][..., ::-1] if data.ndim > 1 else data[0]])
+
+    def vmap_prefix(k):
+        looped = np.stack([np.asarray(eager_prefix(k, b)) for b in batch])
+        return mjcore.vmap(prefix(k))(batch), looped
+
+    def looped_step(k, x):
+        return np.stack([np.asarray(_eager_step(program, data, k, row)) for row in np.asarray(x)])
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         looped = np.stack([np.asarray(f(b)) for b in batch])
         batched = mjcore.vmap(f)(batch)
-    _assert_same(batched, looped, "vmap vs loop", program, ulp_amplified=True)
+    _assert_compiled_same("vmap vs loop", program, data, batched, looped, vmap_prefix, looped_step)
 
 
 def test_fuzz_found_fma_then_floor():
     # Found by `make fuzz` (2,915th program): jit's FMA makes `max(x) - x` -4e-16, not 0,
-    # and floor gives -1 (see `_assert_jit_same`); eager must still equal NumPy exactly.
+    # and floor gives -1 (see `_assert_compiled_same`); eager must still equal NumPy exactly.
     steps = dict(_UNARY) | dict(_BINARY)
     names = ["add", "add", "add", "mul-int", "negative", "max-keep", "floor"]
     program = [(name, steps[name]) for name in names]
@@ -265,19 +323,151 @@ def test_fuzz_found_fma_then_arctan2_branch_cut():
     _check_program(program, data)
 
 
+def test_fuzz_found_hypot_then_floor():
+    # Found by `make fuzz`: hypot's XLA lowering (then `big * sqrt(1 + r**2)`) was 1 ulp from
+    # C's hypot, which the eager host path calls, and `floor(hypot(x, y)**2)` was 26 under
+    # vmap and jit against 25 eagerly. The lowering is now glibc's algorithm, to the bit.
+    steps = dict(_UNARY) | dict(_BINARY)
+    program = [(name, steps[name]) for name in ["add", "hypot", "square", "floor"]]
+    data = np.array([[4, 2, 0], [-3, -2, -5], [-5, -5, -4], [3, 2, 5], [0, 1, 5]], np.int32)
+    _check_program(program, data)
+    x = (data[0] + data[1]).astype(np.float64)
+    expected = np.floor(np.square(np.hypot(x, data[2])))
+    np.testing.assert_array_equal(mjcore.jit(_hypot_square_floor)(x, data[2]), expected)
+    np.testing.assert_array_equal(
+        mjcore.vmap(_hypot_square_floor)(np.stack([x, x]), np.stack([data[2]] * 2)),
+        np.stack([expected, expected]),
+    )
+
+
+def _hypot_square_floor(x, y):
+    return mjnp.floor(mjnp.square(mjnp.hypot(x, y)))
+
+
+def test_fuzz_found_float32_sin_of_large_argument():
+    # Found by `make fuzz` (the 4,603rd program): float32 arctan2 in XLA and NumPy differ in
+    # the last ulp; through cumsum and squares that becomes an ulp of sin's argument ~5e4,
+    # and sin moves by 4e-3 (jit and vmap alike). Each step is right on its own input; see
+    # `_assert_compiled_same`.
+    steps = dict(_UNARY) | dict(_BINARY)
+    names = ["arctan2", "cumsum", "square", "add", "square", "sin"]
+    program = [(name, steps[name]) for name in names]
+    data = np.array(
+        [
+            [[0.01835516, -0.5850848, -0.6369425, -0.77605474, -1.3570738]],
+            [[0.5862107, -1.7158452, -0.0428975, -0.01823876, -0.5192286]],
+            [[-0.36441374, -0.8089237, -1.5738717, -0.89144635, -1.1856462]],
+            [[-1.8424689, -1.2481989, 0.27053502, -1.5245662, -0.07702864]],
+            [[-1.8340675, -1.0304983, 1.3635772, -1.381569, 1.5869597]],
+            [[0.8331385, -0.3717418, -0.41863495, -1.0015182, 1.5489721]],
+            [[-1.2750664, -0.7590532, -0.98161584, -0.4761238, 1.2077745]],
+        ],
+        np.float32,
+    )
+    _check_program(program, data)
+
+
+def _directional_difference(f, x, direction, eps):
+    """The derivative of f at x along `direction` by the fourth-order central difference.
+
+    NB: the second-order one, (f(x + h) - f(x - h)) / 2h, is off by f^(3) h**2 / 6: 3.9 in
+    22107 for `sin(x**8)` at |x| ~ 3.5 (found by this fuzzer: `test_fuzz_found_steep_grad`).
+    This one's error is f^(5) h**4 / 30, under 1e-3 there.
+    """
+
+    def at(k):
+        return float(f(x + k * eps * direction))
+
+    return (-at(2) + 8 * at(1) - 8 * at(-1) + at(-2)) / (12 * eps)
+
+
+def test_fuzz_found_steep_grad():
+    # Found by `make fuzz` (the 2,969th program): mjcore's gradient was right (JAX x64 gives
+    # the same), the second-order difference 3.9 off; see `_directional_difference`.
+    steps = dict(_UNARY) | dict(_BINARY)
+    program = [(name, steps[name]) for name in ["subtract", "square", "square", "square", "sin"]]
+    data = np.array(
+        [
+            [0.54784675, -0.92085314, -1.8361059],
+            [-1.93388946, 1.25308096, 1.65102231],
+            [0.4265431, 0.91798624, 0.17449997],
+            [1.7402897, 1.26341422, -1.989046],
+            [1.42961711, -1.8656577, 0.91862179],
+            [-1.29737752, 1.45271569, 0.16584488],
+        ]
+    )
+    _check_grad(program, data)
+
+
+def test_fuzz_found_steeper_grad():
+    # Found by `make fuzz` (the 4,507th program of the run after the one above): the
+    # gradient -200868.119 (JAX x64 the same), the fourth-order difference with a step of
+    # 1e-6 -200797.9; see the step in `_check_grad`.
+    steps = dict(_UNARY) | dict(_BINARY)
+    names = ["subtract", "add", "add", "add", "square", "square", "square", "sin"]
+    program = [(name, steps[name]) for name in names]
+    data = np.array(
+        [
+            [0.54784675, -0.92085314, -1.8361059],
+            [-1.93388946, 1.25308096, 1.65102231],
+            [0.4265431, 0.91798624, 0.17449997],
+            [1.7402897, 1.26341422, -1.989046],
+            [1.42961711, -1.8656577, 0.91862179],
+            [-1.29737752, 1.45271569, 0.16584488],
+            [-0.80115244, -0.30925112, -1.88672132],
+            [-1.50286689, 0.68249766, 0.58875805],
+            [0.46154045, -0.46528978, 1.98883974],
+        ]
+    )
+    _check_grad(program, data)
+
+
+def test_fuzz_found_large_polynomial_grad():
+    # Found by `make fuzz` (the 306th program of the run after the one above) when the step
+    # shrank with the slope alone: ((9 x)**2 + y)**4, of value ~1e10 and slope 1.5e10, needs
+    # no smaller step than 1e-6.
+    steps = dict(_UNARY) | dict(_BINARY)
+    names = ["mul-int", "mul-int", "square", "add", "square", "square"]
+    program = [(name, steps[name]) for name in names]
+    data = np.array(
+        [
+            [0.54784675, -0.92085314, -1.8361059],
+            [-1.93388946, 1.25308096, 1.65102231],
+            [0.4265431, 0.91798624, 0.17449997],
+            [1.7402897, 1.26341422, -1.989046],
+            [1.42961711, -1.8656577, 0.91862179],
+            [-1.29737752, 1.45271569, 0.16584488],
+            [-0.80115244, -0.30925112, -1.88672132],
+        ]
+    )
+    _check_grad(program, data)
+
+
 @_SETTINGS
 @given(_programs(smooth=True))
 def test_fuzz_grad_matches_finite_differences(case):
-    program, data = case
+    _check_grad(*case)
 
+
+def _check_grad(program, data):
     def f(x):
         return mjnp.sum(_run(mjnp, program, [x, *data[1:]]))
 
     x = data[0]
     g = np.asarray(mjcore.grad(f)(x))
-    eps = 1e-6
     direction = np.random.default_rng(0).standard_normal(x.shape)
-    numeric = (float(f(x + eps * direction)) - float(f(x - eps * direction))) / (2 * eps)
     analytic = float(np.sum(g * direction))
+    # The step: 1e-6, or 1e-3 of f's length scale |f| / |f'| (|f| at least 1) where that is
+    # shorter. `sin(u)` with u' ~ 2e5 varies on a scale of 5e-6, where a step of 1e-6 left
+    # the difference 3.5e-4 off (found by this fuzzer: `test_fuzz_found_steeper_grad`); a
+    # polynomial of value 1e10 and slope 1.5e10 has a scale of ~1, where a step shrunk by the
+    # slope alone left f's rounding error over the step 1e-2 off (`..._large_polynomial_grad`).
+    # At 1e-3 of the scale the truncation error is ~1e-12 relative and the rounding error
+    # ~1e-13. A wrong analytic value cannot steer the difference to itself: a tiny step only
+    # makes the difference noise.
+    length = max(1.0, abs(float(f(x)))) / max(abs(analytic), 1e-300)
+    eps = min(1e-6, 1e-3 * length)
+    numeric = _directional_difference(f, x, direction, eps)
     scale = max(1.0, abs(numeric))
     assert abs(analytic - numeric) <= 1e-4 * scale, (_describe(program), analytic, numeric)
+    _log_passed("grad", program)

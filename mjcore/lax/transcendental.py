@@ -1,5 +1,5 @@
 """Transcendental primitives: exponentials, logarithms, roots, trigonometric and hyperbolic
-functions and their inverses, logistic, atan2 and pow. Elementwise; operands share one dtype.
+functions and their inverses, logistic, atan2, hypot and pow. Elementwise; operands share one dtype.
 
 Derivatives are written with these same wrappers, so they are differentiable again. Lowerings use
 `stablehlo.*` ops, and `chlo.*` ops (which XLA decomposes accurately) where StableHLO has none;
@@ -16,8 +16,9 @@ from mjcore.ad import Zero, fused_rule_body
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, get_aval
 from mjcore.lax import host
-from mjcore.lax.arithmetic import add, div, integer_pow, mul, neg, sub
+from mjcore.lax.arithmetic import abs, add, div, integer_pow, mul, neg, sub
 from mjcore.lax.base import full, select_n
+from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq
 from mjcore.lax.complex_special import (
     acos_rule,
@@ -38,6 +39,7 @@ from mjcore.lax.families import elementwise, scalar_constant
 from mjcore.lax.kernels.fast_atan2 import fast_atan2_lowering
 from mjcore.lax.kernels.fast_cbrt import fast_cbrt_lowering
 from mjcore.lax.kernels.fast_trig import fast_trig_lowering
+from mjcore.lax.kernels.libm_hypot import hypot_lowering
 
 ArrayLike = Any
 
@@ -417,6 +419,48 @@ def _atan2_jvp(primals, tangents):
     return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
 
+# --- hypot ----------------------------------------------------------------------------------
+
+hypot_p = Primitive("hypot")
+
+
+def hypot(x: ArrayLike, y: ArrayLike) -> Any:
+    """Elementwise `sqrt(x**2 + y**2)` without undue overflow or underflow: C's `hypot` (glibc's,
+    which NumPy calls) to the last bit; inf if either is infinite, even beside a NaN."""
+    return hypot_p.bind1(x, y)
+
+
+elementwise(hypot_p, hypot_lowering(sqrt), _FLOAT)
+hypot_p.def_host(host.ufunc(np.hypot))
+
+
+@hypot_p.def_jvp(symbolic_zeros=True)
+def _hypot_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = hypot(x, y)
+    aval = get_aval(out)
+    inf = _const(out, np.inf)
+    # The partials x/h and y/h, with JAX's values at the corners: 1/2 each at the origin (its
+    # composition's max of two zeros), 0 beside an infinite operand. Where h overflows, from
+    # the halved operands' hypot.
+    origin = eq(out, _const(out, 0))
+    infinite = bitwise_or(eq(abs(x), inf), eq(abs(y), inf))
+    overflow = bitwise_and(eq(out, inf), bitwise_not(infinite))
+    corners = bitwise_or(origin, infinite)
+    half = _const(out, 0.5)
+    den = select_n(overflow, out, hypot(mul(x, half), mul(y, half)))
+    den = select_n(corners, den, full(aval.shape, 1, aval.dtype))  # no 0/0 or inf/inf
+    zeros, halves = full(aval.shape, 0, aval.dtype), full(aval.shape, 0.5, aval.dtype)
+    corner = select_n(origin, zeros, halves)
+    v_scale = select_n(overflow, full(aval.shape, 1, aval.dtype), halves)
+    terms = []
+    for v, v_dot in ((x, x_dot), (y, y_dot)):
+        if type(v_dot) is not Zero:
+            ratio = div(mul(v, v_scale), den)
+            terms.append(mul(v_dot, select_n(corners, ratio, corner)))
+    return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
 # --- sinh -----------------------------------------------------------------------------------
 
 sinh_p = Primitive("sinh")
@@ -620,6 +664,7 @@ __all__ = [
     "exp",
     "exp2",
     "expm1",
+    "hypot",
     "log",
     "log1p",
     "logistic",

@@ -107,6 +107,8 @@ TRANSCENDENTAL_CASES = [
 TRANSCENDENTAL_CASES += [
     PrimCase("atan2", lax.atan2, np.arctan2, ((3, 4), (3, 4)), FLOATS),
     PrimCase("atan2-broadcast", lax.atan2, np.arctan2, ((3, 1), (4,)), FLOATS),
+    PrimCase("hypot", lax.hypot, np.hypot, ((3, 4), (3, 4)), FLOATS),
+    PrimCase("hypot-broadcast", lax.hypot, np.hypot, ((3, 1), (4,)), FLOATS),
     PrimCase("pow", lax.pow, np.power, ((3, 4), (3, 4)), FLOATS + COMPLEXES, domain=(0.5, 2.0)),
     PrimCase("pow-broadcast", lax.pow, np.power, ((3, 1), (4,)), FLOATS, domain=(0.5, 2.0)),
     PrimCase(
