@@ -187,7 +187,12 @@ class VJPTrace(Trace):
     ) -> VJPTracer:
         """Evaluate `primitive` and record its direct vjp entry (`Primitive.eager_vjp_rule`):
         no jvp rule, no tangent interpreter, no coefficient computed before it is needed."""
-        (out,) = core.bind(primitive, primals, params)
+        for p in primals:
+            if isinstance(p, Tracer) or core._state.debug_nans:
+                (out,) = core.bind(primitive, primals, params)
+                break
+        else:  # concrete primals: eager evaluation, as `bind` would choose, without its search
+            (out,) = primitive.impl(*primals, **params)
         aval = _aval(out)
         if aval.dtype.kind not in "fc":  # an integer or boolean result carries nothing
             return VJPTracer(self, out, None)

@@ -594,3 +594,29 @@ def test_library_functions_on_the_tape_under_second_order_and_jit():
     want = jax.vjp(jf, args[0], args[1])[1](1.0)
     for g, w in zip(got, want, strict=True):
         onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-12, atol=1e-14)
+
+
+def test_index_arrays_on_every_axis_under_eager_grad_match_jax_and_numpy():
+    # `f[rows, cols]` with known index arrays (negative ones, a 2-d batch, NumPy and mjnp
+    # index arrays, repeated entries): one gather on the tape, NumPy's values, JAX's
+    # gradients; an out-of-bounds index is NumPy's IndexError under grad too.
+    rng = onp.random.default_rng(5)
+    f0 = rng.normal(size=(4, 5))
+    rows = onp.array([[0, -1, 3], [2, 2, -4]])
+    cols = onp.array([[4, 0, -5], [1, 1, 3]], onp.int32)
+
+    def loss(xp, f, r, c):
+        g = f[r, c]
+        return xp.sum(g * g) + xp.sum(xp.sin(f)[r[0], c[1]])
+
+    for r, c in ((rows, cols), (np.asarray(rows), np.asarray(cols))):
+        got = mjcore.value_and_grad(lambda f, r=r, c=c: loss(np, f, r, c))(np.asarray(f0))
+        want = jax.value_and_grad(lambda f: loss(jnp, f, rows, cols))(f0)
+        onp.testing.assert_allclose(onp.asarray(got[0]), want[0], rtol=1e-13)
+        onp.testing.assert_allclose(onp.asarray(got[1]), want[1], rtol=1e-13)
+    onp.testing.assert_array_equal(onp.asarray(np.asarray(f0)[rows, cols]), f0[rows, cols])
+    bad = onp.array([0, 5])
+    with pytest.raises(IndexError, match="out of bounds"):
+        mjcore.grad(lambda f: np.sum(f[onp.array([0, 1]), bad]))(np.asarray(f0))
+    with pytest.raises(IndexError, match="out of bounds"):
+        mjcore.grad(lambda f: np.sum(f[onp.array([-5, 1]), onp.array([0, 1])]))(np.asarray(f0))
