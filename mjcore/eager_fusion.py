@@ -82,6 +82,16 @@ class _NotStatic(Exception):
 
 _MISS = object()  # no result from a fast path: take the general one
 
+# dtypes of NumPy array arguments that eager grad's tape front converts to Arrays (as mjnp's
+# argument conversion does); others (object, str, longdouble) take the function's own path
+_NUMPY_ARG_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (
+        np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+        np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    )
+)  # fmt: skip
+
 
 def _static_key(v: Any) -> Any:
     """A cache key for a configuration value that tells apart what `==` does not
@@ -437,14 +447,26 @@ def fuse_eagerly(
         signature: the primitives its Python would bind, without running its Python
         (promotion, axis checks); `_MISS` where the signature cannot be traced."""
         primals = []
+        converted = False
         for a in args:
-            if type(a) is VJPTracer:
+            t = type(a)
+            if t is VJPTracer:
                 if a._trace.main is not top:
                     return _MISS
                 a = a.primal
                 if type(a) is not Array:  # a tracer of another transformation
                     return _MISS
+            elif t is np.ndarray:
+                if a.dtype not in _NUMPY_ARG_DTYPES:
+                    return _MISS
+                # copied to an Array, as the function's own argument conversion does
+                a = dispatch.device_put(a)
+                converted = True
             primals.append(a)
+        if converted:
+            args = tuple(
+                p if type(a) is np.ndarray else a for a, p in zip(args, primals, strict=True)
+            )
         if int_scalars and len(args) == 2 and int in (type(primals[0]), type(primals[1])):
             as_float = _int_as_float(tuple(primals))
             if as_float is None:

@@ -527,11 +527,13 @@ def test_cotangent_sums_on_the_host_match_jax_without_binding_add_any(monkeypatc
 def _library_program(xp, w, b, x):
     """Fused mjnp functions on differentiated values: one-equation bodies (tanh, multiply),
     composed ones (logaddexp, mean), keyword variants (sum/max over an axis with keepdims),
-    Python ints and floats beside arrays, a non-differentiated operand on either side."""
+    Python ints and floats beside arrays, a non-differentiated operand on either side, NumPy
+    arrays (int and float) beside differentiated values."""
     h = xp.tanh(x * w + b)
     m = xp.max(h, axis=1, keepdims=True)
     z = h - m + xp.log(xp.sum(xp.exp(h - m), axis=1, keepdims=True))
     y = 1 - z * 2.5 + xp.logaddexp(z, w) / 3
+    y = (onp.arange(4) - y) * onp.linspace(0.5, 1.0, 4) + xp.subtract(y, onp.ones((3, 1), int))
     return xp.mean(y**2) + xp.sum(xp.square(xp.sin(w)), axis=0)[1] - xp.mean(2 * b)
 
 
