@@ -21,6 +21,7 @@ from mjcore.array import Array as _DeviceArray
 from mjcore.callback import debug_callback
 from mjcore.config import config
 from mjcore.core import Tracer, get_aval, rebind
+from mjcore.dispatch import device_put
 from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
 from mjcore.fp_errors import quiet_unless_eager
 from mjcore.lax import (
@@ -209,7 +210,9 @@ def _point_getitem(x: Any, entries: tuple[Any, ...]) -> Array | None:
         arrays.append(np.where(e < 0, e + size, e) if lo < 0 else e)
     axes = tuple(range(len(shape)))
     dnums = GatherDimensionNumbers((), axes, axes)
-    return gather(x, np.stack(arrays, axis=-1), dnums, (1,) * len(shape))
+    # an Array, not a NumPy constant: the gather's vjp body then replays as one program
+    indices = device_put(np.stack(arrays, axis=-1))
+    return gather(x, indices, dnums, (1,) * len(shape))
 
 
 def _basic_getitem(x: Array, entries: tuple[Any, ...]) -> Array:
