@@ -29,7 +29,7 @@ from mjcore import ad, core, dispatch
 from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
-from mjcore.eager_vjp import VJPTrace
+from mjcore.eager_vjp import VJPTrace, VJPTracer, eval_on_tape
 from mjcore.errors import (
     ConcretizationTypeError,
     NonConcreteBooleanIndexError,
@@ -87,6 +87,19 @@ _KEYWORD_VARIANTS = 32  # keyword-argument combinations per function
 
 class _NotStatic(Exception):
     pass
+
+
+_MISS = object()  # no result from a fast path: take the general one
+
+# dtypes of NumPy array arguments that eager grad's tape front converts to Arrays (as mjnp's
+# argument conversion does); others (object, str, longdouble) take the function's own path
+_NUMPY_ARG_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (
+        np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+        np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    )
+)  # fmt: skip
 
 
 def _static_key(v: Any) -> Any:
@@ -214,6 +227,30 @@ def _arg_key(a: Any) -> Any:
     return _WEAK_SCALAR_AVALS[type(a)]  # KeyError for anything else
 
 
+def _tape_body(entry: Any, fp_name: str | None) -> tuple[Any, ...]:
+    """How a fused function's traced body replays on eager grad's tape: (primitive, params,
+    whether to collect floating-point errors, jaxpr, consts, out tree (None: one result)),
+    the primitive set (and the jaxpr None) when the body is one equation on the arguments in
+    order with one result."""
+    jaxpr = entry.closed.jaxpr
+    out_tree = None if entry.single_output else entry.out_tree
+    collect = fp_name is not None
+    if len(jaxpr.eqns) == 1 and not entry.consts and out_tree is None:
+        (eqn,) = jaxpr.eqns
+        prim = eqn.primitive
+        if (
+            not prim.multiple_results
+            and not prim.binds_named_axes
+            and list(eqn.inputs) == list(jaxpr.invars)
+            and list(eqn.out_binders) == list(jaxpr.outs)
+        ):
+            ufunc = getattr(prim.host_rule, "numpy_function", None)
+            # a lone NumPy ufunc of the function's name reports its own errors
+            collect = collect and getattr(ufunc, "__name__", None) != fp_name
+            return prim, eqn.params, collect, None, (), None
+    return None, None, collect, jaxpr, entry.consts, out_tree
+
+
 def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """Two arguments, an inexact Array and a Python int it holds exactly, with the int as the
     equal float (see `_EXACT_INT_BOUND`); None for anything else."""
@@ -325,7 +362,12 @@ def fuse_eagerly(
     state = core._state
     # signature (the aval of a single argument, else the tuple of `_arg_key`s) -> runner
     runners: dict[Any, Callable[[tuple[Any, ...]], Any]] = {}
-    jitted._clear_hooks.extend((runners.clear, with_keywords.clear, unfusable.clear))
+    # signature (the primals' avals) -> (body jaxpr, consts, out tree, single output), or None
+    # where tracing needs values: the body replayed on eager grad's tape (`on_tape`)
+    tape_bodies: dict[Any, Any] = {}
+    jitted._clear_hooks.extend(
+        (runners.clear, with_keywords.clear, unfusable.clear, tape_bodies.clear)
+    )
 
     # NumPy's ufunc of that name decides which floating-point errors a call meets
     numpy_ufunc = getattr(np, fp_name, None) if fp_name is not None else None
@@ -378,6 +420,15 @@ def fuse_eagerly(
                 return run(args)
             return general(args)
         if not state.eager:
+            if state.dynamic_trace is None and state.trace_stack[-1].trace_type is _vjp_trace():
+                if kwargs:
+                    variant = keyword_variant(kwargs)
+                    if variant is not None:
+                        return variant(*args)
+                else:
+                    out = on_tape(state.trace_stack[-1], args)
+                    if out is not _MISS:
+                        return out
             if fp_name is None:
                 return fun(*args, **kwargs)
             # eager grad's forward pass runs host rules on tracers' values: report them as
@@ -386,19 +437,91 @@ def fuse_eagerly(
                 return fun(*args, **kwargs)
         return general(args, kwargs)
 
+    def keyword_variant(kwargs: dict[str, Any]) -> Callable[..., Any] | None:
+        """The fused `partial(fun, **kwargs)` for static keyword values, or None."""
+        try:
+            key = tuple((k, _static_key(v)) for k, v in kwargs.items())
+        except _NotStatic:  # an array or a list among the values
+            return None
+        variant = with_keywords.get(key)
+        if variant is None:
+            if len(with_keywords) >= _KEYWORD_VARIANTS:
+                return None
+            variant = with_keywords[key] = fuse_eagerly(
+                functools.partial(fun, **kwargs), fp_name=fp_name
+            )
+        return variant
+
+    def on_tape(top: core.MainTrace, args: tuple[Any, ...]) -> Any:
+        """`fun(*args)` on eager grad's tape (`top`), as its traced body at the primals'
+        signature: the primitives its Python would bind, without running its Python
+        (promotion, axis checks); `_MISS` where the signature cannot be traced."""
+        primals = []
+        converted = False
+        for a in args:
+            t = type(a)
+            if t is VJPTracer:
+                if a._trace.main is not top:
+                    return _MISS
+                a = a.primal
+                if type(a) is not Array:  # a tracer of another transformation
+                    return _MISS
+            elif t is np.ndarray:
+                if a.dtype not in _NUMPY_ARG_DTYPES:
+                    return _MISS
+                # copied to an Array, as the function's own argument conversion does
+                a = dispatch.device_put(a)
+                converted = True
+            primals.append(a)
+        if converted:
+            args = tuple(
+                p if type(a) is np.ndarray else a for a, p in zip(args, primals, strict=True)
+            )
+        if int_scalars and len(args) == 2 and int in (type(primals[0]), type(primals[1])):
+            as_float = _int_as_float(tuple(primals))
+            if as_float is None:
+                return _MISS
+            args = tuple(p if type(a) is int else a for a, p in zip(args, as_float, strict=True))
+            primals = list(as_float)
+        try:
+            key = tuple([_arg_key(a) for a in primals])
+        except KeyError:  # a Python int, a NumPy array
+            return _MISS
+        body = tape_bodies.get(key, _MISS)
+        if body is _MISS:
+            try:
+                entry = jitted._entry_for(tuple(primals), {})[0]
+            except _NEEDS_VALUES:
+                body = None
+            else:
+                body = _tape_body(entry, fp_name)
+            if len(tape_bodies) >= _CACHE_SIZE:
+                tape_bodies.clear()
+            tape_bodies[key] = body
+        if body is None:
+            return _MISS
+        prim, params, collect, jaxpr, consts, out_tree = body
+        trace: VJPTrace = top.trace  # type: ignore[assignment]  # the caller checked trace_type
+        if prim is not None:  # one equation on the arguments in order, one result
+            tracers = [a if type(a) is VJPTracer else VJPTracer(trace, a, None) for a in args]
+            if collect:
+                with Collecting(fp_name):  # type: ignore[arg-type]
+                    (out,) = trace.process_primitive(prim, tracers, params)
+            else:  # the host rule is this ufunc: its errors are its own
+                (out,) = trace.process_primitive(prim, tracers, params)
+            return out.primal if out.var is None else out
+        if collect:  # the host rules' errors reported as this ufunc's, as op by op
+            with Collecting(fp_name):  # type: ignore[arg-type]
+                outs = eval_on_tape(trace, jaxpr, [*consts, *args])
+        else:
+            outs = eval_on_tape(trace, jaxpr, [*consts, *args])
+        return outs[0] if out_tree is None else tree_unflatten(out_tree, outs)
+
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
         if kwargs:
-            try:
-                key = tuple((k, _static_key(v)) for k, v in kwargs.items())
-            except _NotStatic:  # an array or a list among the values
-                return call(*args, **kwargs)
-            variant = with_keywords.get(key)
+            variant = keyword_variant(kwargs)
             if variant is None:
-                if len(with_keywords) >= _KEYWORD_VARIANTS:
-                    return call(*args, **kwargs)
-                variant = with_keywords[key] = fuse_eagerly(
-                    functools.partial(fun, **kwargs), fp_name=fp_name
-                )
+                return call(*args, **kwargs)
             return variant(*args)
         try:
             avals = tuple([_arg_key(a) for a in args])

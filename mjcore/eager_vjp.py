@@ -36,7 +36,7 @@ from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_av
 from mjcore.dispatch import _CHEAP_HOST_LIMIT as _HOST_SUM_LIMIT
 from mjcore.dispatch import FP_QUIET, device_put, fp_state, on_cpu
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
-from mjcore.jaxpr import eval_jaxpr
+from mjcore.jaxpr import Literal, eval_jaxpr
 from mjcore.lax.base import add_any, add_any_p, full
 from mjcore.partial_eval import PartialVal, partial_eval_flat, trace_to_jaxpr
 from mjcore.tree_util import tree_flatten, tree_unflatten
@@ -187,7 +187,12 @@ class VJPTrace(Trace):
     ) -> VJPTracer:
         """Evaluate `primitive` and record its direct vjp entry (`Primitive.eager_vjp_rule`):
         no jvp rule, no tangent interpreter, no coefficient computed before it is needed."""
-        (out,) = core.bind(primitive, primals, params)
+        for p in primals:
+            if isinstance(p, Tracer) or core._state.debug_nans:
+                (out,) = core.bind(primitive, primals, params)
+                break
+        else:  # concrete primals: eager evaluation, as `bind` would choose, without its search
+            (out,) = primitive.impl(*primals, **params)
         aval = _aval(out)
         if aval.dtype.kind not in "fc":  # an integer or boolean result carries nothing
             return VJPTracer(self, out, None)
@@ -295,6 +300,36 @@ class LinearTrace(Trace):
 
 
 _LINEAR = "eager grad/vjp (tangents)"
+
+
+def eval_on_tape(trace: VJPTrace, jaxpr: Any, args: Sequence[Any]) -> list[Any]:
+    """`eval_jaxpr(jaxpr, [], *args)` under `trace` (the top of the stack, no dynamic trace):
+    each equation as `bind` would apply it there, without `bind`'s search of the stack.
+
+    A library function's traced body (`mjcore.eager_fusion`) replays this way on the tape: the
+    same primitives, with the same parameters, as its Python would bind op by op.
+    """
+    env: dict[Any, Any] = dict(zip(jaxpr.invars, args, strict=True))
+    for eqn in jaxpr.eqns:
+        ins = [env[x] if type(x) is not Literal else x.val for x in eqn.inputs]
+        prim = eqn.primitive
+        for x in ins:
+            if type(x) is VJPTracer and x.var is not None:
+                break
+        else:  # nothing tracked in: eager evaluation
+            ins = [x.primal if type(x) is VJPTracer else x for x in ins]
+            outs = core.bind(prim, ins, eqn.params)
+            for v, x in zip(eqn.out_binders, outs, strict=True):
+                env[v] = x
+            continue
+        if prim.binds_named_axes:
+            outs = core.bind(prim, ins, eqn.params)
+        else:
+            tracers = [x if type(x) is VJPTracer else VJPTracer(trace, x, None) for x in ins]
+            outs = trace.process_primitive(prim, tracers, eqn.params)
+        for v, x in zip(eqn.out_binders, outs, strict=True):
+            env[v] = x.primal if type(x) is VJPTracer and x.var is None else x
+    return [env[x] if type(x) is not Literal else x.val for x in jaxpr.outs]
 
 
 def _add_all(tape: list[Entry], parts: list[LinVar], out: LinVar) -> None:

@@ -21,6 +21,7 @@ from mjcore.array import Array as _DeviceArray
 from mjcore.callback import debug_callback
 from mjcore.config import config
 from mjcore.core import Tracer, get_aval, rebind
+from mjcore.dispatch import device_put
 from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
 from mjcore.fp_errors import quiet_unless_eager
 from mjcore.lax import (
@@ -162,6 +163,10 @@ def _getitem(
     raises IndexError for out-of-bounds indices whose values are known (static ints, concrete
     arrays); only traced indices then meet `mode`.
     """
+    if type(idx) is tuple and mode == "clip" and checked:
+        out = _point_getitem(x, idx)
+        if out is not None:
+            return out
     x = asarray_arg("getitem", x)
     entries = idx if isinstance(idx, tuple) else (idx,)
     kinds = [_classify(e) for e in entries]
@@ -172,6 +177,42 @@ def _getitem(
     ):
         return _advanced_getitem(x, entries, mode, fill_value, checked)
     return _basic_getitem(x, entries)
+
+
+def _point_getitem(x: Any, entries: tuple[Any, ...]) -> Array | None:
+    """`x[i0, i1, ...]` for an array or tracer `x` with one known, in-bounds integer index
+    array per axis, all of one shape (`f[rows, cols]`), as `_advanced_getitem` computes it (the
+    same gather) without its general planning; None for anything else (the general path
+    raises the errors)."""
+    if not isinstance(x, _DeviceArray | Tracer):
+        return None
+    shape = get_aval(x).shape
+    if len(entries) != len(shape) or len(shape) == 0 or 0 in shape:
+        return None
+    arrays = []
+    batch = None
+    for e, size in zip(entries, shape, strict=True):
+        t = type(e)
+        if t is _DeviceArray:
+            e = e._value()
+        elif t is not np.ndarray:
+            return None
+        if e.dtype.kind not in "iu" or e.dtype == np.uint64 or e.size == 0:
+            return None
+        if batch is None:
+            batch = e.shape
+        elif e.shape != batch:
+            return None
+        lo, hi = e.min(), e.max()
+        if lo < -size or hi >= size:
+            return None
+        e = e.astype(_INT64)
+        arrays.append(np.where(e < 0, e + size, e) if lo < 0 else e)
+    axes = tuple(range(len(shape)))
+    dnums = GatherDimensionNumbers((), axes, axes)
+    # an Array, not a NumPy constant: the gather's vjp body then replays as one program
+    indices = device_put(np.stack(arrays, axis=-1))
+    return gather(x, indices, dnums, (1,) * len(shape))
 
 
 def _basic_getitem(x: Array, entries: tuple[Any, ...]) -> Array:

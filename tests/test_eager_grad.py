@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -518,3 +519,106 @@ def test_cotangent_sums_on_the_host_match_jax_without_binding_add_any(monkeypatc
         infs(onp, w)
     assert {str(x.message) for x in got_warnings} == {str(x.message) for x in numpy_warnings}
     onp.testing.assert_array_equal(onp.asarray(got), jax.grad(lambda v: infs(jnp, v))(w))
+
+
+# --- library functions on the tape (`eager_fusion`'s traced bodies) -------------------------
+
+
+def _library_program(xp, w, b, x):
+    """Fused mjnp functions on differentiated values: one-equation bodies (tanh, multiply),
+    composed ones (logaddexp, mean), keyword variants (sum/max over an axis with keepdims),
+    Python ints and floats beside arrays, a non-differentiated operand on either side, NumPy
+    arrays (int and float) beside differentiated values."""
+    h = xp.tanh(x * w + b)
+    m = xp.max(h, axis=1, keepdims=True)
+    z = h - m + xp.log(xp.sum(xp.exp(h - m), axis=1, keepdims=True))
+    y = 1 - z * 2.5 + xp.logaddexp(z, w) / 3
+    y = (onp.arange(4) - y) * onp.linspace(0.5, 1.0, 4) + xp.subtract(y, onp.ones((3, 1), int))
+    return xp.mean(y**2) + xp.sum(xp.square(xp.sin(w)), axis=0)[1] - xp.mean(2 * b)
+
+
+def _library_inputs():
+    rng = onp.random.default_rng(11)
+    return rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(3, 4))
+
+
+def test_library_functions_on_the_tape_replay_their_traced_bodies(monkeypatch):
+    # A fused mjnp function applied to a differentiated value binds its traced body's
+    # primitives on the tape, without running its Python (promotion, axis checks): the
+    # gradients are those of its Python run op by op to the bit, and JAX's within rounding.
+    from mjcore import eager_fusion
+
+    args = _library_inputs()
+    argnums = (0, 1)
+
+    def grads():
+        got = mjcore.grad(lambda *a: _library_program(np, *a), argnums)(
+            *[np.asarray(a) for a in args]
+        )
+        return [onp.asarray(g) for g in got]
+
+    replayed = grads()
+    want = jax.grad(lambda *a: _library_program(jnp, *a), argnums)(*args)
+    for g, w in zip(replayed, want, strict=True):
+        onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    # the bodies are traced: a second call runs none of the functions' own code
+    bodies = ("_elementwise.py", "_reductions.py")
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.endswith(bodies):
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        grads()
+    finally:
+        sys.setprofile(None)
+    assert calls == []
+    # no tape front: each function's Python runs op by op on the tracers
+    monkeypatch.setattr(eager_fusion, "_vjp_trace", lambda: type(None))
+    op_by_op = grads()
+    for g, w in zip(replayed, op_by_op, strict=True):
+        onp.testing.assert_array_equal(g, w)
+
+
+def test_library_functions_on_the_tape_under_second_order_and_jit():
+    # grad of grad: the inner tape's tracers are the outer tape's values (another trace's
+    # tracers as primals: the front steps aside); f_vjp under jit reads jit's tracers.
+    args = _library_inputs()
+    f = lambda w, b: _library_program(np, w, b, np.asarray(args[2]))  # noqa: E731
+    jf = lambda w, b: _library_program(jnp, w, b, args[2])  # noqa: E731
+    g2 = mjcore.grad(lambda w: np.sum(mjcore.grad(f)(w, np.asarray(args[1])) ** 2))
+    j2 = jax.grad(lambda w: jnp.sum(jax.grad(jf)(w, args[1]) ** 2))
+    onp.testing.assert_allclose(onp.asarray(g2(np.asarray(args[0]))), j2(args[0]), rtol=1e-10)
+    out, f_vjp = mjcore.vjp(f, np.asarray(args[0]), np.asarray(args[1]))
+    got = mjcore.jit(f_vjp)(np.asarray(1.0))
+    want = jax.vjp(jf, args[0], args[1])[1](1.0)
+    for g, w in zip(got, want, strict=True):
+        onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-12, atol=1e-14)
+
+
+def test_index_arrays_on_every_axis_under_eager_grad_match_jax_and_numpy():
+    # `f[rows, cols]` with known index arrays (negative ones, a 2-d batch, NumPy and mjnp
+    # index arrays, repeated entries): one gather on the tape, NumPy's values, JAX's
+    # gradients; an out-of-bounds index is NumPy's IndexError under grad too.
+    rng = onp.random.default_rng(5)
+    f0 = rng.normal(size=(4, 5))
+    rows = onp.array([[0, -1, 3], [2, 2, -4]])
+    cols = onp.array([[4, 0, -5], [1, 1, 3]], onp.int32)
+
+    def loss(xp, f, r, c):
+        g = f[r, c]
+        return xp.sum(g * g) + xp.sum(xp.sin(f)[r[0], c[1]])
+
+    for r, c in ((rows, cols), (np.asarray(rows), np.asarray(cols))):
+        got = mjcore.value_and_grad(lambda f, r=r, c=c: loss(np, f, r, c))(np.asarray(f0))
+        want = jax.value_and_grad(lambda f: loss(jnp, f, rows, cols))(f0)
+        onp.testing.assert_allclose(onp.asarray(got[0]), want[0], rtol=1e-13)
+        onp.testing.assert_allclose(onp.asarray(got[1]), want[1], rtol=1e-13)
+    onp.testing.assert_array_equal(onp.asarray(np.asarray(f0)[rows, cols]), f0[rows, cols])
+    bad = onp.array([0, 5])
+    with pytest.raises(IndexError, match="out of bounds"):
+        mjcore.grad(lambda f: np.sum(f[onp.array([0, 1]), bad]))(np.asarray(f0))
+    with pytest.raises(IndexError, match="out of bounds"):
+        mjcore.grad(lambda f: np.sum(f[onp.array([-5, 1]), onp.array([0, 1])]))(np.asarray(f0))

@@ -698,6 +698,28 @@ CORNERS += [
         [_OP, np.array([[4, 1], [0, 0]], np.int32)],
         {"dimension_numbers": _gnums((), (0, 1), (1, 0)), "slice_sizes": (1, 1)},
     ),
+    # one element per index vector on every axis in order (`x[rows, cols]`): clamped, a 2-d
+    # batch, a single vector, uint64 past int64, a 1-d operand
+    (
+        gather.gather_p,
+        [_OP, np.array([[[4, 1], [-1, 7]], [[2, 3], [9, -6]]], np.int32)],
+        {"dimension_numbers": _gnums((), (0, 1), (0, 1)), "slice_sizes": (1, 1)},
+    ),
+    (
+        gather.gather_p,
+        [_OP, np.array([3, 2], np.int64)],
+        {"dimension_numbers": _gnums((), (0, 1), (0, 1)), "slice_sizes": (1, 1)},
+    ),
+    (
+        gather.gather_p,
+        [_OP, np.array([[2**63 + 3, 1], [1, 2]], np.uint64)],
+        {"dimension_numbers": _gnums((), (0, 1), (0, 1)), "slice_sizes": (1, 1)},
+    ),
+    (
+        gather.gather_p,
+        [np.arange(6.0), np.array([[5], [-3], [8], [0]], np.int16)],
+        {"dimension_numbers": _gnums((), (0,), (0,)), "slice_sizes": (1,)},
+    ),
     # whole slices along one axis (np.take), the batch axes before, between or after
     (
         gather.gather_p,

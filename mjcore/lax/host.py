@@ -395,6 +395,17 @@ def gather(
     batch_shape = indices.shape[:-1]
     nb = len(batch_shape)
     vectors = _index_vectors(indices)
+    if (
+        not dn.offset_dims
+        and dn.start_index_map == dn.collapsed_slice_dims == tuple(range(operand.ndim))
+        and not dn.operand_batching_dims
+        and operand.size
+    ):
+        # One element per index vector (`x[rows, cols]`): flat positions of the clamped
+        # indices (ravel_multi_index's 'clip' is XLA's clamp for windows of one), one take.
+        rows = vectors.T if nb == 1 else np.moveaxis(vectors, -1, 0)
+        out = np.take(operand, np.ravel_multi_index(rows, operand.shape, mode="clip"))
+        return out if nb else np.asarray(out)  # a scalar for a single vector
     if _is_take(operand.shape, dn, slice_sizes):
         # Whole slices along one collapsed axis (x[i], x[:, idx]): np.take, then the layout.
         (d,) = dn.start_index_map
