@@ -21,7 +21,7 @@ from mjcore.array import Array as _DeviceArray
 from mjcore.callback import debug_callback
 from mjcore.config import config
 from mjcore.core import Tracer, get_aval, rebind
-from mjcore.dispatch import device_put
+from mjcore.dispatch import array_value, device_put
 from mjcore.errors import NonConcreteBooleanIndexError, TracerIntegerConversionError
 from mjcore.fp_errors import quiet_unless_eager
 from mjcore.lax import (
@@ -194,7 +194,7 @@ def _point_getitem(x: Any, entries: tuple[Any, ...]) -> Array | None:
     for e, size in zip(entries, shape, strict=True):
         t = type(e)
         if t is _DeviceArray:
-            e = e._value()
+            e = array_value(e)
         elif t is not np.ndarray:
             return None
         if e.dtype.kind not in "iu" or e.dtype == np.uint64 or e.size == 0:

@@ -56,7 +56,7 @@ class Quiet:
 def host_value(x: Any) -> np.ndarray | None:
     """The host value of an eager Array on the CPU, else None (a tracer, an accelerator)."""
     if type(x) is Array and dispatch.on_cpu():
-        return x._value()
+        return dispatch.array_value(x)
     return None
 
 
@@ -191,7 +191,7 @@ def checked(
 
 def _host_arg(x: Any) -> Any:
     if type(x) is Array:
-        return x._value()
+        return dispatch.array_value(x)
     if hasattr(x, "aval"):  # a tracer
         raise _NoHostValue
     return x
