@@ -32,6 +32,10 @@ algorithm, bit for bit (`tests/test_hypot_accuracy.py`). Then:
   both step-aware for any step (`_assert_compiled_same`).
 - at be87aff: eager/jit/vmap 5,000 programs, no mismatch (8 min 1 s; 822 of them with
   hypot); grad 5,000, no mismatch (32 s).
+- at 4f87cb0 (all of the session's branches merged: per-primitive host/XLA choice, eager-grad
+  tape replay, reduction warnings), twice: `make fuzz` settings, then again with
+  `MJNP_FUZZ_LOG` counting 5,000 eager/jit/vmap and 5,000 grad programs; no mismatch in either
+  (4 min 40 s for both tests, quiet machine).
 """
 
 from __future__ import annotations
