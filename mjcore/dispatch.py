@@ -201,9 +201,10 @@ _ALWAYS_HOST = frozenset(
 # time), and so are its SIMD loops for float32 sin, exp, log and float64 exp, log (0.1-1.0x
 # up to 1e7 elements; float32 tanh 0.4-1.4x). float32 sin/cos still go to XLA above the limit:
 # there the fast kernel (lax/kernels, within half an ulp) is what eager promises and tests
-# (tests/test_fast_trig.py: eager == jit == vmap on large arrays), NumPy's SIMD loop is not. XLA's sums win from ~2^19 (float32 at 1e6:
-# NumPy's pairwise sum 1.2x XLA's time, 1.5x at 4e6), float64 sin and tanh from ~2^16 (tanh
-# at 4e6: 2.8x), `where` from ~2^15 (NumPy's select branches per element: 2x at 2^16).
+# (tests/test_fast_trig.py: eager == jit == vmap on large arrays), NumPy's SIMD loop is not.
+# XLA's sums win from ~2^19 (float32 at 1e6: NumPy's pairwise sum 1.2x XLA's time, 1.5x at
+# 4e6), float64 sin and tanh from ~2^16 (tanh at 4e6: 2.8x), `where` from ~2^15 (NumPy's
+# select branches per element: 2x at 2^16).
 _HOST_LIMIT = 1 << 15
 _CHEAP_HOST_LIMIT = 1 << 18
 _CHEAP = frozenset(
