@@ -20,6 +20,7 @@ import pytest
 
 import mjcore
 import mjnp as np
+from mjcore.backend import client as backend
 
 A = onp.array
 INF = onp.inf
@@ -38,6 +39,16 @@ def _one_inf(n: int) -> onp.ndarray:
     x = onp.ones(n)
     x[n // 3] = INF
     return x
+
+
+def _one(n: int, value: Any) -> onp.ndarray:
+    x = onp.ones(n, onp.result_type(value))
+    x[n // 3] = value
+    return x
+
+
+def _alternating(n: int, a: float, b: float) -> onp.ndarray:
+    return onp.where(onp.arange(n) % 2 == 0, a, b)
 
 
 def _set(a: Any, index: Any, value: Any) -> Any:
@@ -158,6 +169,26 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("large divmod(x,0)", lambda xp: xp.divmod(xp.asarray(onp.ones(BIG)), 0.0)),
     ("large complex sqrt", lambda xp: xp.sqrt(xp.asarray(onp.full(BIG, -1 + 0j)))),
     ("large float32 exp overflow", lambda xp: xp.exp(xp.asarray(onp.full(BIG, 100.0, "f4")))),
+    # large reductions to one element, computed by XLA, whose result is tested on the host:
+    # NumPy reports overflow and inf - inf; an infinity or NaN in the input reports nothing
+    ("large float32 sum overflow", lambda xp: xp.sum(xp.asarray(onp.full(BIG, 3e38, "f4")))),
+    ("large float32 mean overflow", lambda xp: xp.mean(xp.asarray(onp.full(BIG, 3e38, "f4")))),
+    ("large sum inf and -inf", lambda xp: xp.sum(xp.asarray(_alternating(BIG, INF, -INF)))),
+    ("large sum, one nan", lambda xp: xp.sum(xp.asarray(_one(BIG, NAN)))),
+    ("large sum, one inf", lambda xp: xp.sum(xp.asarray(_one_inf(BIG)))),
+    ("large sum, finite", lambda xp: xp.sum(xp.asarray(onp.ones(BIG)))),
+    ("large complex sum, one inf", lambda xp: xp.sum(xp.asarray(_one(BIG, INF + 0j)))),
+    (
+        "large float32 dot overflow",
+        lambda xp: xp.dot(
+            xp.asarray(onp.full(BIG, 2e19, "f4")), xp.asarray(onp.full(BIG, 2e19, "f4"))
+        ),
+    ),
+    # ... and to many elements, tested by the program's own flags
+    (
+        "large row sums overflow",
+        lambda xp: xp.sum(xp.asarray(onp.full((BIG // 8, 8), 3e38, "f4")), axis=1),
+    ),
 ]
 STATES: list[dict[str, str]] = [{}, {"all": "raise"}, {"all": "ignore"}]
 
@@ -325,3 +356,19 @@ def test_eager_grad_warns_as_numpy_forward_and_autograd(
     assert forward <= got, (forward, got)  # NumPy's forward warnings, by name
     oracle = _record(lambda: autograd.grad(f(anp))(x))
     assert _kinds(got) <= _kinds(oracle) | _kinds(forward), (got, oracle)
+
+
+FINITENESS_VALUES = [0.0, -0.0, 1.5, -2.0, 6e4, 1e-45, 1e-310, 3e38, 1e300, INF, -INF, NAN, -NAN]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("shape", [(), (1,), (3,)], ids=str)
+def test_the_host_finiteness_test_is_numpys_isfinite(dtype: str, shape: tuple[int, ...]) -> None:
+    # `backend.all_finite` decides whether an XLA-run eager result is re-run for warnings;
+    # one float element is tested by its exponent bits, others by NumPy
+    with onp.errstate(all="ignore"):
+        values = [onp.full(shape, v).astype(dtype) for v in FINITENESS_VALUES]
+    for v in values:
+        x = mjcore.device_put(v)
+        got = backend.all_finite(x._buf, v.dtype, v.size)
+        assert got is bool(onp.isfinite(v).all()), (dtype, v)
