@@ -32,6 +32,7 @@ from mjcore import core
 from mjcore import sharding as sharding_mod
 from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, jvp_flat
 from mjcore.api_util import flatten_fun
+from mjcore.array import Array
 from mjcore.backend import client
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, move_bdim
@@ -42,6 +43,7 @@ from mjcore.lax import arithmetic, parallel
 from mjcore.lax.base import reshape
 from mjcore.lax.sharding import with_sharding_constraint
 from mjcore.partial_eval import partial_eval_closed, trace_to_jaxpr
+from mjcore.sharded import device_put_sharded
 from mjcore.sharding import Mesh, NamedSharding, PartitionSpec
 from mjcore.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -487,10 +489,12 @@ def shard_map(
                 if len(cache) >= 64:  # bounded
                     cache.clear()
                 cache[(in_tree, avals)] = hit
-        run, out_tree = hit
+        run, out_tree, shardings = hit
+        if eager:
+            args_flat = [_laid_out(x, s) for x, s in zip(args_flat, shardings, strict=True)]
         return tree_unflatten(out_tree, list(run(*args_flat)))
 
-    def _prepare(in_tree: Any, avals: tuple[ShapedArray, ...]) -> tuple[Any, Any]:
+    def _prepare(in_tree: Any, avals: tuple[ShapedArray, ...]) -> tuple[Any, Any, Any]:
         specs = _specs_for(in_specs, in_tree, len(avals), "in_specs")
         for i, (s, a) in enumerate(zip(specs, avals, strict=True)):
             _check_spec(s, mesh, a, f"in_specs[{i}]")
@@ -519,9 +523,20 @@ def shard_map(
                 for o, s in zip(outs, o_specs, strict=True)
             ]
 
-        return (jit(run) if core._state.eager else run), out_tree
+        shardings = [NamedSharding(mesh, s) for s in specs]
+        return (jit(run) if core._state.eager else run), out_tree, shardings
 
     return mapped
+
+
+def _laid_out(x: Any, s: NamedSharding) -> Any:
+    """An eager argument laid out as its spec says, before the call (as JAX's shard_map): a
+    host or one-device array would otherwise be an argument of the program replicated, put
+    whole on every device and cut there (n copies of a pmapped batch per call), and a
+    program compiled for it would not serve the next call's laid-out arrays."""
+    if isinstance(x, np.ndarray) or (type(x) is Array and x.ndim):
+        return device_put_sharded(x, s)
+    return x  # (a sharded Array keeps its layout: the program reshards it; scalars: as given)
 
 
 def pmap(

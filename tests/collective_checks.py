@@ -358,6 +358,45 @@ def check_pmap_grad_and_vmap():
     )
 
 
+def check_pmap_lays_out_mapped_arguments():
+    """A data-parallel step called again on its own outputs: the host batch goes to each
+    device as its block alone (not whole to every device), and one program serves every
+    call, the first's host parameters and the later calls' replicated outputs alike."""
+    from mjcore.backend import client
+
+    w0, x, y = _input((3, 2), 22), _input((8, 5, 3), 23), _input((8, 5, 2), 24)
+
+    def step(w, xi, yi, lax, xp):
+        r = xi @ w - yi
+        return w - 0.1 * lax.pmean(xi.T @ r, "i"), lax.pmean(xp.sum(r * r), "i")
+
+    f = mjcore.pmap(
+        lambda w, xi, yi: step(w, xi, yi, lax, np),
+        axis_name="i",
+        in_axes=(None, 0, 0),
+        out_axes=(None, None),
+    )
+    g = jax.pmap(
+        lambda w, xi, yi: step(w, xi, yi, jax.lax, jnp),
+        axis_name="i",
+        in_axes=(None, 0, 0),
+        out_axes=(None, None),
+    )
+    texts = []
+    client.compile_hooks.append(texts.append)
+    try:
+        w, jw = w0, w0
+        for batch in (x, np.asarray(x), x):  # a host array, then a one-device Array
+            (w, loss), (jw, jloss) = f(w, batch, y), g(jw, x, y)
+            _close(w, jw)
+            _close(loss, jloss)
+    finally:
+        client.compile_hooks.remove(texts.append)
+    (text,) = [t for t in texts if "all_reduce" in t]
+    args = re.findall(r"%arg\S+: tensor<[^>]*> \{mhlo.sharding = \"([^\"]*)\"", text)
+    assert args[:1] == ["{replicated}"] and all("devices=[8" in a for a in args[1:]), args
+
+
 def check_one_device_mesh():
     x = _input((1, 3), 19)
     f = mjcore.pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i")
