@@ -554,6 +554,7 @@ def pmap(
     first n devices, n the mapped size)."""
     name = axis_name if axis_name is not None else "_pmap_axis"
     cache: dict[Any, tuple[Any, list[Any]]] = {}
+    meshes: dict[tuple[Any, ...], Mesh] = {}
 
     @functools.wraps(fun)
     def mapped(*args: Any) -> Any:
@@ -577,7 +578,11 @@ def pmap(
                 f"({'devices=' if devices is not None else 'mjcore.devices()'}); map over at "
                 "most that many"
             )
-        mesh = Mesh(np.array(devs, dtype=object), (name,))
+        mesh = meshes.get(tuple(devs))
+        if mesh is None:
+            if len(meshes) >= 64:  # bounded
+                meshes.clear()
+            mesh = meshes[tuple(devs)] = Mesh(np.array(devs, dtype=object), (name,))
         moved = [
             x if d is None else move_bdim(x, d % get_aval(x).ndim, 0)
             for x, d in zip(args_flat, dims, strict=True)

@@ -330,6 +330,9 @@ class NamedSharding(Sharding):
         self.mesh = mesh
         self.spec = spec
         self._memory_kind = memory_kind
+        # (on every sharded call's path: comparisons, and per-shape slices of device_put)
+        self._key = (mesh, _normalized(spec))
+        self._indices: dict[tuple[int, ...], dict[Device, Index]] = {}
         seen: set[str] = set()
         for dim in range(len(spec)):
             for axis in spec._axes(dim):
@@ -411,6 +414,14 @@ class NamedSharding(Sharding):
 
     def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Device, Index]:
         global_shape = tuple(global_shape)
+        known = self._indices.get(global_shape)
+        if known is None:
+            if len(self._indices) >= 64:  # bounded
+                self._indices.clear()
+            known = self._indices[global_shape] = self._compute_indices(global_shape)
+        return dict(known)  # (the caller's to change)
+
+    def _compute_indices(self, global_shape: tuple[int, ...]) -> dict[Device, Index]:
         shard = self.shard_shape(global_shape)
         tiles, assignment, _ = self._tile_assignment(len(global_shape))
         flat = self.mesh._flat_devices
@@ -437,14 +448,10 @@ class NamedSharding(Sharding):
         return NamedSharding(self.mesh, spec)
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, NamedSharding)
-            and self.mesh == other.mesh
-            and _normalized(self.spec) == _normalized(other.spec)
-        )
+        return isinstance(other, NamedSharding) and self._key == other._key
 
     def __hash__(self) -> int:
-        return hash((self.mesh, _normalized(self.spec)))
+        return hash(self._key)
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
