@@ -105,6 +105,8 @@ def check_named_sharding_layouts():
             assert [d.id for d in s.devices_indices_map(shape)] == [
                 d.id for d in js.devices_indices_map(shape)
             ]
+            s.devices_indices_map(shape).clear()  # (the maps are cached: each call's own)
+            assert _ids_map(s.devices_indices_map(shape)) == _ids_map(js.devices_indices_map(shape))
             assert {d.id for d in s.device_set} == {d.id for d in js.device_set}
             assert s.is_equivalent_to(NamedSharding(m, P(*spec, None, None)), ndim + 2)
             mine = xc.HloSharding.from_string(s._hlo_sharding_text(ndim))
