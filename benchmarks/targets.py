@@ -135,6 +135,10 @@ MISS_REASONS: dict[str, str] = {
         "the caches cold after the reduction). In process (medians of 201 interleaved batches, "
         "three runs, load 11-13): the eager runner 142.7-147.0 µs against JAX eager's "
         "141.0-145.6 µs (before: 148.9-156.2 µs); the remaining µs is the eager wrapper. "
+        "End to end (`np.sum(x).block_until_ready()` against JAX's in one process, medians of "
+        "301 interleaved batches, four processes each alternating with the base, load 13-15): "
+        "1.00/1.04/1.03/1.17x JAX after, 1.21/1.36/1.00/1.05x before (the 1.17 and 1.00 "
+        "runs met bursts: JAX's medians 655 and 482 µs). "
         "`benchmarks.run --only eager_sum_1e6` under load 18 read 1.17x (base: 0.41x): "
         "JAX's own medians moved 150-491 µs between runs."
     ),
