@@ -4,6 +4,8 @@ NumPy's reductions do."""
 
 from __future__ import annotations
 
+import functools
+
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -177,7 +179,9 @@ def _sum_or_prod(
 # --- sum, prod, mean ------------------------------------------------------------------------
 
 
-@fuse_eagerly
+# Floating-point errors as NumPy's reduce loop reports them: a float16 sum accumulates in
+# float32 (as NumPy's) and overflows in the final cast, which NumPy calls "in reduce".
+@functools.partial(fuse_eagerly, fp_name="reduce")
 def sum(  # noqa: A001  (NumPy's name)
     a: ArrayLike,
     axis: Axis = None,
@@ -213,7 +217,7 @@ def sum(  # noqa: A001  (NumPy's name)
     return _sum_or_prod("sum", _SUM, a, axis, dtype, out, keepdims, initial, where)
 
 
-@fuse_eagerly
+@functools.partial(fuse_eagerly, fp_name="reduce")
 def prod(
     a: ArrayLike,
     axis: Axis = None,

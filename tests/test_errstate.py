@@ -184,6 +184,12 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
             xp.asarray(onp.full(BIG, 2e19, "f4")), xp.asarray(onp.full(BIG, 2e19, "f4"))
         ),
     ),
+    # float16 sums and products accumulate in float32 (as NumPy's) and overflow in the final
+    # rounding to float16, which NumPy reports as "in reduce", not "in cast"
+    ("float16 sum overflow", lambda xp: xp.sum(xp.asarray(onp.full(30, 6e4, "f2")))),
+    ("float16 prod overflow", lambda xp: xp.prod(xp.asarray(onp.full(3, 6e4, "f2")))),
+    ("float16 row sums overflow", lambda xp: xp.sum(xp.asarray(onp.full((4, 8), 6e4, "f2")), 1)),
+    ("large float16 sum overflow", lambda xp: xp.sum(xp.asarray(onp.full(BIG, 6e4, "f2")))),
     # ... and to many elements, tested by the program's own flags
     (
         "large row sums overflow",
