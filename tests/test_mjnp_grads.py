@@ -4,6 +4,7 @@ for the smooth elementwise ones) and the gradient of a fixed scalar loss against
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -71,14 +72,35 @@ def test_check_grads(case):
     check_grads(fun, case.args, order=case.order, modes=("fwd", "rev"))
 
 
-@pytest.mark.parametrize("case", [c for c in GRAD_CASES if c.jax], ids=lambda c: c.name)
+_JAX_CASES = [c for c in GRAD_CASES if c.jax]
+# JAX's gradients are computed for this many consecutive rows in one jax.jit: each compile has
+# a fixed cost that one per row would pay 238 times. Small groups keep a pytest-xdist worker
+# that runs a few rows from compiling the rest.
+_GROUP = 16
+
+
+@functools.cache
+def _jax_grads(group: int) -> list[Any]:
+    """JAX's gradients of `_loss` for rows `group * _GROUP` onwards of `_JAX_CASES`."""
+    cases = _JAX_CASES[group * _GROUP : (group + 1) * _GROUP]
+    grads = [
+        jax.grad(
+            _loss(case, jnp, jax.tree_util.tree_leaves, _weights(case)),
+            tuple(range(len(case.args))),
+        )
+        for case in cases
+    ]
+    every_row = jax.jit(lambda rows: [g(*args) for g, args in zip(grads, rows, strict=True)])
+    return every_row([tuple(jnp.asarray(a) for a in case.args) for case in cases])
+
+
+@pytest.mark.parametrize("case", _JAX_CASES, ids=lambda c: c.name)
 def test_grad_matches_jax(case):
     weights = _weights(case)
     argnums = tuple(range(len(case.args)))
     got = mjcore.grad(_loss(case, mjnp, mjcore.tree_util.tree_leaves, weights), argnums)(*case.args)
-    expected = jax.jit(jax.grad(_loss(case, jnp, jax.tree_util.tree_leaves, weights), argnums))(
-        *(jnp.asarray(a) for a in case.args)
-    )
+    index = next(i for i, c in enumerate(_JAX_CASES) if c is case)
+    expected = _jax_grads(index // _GROUP)[index % _GROUP]
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=case.rtol, atol=case.rtol)
 
