@@ -4,10 +4,6 @@
 from __future__ import annotations
 
 import importlib
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -283,7 +279,6 @@ def _primitive_names(closed: Any) -> set[str]:
 
 # --- 8 devices: shard_map and pmap against JAX, in one subprocess ---------------------------
 
-ROOT = Path(__file__).resolve().parent.parent
 CHECKS = Path(__file__).resolve().parent / "collective_checks.py"
 
 
@@ -296,22 +291,10 @@ def _check_names() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def device_results() -> dict[str, str | None]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, str(CHECKS)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=540,
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULTS "):
-            return json.loads(line[len("RESULTS ") :])  # type: ignore[no-any-return]
-    raise AssertionError(
-        f"the checks did not finish (rc {proc.returncode}):\n{proc.stderr[-4000:]}"
-    )
+def device_results(
+    check_script_results: Callable[[Path], dict[str, str | None]],
+) -> dict[str, str | None]:
+    return check_script_results(CHECKS)
 
 
 @pytest.mark.parametrize("name", _check_names())
