@@ -404,13 +404,16 @@ def fuse_eagerly(
                         r = _host_with_int(host, a, b)
                         if r is not None:
                             return r
-                run = runners.get(
-                    (
-                        a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),
-                        b.aval if tb is Array else _WEAK_SCALAR_AVALS.get(tb),
+                # Python scalars alone are no Array's signature: they give strong dtypes
+                # (`general`), where weak Arrays of the same key give weak ones.
+                if ta is Array or tb is Array:
+                    run = runners.get(
+                        (
+                            a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),
+                            b.aval if tb is Array else _WEAK_SCALAR_AVALS.get(tb),
+                        )
                     )
-                )
-            else:
+            elif any(type(a) is Array for a in args):
                 try:
                     run = runners.get(tuple([_arg_key(a) for a in args]))
                 except KeyError:  # not an Array or Python float

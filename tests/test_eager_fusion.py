@@ -317,3 +317,21 @@ def test_outer_runs_numpy_whole_on_the_host_with_the_traced_dtype():
             got, want = np.outer(ma, mb), onp.outer(a, b)
             assert got.dtype == want.dtype and got.shape == want.shape
             onp.testing.assert_array_equal(onp.asarray(got), want)
+
+
+def test_python_scalars_alone_do_not_take_a_weak_arrays_signature():
+    # A weak-typed float64 Array has the signature a Python float has beside an Array; Python
+    # floats alone give NumPy's strong float64 (NEP 50), whatever ran before (this once
+    # leaked between test files: `np.add(1.5, 1.5)` came out weak after `np.add(w, w)`).
+    w = mjcore.lax.add(2.0, 2.0)
+    assert w.aval.weak_type
+    assert np.add(w, w).aval.weak_type  # the (weak, weak) signature is now cached
+    assert np.where(w, w, w).aval.weak_type  # and (weak, weak, weak)
+    f32 = onp.ones(2, onp.float32)
+    for got, want in [
+        (np.add(1.5, 1.5), onp.add(1.5, 1.5)),
+        (np.where(1.0, 1.5, 2.5), onp.where(1.0, 1.5, 2.5)),
+    ]:
+        assert not got.aval.weak_type
+        assert (got * np.asarray(f32)).dtype == (want * f32).dtype == onp.float64
+        onp.testing.assert_array_equal(onp.asarray(got), want)

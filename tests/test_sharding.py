@@ -6,10 +6,10 @@ mjcore (and JAX) with 8 (`tests/sharding_checks.py`); each check is reported as 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,21 +27,8 @@ def _check_names() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, str | None]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, str(CHECKS)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=540,
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULTS "):
-            return json.loads(line[len("RESULTS ") :])  # type: ignore[no-any-return]
-    tail = proc.stderr[-4000:]
-    raise AssertionError(f"the checks did not finish (rc {proc.returncode}):\n{tail}")
+def results(check_script_results: Callable[[Path], dict[str, str | None]]) -> dict[str, str | None]:
+    return check_script_results(CHECKS)
 
 
 @pytest.mark.parametrize("name", _check_names())
