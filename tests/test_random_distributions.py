@@ -9,10 +9,12 @@ erf_inv, the linalg factorizations) to the same XLA operations."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as onp
 import pytest
 
@@ -199,18 +201,51 @@ def _assert_same(got: Any, want: Any, ulps: int = 0) -> None:
 
 def test_transformed_names_are_draws():
     assert TRANSFORMED <= {d.name for d in DRAWS}
+    assert _JAX_EAGERLY <= {d.name for d in DRAWS} - TRANSFORMED
+
+
+def _family(name: str) -> str:
+    return name.split("-")[0]
+
+
+# The keys each draw is checked with: eagerly (42), under jit (7) and under vmap (3 split).
+_EAGER, _JIT, _VMAP = 0, 1, slice(2, 5)
+
+
+# vmapped, these float32 draws differ from JAX's eager ones in the last bits: drawn eagerly.
+_JAX_EAGERLY = {"ball-float32", "generalized_normal-float32"}
+
+
+@functools.cache
+def _jax_family(family: str) -> dict[str, onp.ndarray]:
+    """JAX's draws of one sampler's family for every key the tests use, as rows: the family's
+    draws vmapped over the keys in one JAX program (rather than a compile per draw and per
+    test: compiling is most of these tests' time). The rows equal JAX's eager, jit and vmap
+    draws bit for bit (threefry hashes each key's counters alone)."""
+    draws = [d for d in DRAWS if _family(d.name) == family and d.name not in _JAX_EAGERLY]
+    keys = jnp.stack([jr.PRNGKey(42), jr.PRNGKey(7), *jr.split(jr.PRNGKey(3), 3)])
+    outs = jax.jit(lambda ks: [jax.vmap(lambda k, d=d: d.fun(jr, k))(ks) for d in draws])(keys)
+    rows = {d.name: onp.asarray(o) for d, o in zip(draws, outs, strict=True)}
+    for d in DRAWS:
+        if d.name in _JAX_EAGERLY and _family(d.name) == family:
+            rows[d.name] = onp.asarray(d.fun(jr, jr.PRNGKey(42)))[None]
+    return rows
+
+
+def _jax_draws(draw: Draw) -> onp.ndarray:
+    return _jax_family(_family(draw.name))[draw.name]
 
 
 @pytest.mark.parametrize("draw", DRAW_PARAMS)
 def test_eager_matches_jax(draw: Draw):
-    _assert_same(draw.fun(mjr, mjr.PRNGKey(42)), draw.fun(jr, jr.PRNGKey(42)))
+    _assert_same(draw.fun(mjr, mjr.PRNGKey(42)), _jax_draws(draw)[_EAGER])
 
 
 @pytest.mark.parametrize("draw", TRANSFORMED_PARAMS)
 def test_jit_matches_jax(draw: Draw):
     got = mjcore.jit(lambda k: draw.fun(mjr, k))(mjr.PRNGKey(7))
     ulps = 4 if draw.name in XLA_ULPS else 0
-    _assert_same(got, jax.jit(lambda k: draw.fun(jr, k))(jr.PRNGKey(7)), ulps)
+    _assert_same(got, _jax_draws(draw)[_JIT], ulps)
 
 
 @pytest.mark.parametrize("draw", TRANSFORMED_PARAMS)
@@ -220,7 +255,7 @@ def test_vmap_over_keys_matches_loop(draw: Draw):
     ulps = 4 if draw.name in XLA_ULPS else 0
     loop = onp.stack([onp.asarray(draw.fun(mjr, k)) for k in onp.asarray(keys)])
     _assert_same(out, loop, ulps)
-    _assert_same(out, jax.vmap(lambda k: draw.fun(jr, k))(jr.split(jr.PRNGKey(3), 3)), ulps)
+    _assert_same(out, _jax_draws(draw)[_VMAP], ulps)
 
 
 PARAM_VMAPS = [
@@ -248,12 +283,27 @@ PARAM_VMAPS = [
 ]
 
 
+@functools.cache
+def _jax_param_vmaps() -> dict[str, onp.ndarray]:
+    """JAX's vmap over the parameters of every PARAM_VMAPS case, compiled as one program (the
+    parameters are its arguments, as in an eager `jax.vmap`)."""
+
+    def all_cases(key: Any, params: list[Any]) -> list[Any]:
+        return [
+            jax.vmap(lambda p, fun=case.values[0]: fun(jr, key, p))(x)
+            for case, x in zip(PARAM_VMAPS, params, strict=True)
+        ]
+
+    outs = jax.jit(all_cases)(jr.PRNGKey(11), [case.values[1] for case in PARAM_VMAPS])
+    return {case.id: onp.asarray(o) for case, o in zip(PARAM_VMAPS, outs, strict=True)}
+
+
 @pytest.mark.parametrize("fun,params", PARAM_VMAPS)
-def test_vmap_over_parameters_matches_loop(fun, params):
+def test_vmap_over_parameters_matches_loop(fun, params, request):
     key = mjr.PRNGKey(11)
     out = mjcore.vmap(lambda p: fun(mjr, key, p))(params)
     _assert_same(out, onp.stack([onp.asarray(fun(mjr, key, p)) for p in params]))
-    _assert_same(out, jax.vmap(lambda p: fun(jr, jr.PRNGKey(11), p))(params))
+    _assert_same(out, _jax_param_vmaps()[request.node.callspec.id])
 
 
 def _mul(r: Any, x: Any, y: Any) -> Any:
@@ -302,36 +352,48 @@ GRADS = [
 ]
 
 
-def _check_grad(fun: Callable, x: Any, with_jit: bool, rtol: float = 1e-12) -> None:
-    def f(x):
-        return _total(fun(mjr, mjr.PRNGKey(5), x))
+@functools.cache
+def _jax_grads() -> dict[str, Any]:
+    """jax.grad of every GRADS case, and jax.vmap(jax.grad) of gamma's (the per-example test
+    below), compiled as one program: the points are its arguments."""
 
-    def jax_f(x):
-        return fun(jr, jr.PRNGKey(5), x).sum()
+    def all_grads(xs: list[Any], a: Any) -> tuple[list[Any], Any]:
+        grads = [
+            jax.grad(lambda x, fun=case.values[0]: fun(jr, jr.PRNGKey(5), x).sum())(x)
+            for case, x in zip(GRADS, xs, strict=True)
+        ]
+        per_example = jax.vmap(jax.grad(lambda a: jr.gamma(jr.PRNGKey(1), a, (3,)).sum()))(a)
+        return grads, per_example
 
-    want = jax.grad(jax_f)(x)
-    onp.testing.assert_allclose(mjcore.grad(f)(x), want, rtol=rtol)
-    if with_jit:
-        onp.testing.assert_allclose(mjcore.jit(mjcore.grad(f))(x), want, rtol=rtol)
+    grads, per_example = jax.jit(all_grads)([case.values[1] for case in GRADS], _PER_EXAMPLE_A)
+    out: dict[str, Any] = {case.id: onp.asarray(g) for case, g in zip(GRADS, grads, strict=True)}
+    out["vmap-grad-gamma"] = onp.asarray(per_example)
+    return out
 
 
 @pytest.mark.parametrize("fun,x", GRADS)
 def test_grad_matches_jax(fun, x, request):
-    _check_grad(fun, x, with_jit=request.node.callspec.id not in EAGER_ONLY_GRADS)
+    name = request.node.callspec.id
+
+    def f(x):
+        return _total(fun(mjr, mjr.PRNGKey(5), x))
+
+    want = _jax_grads()[name]
+    onp.testing.assert_allclose(mjcore.grad(f)(x), want, rtol=1e-12)
+    if name not in EAGER_ONLY_GRADS:
+        onp.testing.assert_allclose(mjcore.jit(mjcore.grad(f))(x), want, rtol=1e-12)
+
+
+_PER_EXAMPLE_A = onp.array([0.5, 1.5, 4.0])
 
 
 def test_vmap_of_grad_of_gamma_matches_jax():
     # Per-example gradients: the jvp of the batched random_gamma primitive.
-    a = onp.array([0.5, 1.5, 4.0])
-
     def f(a):
         return _total(mjr.gamma(mjr.PRNGKey(1), a, (3,)))
 
-    def jax_f(a):
-        return jr.gamma(jr.PRNGKey(1), a, (3,)).sum()
-
-    want = jax.vmap(jax.grad(jax_f))(a)
-    onp.testing.assert_allclose(mjcore.vmap(mjcore.grad(f))(a), want, rtol=1e-12)
+    want = _jax_grads()["vmap-grad-gamma"]
+    onp.testing.assert_allclose(mjcore.vmap(mjcore.grad(f))(_PER_EXAMPLE_A), want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("log_space", [False, True], ids=["gamma", "loggamma"])
