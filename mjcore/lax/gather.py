@@ -7,17 +7,19 @@ start index so that its slice fits (XLA); scatter skips a window that does not f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from mjcore.ad import Zero, fused_rule_body, instantiate, is_undefined_primal
+from mjcore.array import wrap_host
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import arithmetic, host
+from mjcore.lax import arithmetic, host, host_vjp
 from mjcore.lax.base import (
     broadcast_in_dim,
     broadcast_to,
@@ -259,7 +261,11 @@ def _gather_jvp(primals, tangents, *, dimension_numbers, slice_sizes):
 @gather_p.def_eager_vjp
 def _gather_vjp(ct, out, primals, linear, *, dimension_numbers, slice_sizes):
     # The transpose rule (the operand is the differentiated one: integer indices never are),
-    # its clamp and scatter replayed as one program.
+    # its clamp and scatter replayed as one program, or its host rules called directly.
+    shape = linear[0].aval.shape
+    ct_operand = _gather_vjp_host(ct, primals[1], shape, dimension_numbers, slice_sizes)
+    if ct_operand is not None:
+        return [ct_operand, None]
     ct_operand = _gather_vjp_body(
         ct,
         primals[1],
@@ -276,6 +282,37 @@ def _gather_vjp_body(ct, indices, *, shape, dnums, slice_sizes):
     clamped = clamp_indices(shape, indices, dn.start_index_map, slice_sizes)
     zeros = full(shape, 0, get_aval(ct).dtype)
     return scatter_add_p.bind1(zeros, clamped, ct, dimension_numbers=_scatter_dnums_of(dn))
+
+
+def _gather_vjp_host(
+    ct: Any, indices: Any, shape: Shape, dn: GatherDimensionNumbers, slice_sizes: Shape
+) -> Any:
+    """`_gather_vjp_body` on the host (`mjcore.lax.host_vjp`): the clamp as two integer
+    ufuncs (exact), then scatter_add's host rule into zeros, where the body would run there."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    index_value = host_vjp.operand_value(indices)
+    if index_value is None:
+        return None
+    dtype = ct_value.dtype
+    size = max(ct_value.size, index_value.size, math.prod(shape))
+    if not host_vjp.within(scatter_add_p, dtype, size):
+        return None
+    upper = np.array([shape[d] - slice_sizes[d] for d in dn.start_index_map], np.int64)
+    index_dtype = index_value.dtype
+    if upper.size and int(upper.max()) > np.iinfo(index_dtype).max:
+        return None  # (`_index_bounds` widens the indices first)
+    clamped = np.minimum(
+        np.maximum(index_value, np.zeros((), index_dtype)), upper.astype(index_dtype)
+    )
+    scatter = scatter_add_p.host_rule
+    assert scatter is not None
+    zeros = np.zeros(shape, dtype)
+    out = scatter(zeros, clamped, ct_value, dimension_numbers=_scatter_dnums_of(dn))
+    if out.dtype != dtype:  # the body would run XLA
+        return None
+    return wrap_host(out, ShapedArray(shape, dtype, False))
 
 
 def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
