@@ -668,7 +668,9 @@ def reshape_cotangent(ct: Any, shape: Shape) -> Any:
 
 
 def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
-    return [convert_element_type_p.bind1(ct, new_dtype=x.aval.dtype, weak_type=False)]
+    params = {"new_dtype": x.aval.dtype, "weak_type": False}
+    out = host_vjp.apply(convert_element_type_p, ct, **params)
+    return [convert_element_type_p.bind1(ct, **params) if out is None else out]
 
 
 convert_element_type_p.def_transpose(_convert_element_type_transpose)
@@ -690,6 +692,10 @@ expand_dims_p.def_transpose(lambda ct, x, *, dimensions: [reshape_cotangent(ct, 
 
 def _transpose_transpose(ct, x, *, permutation):
     inverse = tuple(int(i) for i in np.argsort(permutation))
+    value = host_vjp.host_value(ct)
+    if value is not None:  # transpose's host rule (a view)
+        out = value.transpose(inverse)
+        return [host_vjp.wrap(out, out.shape, ct.aval)]
     return [transpose(ct, inverse)]
 
 

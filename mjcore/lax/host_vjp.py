@@ -8,8 +8,8 @@ host (their `host_rule`s, in the same order), so its cotangents are the same to 
 it applies exactly where eager dispatch would run those host rules: nothing traced
 (`dispatch.is_eager_host`), every operand an `Array`, and sizes within `dispatch.host_limit`.
 Anything else (tracers of an outer transformation, `jax_debug_nans`, arrays on an accelerator
-or on one of several devices, large arrays, Python scalars or NumPy arrays among the
-operands) returns None here, and the rule binds its primitives as before.
+or on one of several devices, large arrays) returns None here, and the rule binds its
+primitives as before.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from mjcore.array import Array, wrap_host
-from mjcore.core import Primitive, ShapedArray
+from mjcore.core import Primitive, ShapedArray, Tracer
 from mjcore.dispatch import host_limit, host_plan, is_eager_host
+from mjcore.dispatch import host_value as host_value_of
 
 
 def host_value(x: Any) -> np.ndarray | None:
@@ -33,11 +34,13 @@ def host_value(x: Any) -> np.ndarray | None:
 
 
 def operand_value(x: Any) -> np.ndarray | None:
-    """The host value of one more `Array` operand of a rule whose cotangent `host_value` took
-    (the state is checked once), else None."""
+    """The host value of one more operand of a rule whose cotangent `host_value` took (the
+    state is checked once): an `Array`'s, or a NumPy array's as dispatch reads it; else None."""
     if type(x) is Array:
         value = x._npy
         return x._value() if value is None else value
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        return host_value_of(x)[0]
     return None
 
 
@@ -66,11 +69,16 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Array | None:
     vals = []
     avals = []
     for x in args:
-        if type(x) is not Array:
+        if type(x) is Array:
+            value = x._npy
+            vals.append(x._value() if value is None else value)
+            avals.append(x.aval)
+        elif isinstance(x, Tracer | Array):  # (an Array subclass: dispatch's general path)
             return None
-        value = x._npy
-        vals.append(x._value() if value is None else value)
-        avals.append(x.aval)
+        else:  # a NumPy scalar or array (a constant of the function), as dispatch reads it
+            value, aval = host_value_of(x)
+            vals.append(value)
+            avals.append(aval)
     avals_out, use_host = host_plan(prim, tuple(avals), params)
     if not use_host:
         return None

@@ -355,7 +355,16 @@ def _rev_lowering(ctx: LoweringContext, x: Any, *, dimensions: tuple[int, ...]) 
 
 
 linear_jvp(rev_p)
-rev_p.def_transpose(lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+
+@rev_p.def_transpose
+def _rev_transpose(ct, x, *, dimensions):
+    value = host_vjp.host_value(ct)
+    if value is not None:  # rev's host rule (a view)
+        return [host_vjp.wrap(np.flip(value, dimensions), ct.aval.shape, ct.aval)]
+    return [rev(ct, dimensions)]
+
+
 rev_p.def_host(lambda x, *, dimensions: np.flip(x, dimensions))  # a view
 
 
