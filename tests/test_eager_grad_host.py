@@ -67,7 +67,13 @@ def _transcendental(xp, x, y):  # x (3, 4), y (4,)
 def _gathers(xp, x, y):  # x (5, 4), y (4,)
     rows = onp.array([0, 2, 2, 4, 1, 0])
     cols = onp.array([1, 3, 3, 0, 2, 1])
-    return xp.sum(x[rows, cols] ** 2) + xp.sum(x[rows] * y) + xp.sum(x[:, cols[:3]] ** 3)
+    grid = x[rows.reshape(2, 3), cols.reshape(2, 3)]  # a batch of index vectors of rank 2
+    return (
+        xp.sum(x[rows, cols] ** 2)
+        + xp.sum(x[rows] * y)
+        + xp.sum(x[:, cols[:3]] ** 3)
+        + xp.sum(grid * grid[::-1])
+    )
 
 
 _PROGRAMS = {

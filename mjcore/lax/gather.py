@@ -7,6 +7,7 @@ start index so that its slice fits (XLA); scatter skips a window that does not f
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -287,8 +288,8 @@ def _gather_vjp_body(ct, indices, *, shape, dnums, slice_sizes):
 def _gather_vjp_host(
     ct: Any, indices: Any, shape: Shape, dn: GatherDimensionNumbers, slice_sizes: Shape
 ) -> Any:
-    """`_gather_vjp_body` on the host (`mjcore.lax.host_vjp`): the clamp as two integer
-    ufuncs (exact), then scatter_add's host rule into zeros, where the body would run there."""
+    """`_gather_vjp_body` on the host (`mjcore.lax.host_vjp`), where the body would run there:
+    the clamp by integer ufuncs (exact), then scatter_add's host rule into zeros."""
     ct_value = host_vjp.host_value(ct)
     if ct_value is None:
         return None
@@ -296,16 +297,28 @@ def _gather_vjp_host(
     if index_value is None:
         return None
     dtype = ct_value.dtype
-    size = max(ct_value.size, index_value.size, math.prod(shape))
-    if not host_vjp.within(scatter_add_p, dtype, size):
+    size = math.prod(shape)
+    if not host_vjp.within(scatter_add_p, dtype, max(ct_value.size, index_value.size, size)):
         return None
-    upper = np.array([shape[d] - slice_sizes[d] for d in dn.start_index_map], np.int64)
-    index_dtype = index_value.dtype
-    if upper.size and int(upper.max()) > np.iinfo(index_dtype).max:
+    ndim = len(shape)
+    if (
+        size
+        and not dn.offset_dims
+        and dn.collapsed_slice_dims == dn.start_index_map == tuple(range(ndim))
+        and not dn.operand_batching_dims
+    ):
+        # One element per index vector (`x[rows, cols]`): the scatter rule's `np.add.at`
+        # over the flat positions of the clamped vectors ('clip': XLA's clamp for windows of
+        # one), the same additions in the same order, without its general bookkeeping.
+        rows = index_value.T if index_value.ndim == 2 else np.moveaxis(index_value, -1, 0)
+        flat = np.ravel_multi_index(tuple(rows), shape, mode="clip")
+        out = np.zeros(size, dtype)
+        np.add.at(out, flat, ct_value)
+        return wrap_host(out.reshape(shape), ShapedArray(shape, dtype, False))
+    upper = _clamp_bounds(shape, dn.start_index_map, slice_sizes, index_value.dtype)
+    if upper is None:
         return None  # (`_index_bounds` widens the indices first)
-    clamped = np.minimum(
-        np.maximum(index_value, np.zeros((), index_dtype)), upper.astype(index_dtype)
-    )
+    clamped = np.minimum(np.maximum(index_value, np.zeros((), upper.dtype)), upper)
     scatter = scatter_add_p.host_rule
     assert scatter is not None
     zeros = np.zeros(shape, dtype)
@@ -313,6 +326,20 @@ def _gather_vjp_host(
     if out.dtype != dtype:  # the body would run XLA
         return None
     return wrap_host(out, ShapedArray(shape, dtype, False))
+
+
+@functools.lru_cache(maxsize=256)
+def _clamp_bounds(
+    shape: Shape, index_map: tuple[int, ...], window: Shape, dtype: np.dtype
+) -> np.ndarray | None:
+    """`_index_bounds`' largest valid starts as `dtype`, or None where they overflow it (read
+    only: cached, as NumPy's iinfo costs microseconds)."""
+    upper = np.array([shape[d] - window[d] for d in index_map], np.int64)
+    if upper.size and int(upper.max()) > np.iinfo(dtype).max:
+        return None
+    upper = upper.astype(dtype)
+    upper.flags.writeable = False
+    return upper
 
 
 def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
