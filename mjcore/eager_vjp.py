@@ -553,7 +553,7 @@ def _add_cotangents(x: Any, y: Any) -> Any:
             vx is not None
             and vy is not None
             and (y.aval is aval or y.aval == aval)
-            and aval.size <= _HOST_SUM_LIMIT
+            and vx.size <= _HOST_SUM_LIMIT  # (the ndarray's, in C: the aval's is a loop)
             and on_cpu()
         ):
             token = fp_state.set(FP_QUIET)  # inf + -inf: NaN without a warning, as XLA

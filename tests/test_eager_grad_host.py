@@ -265,3 +265,33 @@ def test_apply_is_the_bound_primitive_or_nothing():
         return x
 
     mjcore.jit(concrete_inside_jit)(x)
+
+
+@pytest.mark.parametrize("layout", ["C", "transposed", "strided"])
+def test_the_dot_plan_of_a_matrix_product_is_the_host_rules_np_dot(layout):
+    # The transpose's host path runs the host rule's general plan for every product, also
+    # where the rule itself calls np.dot(lhs, rhs) on matrices: the same arrays (views of the
+    # same layout), so the same BLAS call and bits.
+    from mjcore.lax.dot import (
+        _MATRIX_PRODUCT,
+        _dot_general_host,
+        _dot_general_host_plan,
+        _planned_product,
+    )
+
+    rng = onp.random.default_rng(3)
+    for dtype in (onp.float64, onp.float32):
+        a = rng.normal(size=(7, 5)).astype(dtype)
+        b = rng.normal(size=(9, 5)).astype(dtype)
+        if layout == "transposed":
+            b = b.T
+        elif layout == "strided":
+            a = rng.normal(size=(14, 5)).astype(dtype)[::2]
+            b = rng.normal(size=(5, 18)).astype(dtype)[:, ::2]
+        else:
+            b = onp.ascontiguousarray(b.T)
+        want = _dot_general_host(
+            a, b, dimension_numbers=_MATRIX_PRODUCT, preferred_element_type=None
+        )
+        plan = _dot_general_host_plan(a.shape, b.shape, _MATRIX_PRODUCT)
+        assert _planned_product(a, b, plan).tobytes() == want.tobytes()

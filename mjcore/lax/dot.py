@@ -164,9 +164,13 @@ def _dot_general_host(
         rhs = rhs.astype(preferred_element_type, copy=False)
     if dimension_numbers == _MATRIX_PRODUCT and lhs.ndim == 2 and rhs.ndim == 2:
         return np.dot(lhs, rhs)  # `x @ y` of matrices: what the general path below computes
-    lhs_order, lhs_matrix, rhs_order, rhs_matrix, batched, out_shape = _dot_general_host_plan(
-        lhs.shape, rhs.shape, dimension_numbers
-    )
+    plan = _dot_general_host_plan(lhs.shape, rhs.shape, dimension_numbers)
+    return _planned_product(lhs, rhs, plan)
+
+
+def _planned_product(lhs: np.ndarray, rhs: np.ndarray, plan: Any) -> np.ndarray:
+    """The host rule's product by its plan (`_dot_general_host_plan`)."""
+    lhs_order, lhs_matrix, rhs_order, rhs_matrix, batched, out_shape = plan
     a = lhs.transpose(lhs_order).reshape(lhs_matrix)
     b = rhs.transpose(rhs_order).reshape(rhs_matrix)
     # np.dot is the same BLAS product as matmul for matrices, without its overhead.
@@ -249,17 +253,13 @@ def _transpose_lhs_host(
     shape = lhs.shape
     if not host_vjp.within(dot_general_p, dtype, max(ct.size, rhs_value.size, math.prod(shape))):
         return None
-    numbers, permutation, swapped = _transpose_lhs_plan(
-        len(shape), rhs_value.ndim, dimension_numbers, swap_ans
+    rhs_first, plan, permutation = _transpose_lhs_host_plan(
+        ct.shape, shape, rhs_value.shape, dimension_numbers, swap_ans
     )
-    if swapped is not None:
-        out = _dot_general_host(
-            rhs_value, ct, dimension_numbers=swapped, preferred_element_type=None
-        )
+    if rhs_first:
+        out = _planned_product(rhs_value, ct, plan)
     else:
-        out = _dot_general_host(
-            ct, rhs_value, dimension_numbers=numbers, preferred_element_type=None
-        )
+        out = _planned_product(ct, rhs_value, plan)
         if permutation is not None:
             out = out.transpose(permutation)  # transpose's host rule (a view)
     if type(out) is not np.ndarray:
@@ -268,6 +268,22 @@ def _transpose_lhs_host(
         return None
     # `convert_element_type(out, lhs.dtype)` drops a weak type
     return wrap_host(out, ShapedArray(shape, dtype, False))
+
+
+@functools.lru_cache(maxsize=512)
+def _transpose_lhs_host_plan(
+    ct_shape: Dims, lhs_shape: Dims, rhs_shape: Dims, dimension_numbers: Any, swap_ans: bool
+) -> tuple[bool, Any, tuple[int, ...] | None]:
+    """(whether `rhs` is the product's first operand, the host rule's plan of the product
+    `_transpose_lhs` binds, its final permutation). The host rule's matrix-product case,
+    `np.dot(lhs, rhs)`, is its general plan's product too: identity transposes and reshapes
+    are views of the same layout."""
+    numbers, permutation, swapped = _transpose_lhs_plan(
+        len(lhs_shape), len(rhs_shape), dimension_numbers, swap_ans
+    )
+    if swapped is not None:
+        return True, _dot_general_host_plan(rhs_shape, ct_shape, swapped), None
+    return False, _dot_general_host_plan(ct_shape, rhs_shape, numbers), permutation
 
 
 @functools.lru_cache(maxsize=512)
