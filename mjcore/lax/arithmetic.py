@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, fused_rule_body
-from mjcore.array import wrap_host
+from mjcore.array import Array, wrap_host
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
@@ -175,8 +175,30 @@ def _div_vjp(ct, out, primals, linear):
     (_, y), (lx, ly) = primals, linear
     return [
         None if lx is None else unbroadcast(divide_cotangent(ct, y), lx.aval),
-        None if ly is None else unbroadcast(_div_vjp_divisor(ct, out, y), ly.aval),
+        None if ly is None else unbroadcast(_div_vjp_divisor_of(ct, out, y), ly.aval),
     ]
+
+
+def _div_vjp_divisor_of(ct: Any, out: Any, y: Any) -> Any:
+    """`_div_vjp_divisor(ct, out, y)`; on the host, its three host rules (`host_vjp`)."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is not None:
+        out_value = host_vjp.operand_value(out)
+        y_value = host_vjp.operand_value(y)
+        if (
+            out_value is not None
+            and y_value is not None
+            and type(out) is Array
+            and type(y) is Array
+            and ct_value.dtype == out_value.dtype == y_value.dtype
+            # (`out`, of the broadcast shape, is div's largest operand and its result)
+            and host_vjp.within(div_p, out_value.dtype, out_value.size)
+        ):
+            r = np.negative(np.multiply(ct_value, host.div(out_value, y_value)))
+            r = r if type(r) is np.ndarray else np.asarray(r)
+            weak = ct.aval.weak_type and out.aval.weak_type and y.aval.weak_type
+            return wrap_host(r, ShapedArray(r.shape, r.dtype, weak))
+    return _div_vjp_divisor(ct, out, y)
 
 
 @fused_rule_body
