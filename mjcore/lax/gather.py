@@ -319,9 +319,8 @@ def _gather_vjp_host(
     if upper is None:
         return None  # (`_index_bounds` widens the indices first)
     clamped = np.minimum(np.maximum(index_value, np.zeros((), upper.dtype)), upper)
-    scatter = scatter_add_p.host_rule
-    assert scatter is not None
     zeros = np.zeros(shape, dtype)
+    scatter = host_vjp.rule(scatter_add_p)
     out = scatter(zeros, clamped, ct_value, dimension_numbers=_scatter_dnums_of(dn))
     if out.dtype != dtype:  # the body would run XLA
         return None

@@ -14,6 +14,7 @@ primitives as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,13 @@ def within(prim: Primitive, dtype: np.dtype, size: int) -> bool:
 # (primitive, dtype) -> `dispatch.host_limit`; bounded (a few primitives and dtypes are used)
 _limits: dict[tuple[Primitive, np.dtype], float] = {}
 _LIMITS_SIZE = 256
+
+
+def rule(prim: Primitive) -> Callable[..., np.ndarray]:
+    """`prim`'s host rule (for a primitive known to have one)."""
+    host_rule = prim.host_rule
+    assert host_rule is not None, prim.name
+    return host_rule
 
 
 def apply(prim: Primitive, *args: Any, **params: Any) -> Array | None:

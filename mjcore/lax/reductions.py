@@ -187,10 +187,11 @@ def _chooser_vjp_host(ct: Any, out: Any, x: Any, axes: tuple[int, ...]) -> Any:
     # The two broadcasts left to the ufuncs (NumPy's broadcasting): the same elementwise
     # operations on the same values, without np.broadcast_to's ~2 µs of Python.
     expanded = tuple(1 if d in axes else n for d, n in enumerate(shape))
-    chosen = eq_p.host_rule(x_value, out_value.reshape(expanded))
-    weights = convert_element_type_p.host_rule(chosen, new_dtype=dtype, weak_type=False)
-    share = arithmetic.div_p.host_rule(ct_value, reduce_sum_p.host_rule(weights, axes=axes))
-    result = arithmetic.mul_p.host_rule(share.reshape(expanded), weights)
+    rule = host_vjp.rule
+    chosen = rule(eq_p)(x_value, out_value.reshape(expanded))
+    weights = rule(convert_element_type_p)(chosen, new_dtype=dtype, weak_type=False)
+    share = rule(arithmetic.div_p)(ct_value, rule(reduce_sum_p)(weights, axes=axes))
+    result = rule(arithmetic.mul_p)(share.reshape(expanded), weights)
     if result.dtype != dtype:  # the fused body would run XLA
         return None
     return wrap_host(result, ShapedArray(shape, dtype, False))

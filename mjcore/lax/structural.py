@@ -201,7 +201,8 @@ def _concatenate_transpose_host(
 ) -> list[Any]:
     lead = (slice(None),) * dimension
     shape = list(aval.shape)
-    cts, start = [], 0
+    cts: list[Any] = []
+    start = 0
     for x in operands:
         linear = is_undefined_primal(x)
         size = (x.aval if linear else get_aval(x)).shape[dimension]
