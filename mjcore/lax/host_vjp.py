@@ -6,10 +6,11 @@ called by the rules themselves.)
 A rule's host path makes exactly the NumPy calls that the primitives it would bind make on the
 host (their `host_rule`s, in the same order), so its cotangents are the same to the bit, and
 it applies exactly where eager dispatch would run those host rules: nothing traced
-(`dispatch.is_eager_host`), every operand an `Array`, and sizes within `dispatch.host_limit`.
-Anything else (tracers of an outer transformation, `jax_debug_nans`, arrays on an accelerator
-or on one of several devices, large arrays) returns None here, and the rule binds its
-primitives as before.
+(`dispatch.is_eager_host`), the cotangent an `Array` with a host value, the other operands
+Arrays or NumPy constants (read as dispatch reads them), and sizes within
+`dispatch.host_limit`. Anything else (tracers of an outer transformation, `jax_debug_nans`,
+arrays on an accelerator or on one of several devices, large arrays) returns None here, and
+the rule binds its primitives as before.
 """
 
 from __future__ import annotations
