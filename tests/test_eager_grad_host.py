@@ -295,3 +295,20 @@ def test_the_dot_plan_of_a_matrix_product_is_the_host_rules_np_dot(layout):
         )
         plan = _dot_general_host_plan(a.shape, b.shape, _MATRIX_PRODUCT)
         assert _planned_product(a, b, plan).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("host_paths", [True, False], ids=["host", "bound"])
+def test_floating_point_errors_of_the_backward_pass_follow_numpys_state(host_paths, monkeypatch):
+    # The host paths run NumPy under the user's error state, as the bound host rules do:
+    # ct / 0 in div's vjp raises under errstate(divide="raise"), and is quiet under "ignore".
+    if not host_paths:
+        _host_paths_off(monkeypatch)
+    x = np.asarray(onp.array([1.0, 2.0, 3.0]))
+    y = np.asarray(onp.array([2.0, 0.0, 4.0]))
+    with onp.errstate(all="ignore"):
+        _, f_vjp = mjcore.vjp(lambda x: np.sum(x / y), x)
+    with onp.errstate(divide="raise"), pytest.raises(FloatingPointError, match="divide by zero"):
+        f_vjp(np.asarray(1.0))
+    with onp.errstate(all="ignore"):
+        (g,) = f_vjp(np.asarray(1.0))
+    onp.testing.assert_array_equal(onp.asarray(g), [0.5, onp.inf, 0.25])
