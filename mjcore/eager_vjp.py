@@ -469,6 +469,7 @@ def backward(
     """
     add_any = _add_cotangents
     ct_env: dict[LinVar, Any] = {}
+    undefined: dict[ShapedArray, UndefinedPrimal] = {}
 
     def write(v: LinVar, ct: Any) -> None:
         if v.dead:
@@ -510,12 +511,15 @@ def backward(
             rule = prim.transpose_rule
             if rule is None:
                 raise MissingRuleError(prim.name, "transpose", "Reverse-mode differentiation")
-            args = [
-                UndefinedPrimal(x.aval)
-                if type(x) is LinVar
-                else (x if env is None else env.get(id(x), x))
-                for x in ins
-            ]
+            args = []
+            for x in ins:
+                if type(x) is LinVar:
+                    u = undefined.get(x.aval)
+                    if u is None:  # one per type: rules only read its aval
+                        u = undefined[x.aval] = UndefinedPrimal(x.aval)
+                    args.append(u)
+                else:
+                    args.append(x if env is None else env.get(id(x), x))
             if prim.multiple_results:
                 cts = [Zero(v.aval) if c is None else c for c, v in zip(cts, outs, strict=True)]
                 cts_in = rule(cts, *args, **params)
@@ -549,7 +553,7 @@ def _add_cotangents(x: Any, y: Any) -> Any:
             vx is not None
             and vy is not None
             and (y.aval is aval or y.aval == aval)
-            and aval.size <= _HOST_SUM_LIMIT
+            and vx.size <= _HOST_SUM_LIMIT  # (the ndarray's, in C: the aval's is a loop)
             and on_cpu()
         ):
             token = fp_state.set(FP_QUIET)  # inf + -inf: NaN without a warning, as XLA

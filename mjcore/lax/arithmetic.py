@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 
 from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, fused_rule_body
+from mjcore.array import Array, wrap_host
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.dispatch import scalar_array
-from mjcore.lax import comparison, host
+from mjcore.lax import comparison, host, host_vjp
 from mjcore.lax.base import (
     broadcast_in_dim,
     broadcast_to,
@@ -173,9 +174,31 @@ def _div_vjp(ct, out, primals, linear):
     # The transposes of `_div_jvp`'s two terms.
     (_, y), (lx, ly) = primals, linear
     return [
-        None if lx is None else unbroadcast(div(ct, y), lx.aval),
-        None if ly is None else unbroadcast(_div_vjp_divisor(ct, out, y), ly.aval),
+        None if lx is None else unbroadcast(divide_cotangent(ct, y), lx.aval),
+        None if ly is None else unbroadcast(_div_vjp_divisor_of(ct, out, y), ly.aval),
     ]
+
+
+def _div_vjp_divisor_of(ct: Any, out: Any, y: Any) -> Any:
+    """`_div_vjp_divisor(ct, out, y)`; on the host, its three host rules (`host_vjp`)."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is not None:
+        out_value = host_vjp.operand_value(out)
+        y_value = host_vjp.operand_value(y)
+        if (
+            out_value is not None
+            and y_value is not None
+            and type(out) is Array
+            and type(y) is Array
+            and ct_value.dtype == out_value.dtype == y_value.dtype
+            # (`out`, of the broadcast shape, is div's largest operand and its result)
+            and host_vjp.within(div_p, out_value.dtype, out_value.size)
+        ):
+            r = np.negative(np.multiply(ct_value, host.div(out_value, y_value)))
+            r = r if type(r) is np.ndarray else np.asarray(r)
+            weak = ct.aval.weak_type and out.aval.weak_type and y.aval.weak_type
+            return wrap_host(r, ShapedArray(r.shape, r.dtype, weak))
+    return _div_vjp_divisor(ct, out, y)
 
 
 @fused_rule_body
@@ -690,7 +713,7 @@ def _add_transpose(ct, x, y):
 def _sub_transpose(ct, x, y):
     return [
         unbroadcast(ct, x.aval) if _undefined(x) else None,
-        unbroadcast(neg(ct), y.aval) if _undefined(y) else None,
+        unbroadcast(_negate_cotangent(ct), y.aval) if _undefined(y) else None,
     ]
 
 
@@ -698,18 +721,45 @@ def _mul_transpose(ct, x, y):
     if _undefined(x) and _undefined(y):
         raise TypeError("mul: cannot transpose a product of two linear inputs")
     if _undefined(x):
-        return [unbroadcast(mul(ct, y), x.aval), None]
-    return [None, unbroadcast(mul(x, ct), y.aval)]
+        return [unbroadcast(multiply_cotangent(ct, y), x.aval), None]
+    return [None, unbroadcast(multiply_cotangent(x, ct), y.aval)]
 
 
 def _div_transpose(ct, x, y):
     if _undefined(y):
         raise TypeError("div: the divisor cannot be a linear input")
-    return [unbroadcast(div(ct, y), x.aval), None]
+    return [unbroadcast(divide_cotangent(ct, y), x.aval), None]
+
+
+# On the host (eager grad's backward pass on the CPU), the primitives' host rules without a
+# bind each (`host_vjp`): the same NumPy calls, so the same bits.
+
+
+def _negate_cotangent(ct: Any) -> Any:
+    """`neg(ct)`."""
+    value = host_vjp.host_value(ct)
+    if value is None:
+        return neg(ct)
+    out = np.negative(value)
+    return wrap_host(out if type(out) is np.ndarray else np.asarray(out), ct.aval)
+
+
+def multiply_cotangent(x: Any, y: Any) -> Any:
+    """`mul(x, y)` for transpose and vjp rules (one of `x`, `y` a cotangent)."""
+    x, y = promote_python_scalars(x, y)
+    out = host_vjp.apply(mul_p, x, y)
+    return mul_p.bind1(x, y) if out is None else out
+
+
+def divide_cotangent(ct: Any, y: Any) -> Any:
+    """`div(ct, y)` for transpose and vjp rules."""
+    ct, y = promote_python_scalars(ct, y)
+    out = host_vjp.apply(div_p, ct, y)
+    return div_p.bind1(ct, y) if out is None else out
 
 
 add_p.def_transpose(_add_transpose)
 sub_p.def_transpose(_sub_transpose)
 mul_p.def_transpose(_mul_transpose)
 div_p.def_transpose(_div_transpose)
-neg_p.def_transpose(lambda ct, x: [neg(ct)])
+neg_p.def_transpose(lambda ct, x: [_negate_cotangent(ct)])

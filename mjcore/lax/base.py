@@ -3,6 +3,7 @@ transposing, selecting and adding tangents. (Autodidax Part 1's "primitives used
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.dispatch import scalar_array
-from mjcore.lax import host
+from mjcore.lax import host, host_vjp
 from mjcore.lax.families import (
     bind_reduction,
     elementwise,
@@ -213,7 +214,28 @@ linear_jvp(reduce_sum_p)
 
 @reduce_sum_p.def_transpose
 def _reduce_sum_transpose(ct, x, *, axes):
-    return [broadcast_in_dim(ct, x.aval.shape, kept_axes(x.aval.ndim, axes))]
+    shape = x.aval.shape
+    kept = kept_axes(len(shape), axes)
+    value = host_vjp.host_value(ct)
+    if value is not None:  # broadcast_in_dim's host rule's values, at every size
+        return [host_vjp.wrap(_broadcast_values(value, shape, kept), shape, ct.aval)]
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+def _broadcast_values(x: np.ndarray, shape: Shape, broadcast_dimensions: Shape) -> np.ndarray:
+    """The values of `_broadcast_in_dim_host(x, ...)`: small results copied into a new array
+    (~0.3 µs), larger ones its read-only view (np.broadcast_to's Python costs ~2 µs)."""
+    if math.prod(shape) > _BROADCAST_COPY_LIMIT:
+        return _broadcast_in_dim_host(x, shape=shape, broadcast_dimensions=broadcast_dimensions)
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    out = np.empty(shape, x.dtype)
+    out[...] = x.reshape(expanded)
+    return out
+
+
+_BROADCAST_COPY_LIMIT = 1 << 12
 
 
 # --- reshape --------------------------------------------------------------------------------
@@ -615,18 +637,40 @@ __all__ = [
 
 def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     """Sum a cotangent of a NumPy-broadcast result back to an operand's shape."""
-    ct_shape = get_aval(ct).shape
+    ct_aval = ct.aval if type(ct) is Array else get_aval(ct)
+    ct_shape = ct_aval.shape
     if ct_shape == aval.shape:
         return ct
     lead = len(ct_shape) - aval.ndim
     dims = [*range(lead)] + [
         lead + i for i, d in enumerate(aval.shape) if d == 1 and ct_shape[lead + i] != 1
     ]
-    return reshape(reduce_sum(ct, tuple(dims)), aval.shape)
+    return _sum_to_shape(ct, ct_aval, tuple(dims), aval.shape)
+
+
+def _sum_to_shape(ct: Any, ct_aval: ShapedArray, axes: tuple[int, ...], shape: Shape) -> Any:
+    """`reshape(reduce_sum(ct, axes), shape)` (sorted `axes`): on the host, by reduce_sum's and
+    reshape's host rules (`host_vjp`), where dispatch would run reduce_sum's."""
+    value = host_vjp.host_value(ct)
+    if value is not None and host_vjp.within(reduce_sum_p, ct_aval.dtype, ct_aval.size):
+        summed = reduce_sum_p.host_rule(value, axes=axes) if axes else value  # type: ignore[misc]
+        return host_vjp.wrap(summed.reshape(shape), shape, ct_aval)
+    return reshape(reduce_sum(ct, axes), shape)
+
+
+def reshape_cotangent(ct: Any, shape: Shape) -> Any:
+    """`reshape(ct, shape)` for transpose rules: on the host, reshape's host rule (a view)."""
+    value = host_vjp.host_value(ct)
+    if value is not None:
+        aval = ct.aval
+        return ct if aval.shape == shape else host_vjp.wrap(value.reshape(shape), shape, aval)
+    return reshape(ct, shape)
 
 
 def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
-    return [convert_element_type_p.bind1(ct, new_dtype=x.aval.dtype, weak_type=False)]
+    params = {"new_dtype": x.aval.dtype, "weak_type": False}
+    out = host_vjp.apply(convert_element_type_p, ct, **params)
+    return [convert_element_type_p.bind1(ct, **params) if out is None else out]
 
 
 convert_element_type_p.def_transpose(_convert_element_type_transpose)
@@ -638,17 +682,20 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     expanded = [
         d for i, d in enumerate(broadcast_dimensions) if operand_shape[i] == 1 and shape[d] != 1
     ]
-    summed = reduce_sum(ct, tuple(sorted(new_dims + expanded))) if new_dims or expanded else ct
-    return [reshape(summed, operand_shape)]
+    return [_sum_to_shape(ct, get_aval(ct), tuple(sorted(new_dims + expanded)), operand_shape)]
 
 
 broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
-reshape_p.def_transpose(lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
-expand_dims_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+reshape_p.def_transpose(lambda ct, x, *, new_sizes: [reshape_cotangent(ct, x.aval.shape)])
+expand_dims_p.def_transpose(lambda ct, x, *, dimensions: [reshape_cotangent(ct, x.aval.shape)])
 
 
 def _transpose_transpose(ct, x, *, permutation):
     inverse = tuple(int(i) for i in np.argsort(permutation))
+    value = host_vjp.host_value(ct)
+    if value is not None:  # transpose's host rule (a view)
+        out = value.transpose(inverse)
+        return [host_vjp.wrap(out, out.shape, ct.aval)]
     return [transpose(ct, inverse)]
 
 

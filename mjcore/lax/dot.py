@@ -11,10 +11,12 @@ import numpy as np
 
 from mjcore import dtypes
 from mjcore.ad import MULTILINEAR, Zero, is_undefined_primal
+from mjcore.array import wrap_host
 from mjcore.backend.hlo import Value, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.lax import host_vjp
 from mjcore.lax.arithmetic import add
 from mjcore.lax.base import convert_element_type, transpose
 from mjcore.lax.families import check_same_dtypes, convert, scalar_constant
@@ -162,16 +164,38 @@ def _dot_general_host(
         rhs = rhs.astype(preferred_element_type, copy=False)
     if dimension_numbers == _MATRIX_PRODUCT and lhs.ndim == 2 and rhs.ndim == 2:
         return np.dot(lhs, rhs)  # `x @ y` of matrices: what the general path below computes
-    (lc, rc), (lb, rb) = dimension_numbers
-    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
-    batch = [lhs.shape[d] for d in lb]
-    lhs_free, rhs_free = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]
-    k = math.prod(lhs.shape[d] for d in lc)
-    a = lhs.transpose(*lb, *lf, *lc).reshape((*batch, math.prod(lhs_free), k))
-    b = rhs.transpose(*rb, *rc, *rf).reshape((*batch, k, math.prod(rhs_free)))
+    plan = _dot_general_host_plan(lhs.shape, rhs.shape, dimension_numbers)
+    return _planned_product(lhs, rhs, plan)
+
+
+def _planned_product(lhs: np.ndarray, rhs: np.ndarray, plan: Any) -> np.ndarray:
+    """The host rule's product by its plan (`_dot_general_host_plan`)."""
+    lhs_order, lhs_matrix, rhs_order, rhs_matrix, batched, out_shape = plan
+    a = lhs.transpose(lhs_order).reshape(lhs_matrix)
+    b = rhs.transpose(rhs_order).reshape(rhs_matrix)
     # np.dot is the same BLAS product as matmul for matrices, without its overhead.
-    out = np.matmul(a, b) if batch else np.dot(a, b)
-    return out.reshape((*batch, *lhs_free, *rhs_free))
+    out = np.matmul(a, b) if batched else np.dot(a, b)
+    return out.reshape(out_shape)
+
+
+@functools.lru_cache(maxsize=512)
+def _dot_general_host_plan(lhs_shape: Dims, rhs_shape: Dims, dimension_numbers: Any) -> Any:
+    """The host rule's axis orders and shapes: batch, free and contracting axes gathered into
+    one (batched) matrix product. Cached: eager code (and its backward pass) multiplies arrays
+    of a few shapes many times, and working these out costs several times a small product."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf, rf = _free_dims(len(lhs_shape), lc, lb), _free_dims(len(rhs_shape), rc, rb)
+    batch = [lhs_shape[d] for d in lb]
+    lhs_free, rhs_free = [lhs_shape[d] for d in lf], [rhs_shape[d] for d in rf]
+    k = math.prod(lhs_shape[d] for d in lc)
+    return (
+        (*lb, *lf, *lc),
+        (*batch, math.prod(lhs_free), k),
+        (*rb, *rc, *rf),
+        (*batch, k, math.prod(rhs_free)),
+        bool(batch),
+        (*batch, *lhs_free, *rhs_free),
+    )
 
 
 @dot_general_p.def_jvp(symbolic_zeros=True)
@@ -196,6 +220,11 @@ def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_
     operands were swapped to transpose the rhs. Contract it with `rhs` over the rhs free
     dimensions, then permute the result (batch, lhs free, lhs contracting in rhs order) back.
     """
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is not None:
+        out = _transpose_lhs_host(ct_value, lhs, rhs, dimension_numbers, swap_ans)
+        if out is not None:
+            return out
     rhs_aval = get_aval(rhs)
     numbers, permutation, swapped = _transpose_lhs_plan(
         lhs.ndim, rhs_aval.ndim, dimension_numbers, swap_ans
@@ -207,16 +236,64 @@ def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_
         out = dot_general_p.bind1(rhs, ct, dimension_numbers=swapped, preferred_element_type=None)
         return convert_element_type(out, lhs.dtype)
     out = dot_general_p.bind1(ct, rhs, dimension_numbers=numbers, preferred_element_type=None)
-    return convert_element_type(transpose(out, permutation), lhs.dtype)
+    if permutation is not None:
+        out = transpose(out, permutation)
+    return convert_element_type(out, lhs.dtype)
+
+
+def _transpose_lhs_host(
+    ct: np.ndarray, lhs: ShapedArray, rhs: Any, dimension_numbers: Any, swap_ans: bool
+) -> Any:
+    """`_transpose_lhs` on the host (`mjcore.lax.host_vjp`), all of one dtype: the host rules
+    of the product and the transpose it binds, or None where dispatch would not run them."""
+    rhs_value = host_vjp.operand_value(rhs)
+    dtype = lhs.dtype
+    if rhs_value is None or ct.dtype != dtype or rhs_value.dtype != dtype:
+        return None  # (a preferred_element_type was given: converts first)
+    shape = lhs.shape
+    if not host_vjp.within(dot_general_p, dtype, max(ct.size, rhs_value.size, math.prod(shape))):
+        return None
+    rhs_first, plan, permutation = _transpose_lhs_host_plan(
+        ct.shape, shape, rhs_value.shape, dimension_numbers, swap_ans
+    )
+    if rhs_first:
+        out = _planned_product(rhs_value, ct, plan)
+    else:
+        out = _planned_product(ct, rhs_value, plan)
+        if permutation is not None:
+            out = out.transpose(permutation)  # transpose's host rule (a view)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype != dtype:  # dispatch would run XLA (see `dispatch._apply_host`)
+        return None
+    # `convert_element_type(out, lhs.dtype)` drops a weak type
+    return wrap_host(out, ShapedArray(shape, dtype, False))
+
+
+@functools.lru_cache(maxsize=512)
+def _transpose_lhs_host_plan(
+    ct_shape: Dims, lhs_shape: Dims, rhs_shape: Dims, dimension_numbers: Any, swap_ans: bool
+) -> tuple[bool, Any, tuple[int, ...] | None]:
+    """(whether `rhs` is the product's first operand, the host rule's plan of the product
+    `_transpose_lhs` binds, its final permutation). The host rule's matrix-product case,
+    `np.dot(lhs, rhs)`, is its general plan's product too: identity transposes and reshapes
+    are views of the same layout."""
+    numbers, permutation, swapped = _transpose_lhs_plan(
+        len(lhs_shape), len(rhs_shape), dimension_numbers, swap_ans
+    )
+    if swapped is not None:
+        return True, _dot_general_host_plan(rhs_shape, ct_shape, swapped), None
+    return False, _dot_general_host_plan(ct_shape, rhs_shape, numbers), permutation
 
 
 @functools.lru_cache(maxsize=512)
 def _transpose_lhs_plan(
     lhs_ndim: int, rhs_ndim: int, dimension_numbers: Any, swap_ans: bool
-) -> tuple[Any, tuple[int, ...], Any]:
-    """`_transpose_lhs`'s dimension numbers and final permutation, which depend only on the
-    ranks and the original numbers (cached: eager reverse mode transposes the same products
-    on every call, and two `argsort`s cost more than the product of small matrices)."""
+) -> tuple[Any, tuple[int, ...] | None, Any]:
+    """`_transpose_lhs`'s dimension numbers and final permutation (None for none), which
+    depend only on the ranks and the original numbers (cached: eager reverse mode transposes
+    the same products on every call, and two `argsort`s cost more than the product of small
+    matrices)."""
     (lc, rc), (lb, rb) = dimension_numbers
     lhs_free = _free_dims(lhs_ndim, lc, lb)
     rhs_free = _free_dims(rhs_ndim, rc, rb)
@@ -240,7 +317,8 @@ def _transpose_lhs_plan(
         to2 = [n_rhs_free + j for j in range(n_ct_free)] + list(range(n_rhs_free))
         if [to2[p] for p in permutation] == list(range(len(permutation))):
             swapped = (((), ()), ((), ()))
-    return numbers, permutation, swapped
+    identity = permutation == tuple(range(len(permutation)))
+    return numbers, None if identity else permutation, swapped
 
 
 @dot_general_p.def_transpose

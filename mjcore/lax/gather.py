@@ -7,17 +7,20 @@ start index so that its slice fits (XLA); scatter skips a window that does not f
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from mjcore.ad import Zero, fused_rule_body, instantiate, is_undefined_primal
+from mjcore.array import wrap_host
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import arithmetic, host
+from mjcore.lax import arithmetic, host, host_vjp
 from mjcore.lax.base import (
     broadcast_in_dim,
     broadcast_to,
@@ -259,7 +262,11 @@ def _gather_jvp(primals, tangents, *, dimension_numbers, slice_sizes):
 @gather_p.def_eager_vjp
 def _gather_vjp(ct, out, primals, linear, *, dimension_numbers, slice_sizes):
     # The transpose rule (the operand is the differentiated one: integer indices never are),
-    # its clamp and scatter replayed as one program.
+    # its clamp and scatter replayed as one program, or its host rules called directly.
+    shape = linear[0].aval.shape
+    ct_operand = _gather_vjp_host(ct, primals[1], shape, dimension_numbers, slice_sizes)
+    if ct_operand is not None:
+        return [ct_operand, None]
     ct_operand = _gather_vjp_body(
         ct,
         primals[1],
@@ -276,6 +283,62 @@ def _gather_vjp_body(ct, indices, *, shape, dnums, slice_sizes):
     clamped = clamp_indices(shape, indices, dn.start_index_map, slice_sizes)
     zeros = full(shape, 0, get_aval(ct).dtype)
     return scatter_add_p.bind1(zeros, clamped, ct, dimension_numbers=_scatter_dnums_of(dn))
+
+
+def _gather_vjp_host(
+    ct: Any, indices: Any, shape: Shape, dn: GatherDimensionNumbers, slice_sizes: Shape
+) -> Any:
+    """`_gather_vjp_body` on the host (`mjcore.lax.host_vjp`), where the body would run there:
+    the clamp by integer ufuncs (exact), then scatter_add's host rule into zeros."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    index_value = host_vjp.operand_value(indices)
+    if index_value is None:
+        return None
+    dtype = ct_value.dtype
+    size = math.prod(shape)
+    if not host_vjp.within(scatter_add_p, dtype, max(ct_value.size, index_value.size, size)):
+        return None
+    ndim = len(shape)
+    if (
+        size
+        and not dn.offset_dims
+        and dn.collapsed_slice_dims == dn.start_index_map == tuple(range(ndim))
+        and not dn.operand_batching_dims
+    ):
+        # One element per index vector (`x[rows, cols]`): the scatter rule's `np.add.at`
+        # over the flat positions of the clamped vectors ('clip': XLA's clamp for windows of
+        # one), the same additions in the same order, without its general bookkeeping.
+        rows = index_value.T if index_value.ndim == 2 else np.moveaxis(index_value, -1, 0)
+        flat = np.ravel_multi_index(tuple(rows), shape, mode="clip")
+        out = np.zeros(size, dtype)
+        np.add.at(out, flat, ct_value)
+        return wrap_host(out.reshape(shape), ShapedArray(shape, dtype, False))
+    upper = _clamp_bounds(shape, dn.start_index_map, slice_sizes, index_value.dtype)
+    if upper is None:
+        return None  # (`_index_bounds` widens the indices first)
+    clamped = np.minimum(np.maximum(index_value, np.zeros((), upper.dtype)), upper)
+    zeros = np.zeros(shape, dtype)
+    scatter = host_vjp.rule(scatter_add_p)
+    out = scatter(zeros, clamped, ct_value, dimension_numbers=_scatter_dnums_of(dn))
+    if out.dtype != dtype:  # the body would run XLA
+        return None
+    return wrap_host(out, ShapedArray(shape, dtype, False))
+
+
+@functools.lru_cache(maxsize=256)
+def _clamp_bounds(
+    shape: Shape, index_map: tuple[int, ...], window: Shape, dtype: np.dtype
+) -> np.ndarray | None:
+    """`_index_bounds`' largest valid starts as `dtype`, or None where they overflow it (read
+    only: cached, as NumPy's iinfo costs microseconds)."""
+    upper = np.array([shape[d] - window[d] for d in index_map], np.int64)
+    if upper.size and int(upper.max()) > np.iinfo(dtype).max:
+        return None
+    upper = upper.astype(dtype)
+    upper.flags.writeable = False
+    return upper
 
 
 def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:

@@ -15,8 +15,8 @@ from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import arithmetic, host
-from mjcore.lax.base import broadcast_in_dim, full, reshape, select_n
+from mjcore.lax import arithmetic, host, host_vjp
+from mjcore.lax.base import broadcast_in_dim, full, reshape, reshape_cotangent, select_n
 from mjcore.lax.families import check_axes as check_axes
 from mjcore.lax.families import check_same_dtypes
 from mjcore.lax.families import normalize_axes as normalize_axes
@@ -61,7 +61,7 @@ def _squeeze_lowering(ctx: LoweringContext, x: Any, *, dimensions: tuple[int, ..
 
 
 linear_jvp(squeeze_p)
-squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape_cotangent(ct, x.aval.shape)])
 squeeze_p.def_host(lambda x, *, dimensions: x.reshape(_squeezed(x.shape, dimensions)))
 
 
@@ -182,13 +182,36 @@ concatenate_p.def_host(lambda *xs, dimension: np.concatenate(xs, axis=dimension)
 
 @concatenate_p.def_transpose
 def _concatenate_transpose(ct, *operands, dimension):
-    from mjcore.lax.slicing import slice_in_dim
+    value = host_vjp.host_value(ct)
+    if value is not None:  # slice's host rule (a view) for each part, without a bind
+        return _concatenate_transpose_host(ct.aval, value, operands, dimension)
+    from mjcore.lax.slicing import slice_in_dim  # (a cycle: slicing imports this module)
 
     cts, start = [], 0
     for x in operands:
         linear = is_undefined_primal(x)
         size = (x.aval if linear else get_aval(x)).shape[dimension]
         cts.append(slice_in_dim(ct, start, start + size, dimension) if linear else None)
+        start += size
+    return cts
+
+
+def _concatenate_transpose_host(
+    aval: ShapedArray, value: np.ndarray, operands: Sequence[Any], dimension: int
+) -> list[Any]:
+    lead = (slice(None),) * dimension
+    shape = list(aval.shape)
+    cts: list[Any] = []
+    start = 0
+    for x in operands:
+        linear = is_undefined_primal(x)
+        size = (x.aval if linear else get_aval(x)).shape[dimension]
+        if linear:
+            shape[dimension] = size
+            part = value[(*lead, slice(start, start + size))]
+            cts.append(host_vjp.wrap(part, tuple(shape), aval))
+        else:
+            cts.append(None)
         start += size
     return cts
 
@@ -333,7 +356,16 @@ def _rev_lowering(ctx: LoweringContext, x: Any, *, dimensions: tuple[int, ...]) 
 
 
 linear_jvp(rev_p)
-rev_p.def_transpose(lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+
+@rev_p.def_transpose
+def _rev_transpose(ct, x, *, dimensions):
+    value = host_vjp.host_value(ct)
+    if value is not None:  # rev's host rule (a view)
+        return [host_vjp.wrap(np.flip(value, dimensions), ct.aval.shape, ct.aval)]
+    return [rev(ct, dimensions)]
+
+
 rev_p.def_host(lambda x, *, dimensions: np.flip(x, dimensions))  # a view
 
 
@@ -399,9 +431,15 @@ def _roll_lowering(ctx: LoweringContext, x: Any, *, shift: int, axis: int) -> An
 
 
 linear_jvp(roll_p)
-roll_p.def_transpose(
-    lambda ct, x, *, shift, axis: [roll_p.bind1(ct, shift=x.aval.shape[axis] - shift, axis=axis)]
-)
+
+
+@roll_p.def_transpose
+def _roll_transpose(ct, x, *, shift, axis):
+    back = x.aval.shape[axis] - shift  # a roll back
+    value = host_vjp.host_value(ct)
+    if value is not None and host_vjp.within(roll_p, value.dtype, value.size):
+        return [host_vjp.wrap(_roll_host(value, shift=back, axis=axis), value.shape, ct.aval)]
+    return [roll_p.bind1(ct, shift=back, axis=axis)]
 
 
 @roll_p.def_host

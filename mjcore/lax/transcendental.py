@@ -15,8 +15,18 @@ import numpy as np
 from mjcore.ad import Zero, fused_rule_body
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, get_aval
-from mjcore.lax import host
-from mjcore.lax.arithmetic import abs, add, div, integer_pow, mul, neg, sub
+from mjcore.lax import host, host_vjp
+from mjcore.lax.arithmetic import (
+    abs,
+    add,
+    div,
+    divide_cotangent,
+    integer_pow,
+    mul,
+    multiply_cotangent,
+    neg,
+    sub,
+)
 from mjcore.lax.base import full, select_n
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq
@@ -75,7 +85,7 @@ def _exp_jvp(primals, tangents):
 
 # Eager reverse mode's direct rules (`Primitive.eager_vjp_rule`): the transposes of the jvp
 # rules' tangent equations, with the coefficient computed only when a cotangent arrives.
-exp_p.def_eager_vjp(lambda ct, y, primals, linear: [mul(ct, y)])
+exp_p.def_eager_vjp(lambda ct, y, primals, linear: [multiply_cotangent(ct, y)])
 
 
 # --- exp2 -----------------------------------------------------------------------------------
@@ -127,7 +137,7 @@ def _log_jvp(primals, tangents):
     return log(x), div(x_dot, x)
 
 
-log_p.def_eager_vjp(lambda ct, y, primals, linear: [div(ct, primals[0])])
+log_p.def_eager_vjp(lambda ct, y, primals, linear: [divide_cotangent(ct, primals[0])])
 
 
 # --- log1p ----------------------------------------------------------------------------------
@@ -524,13 +534,30 @@ def _tanh_jvp(primals, tangents):
     return y, mul(x_dot, mul(add(one, y), sub(one, y)))
 
 
-tanh_p.def_eager_vjp(lambda ct, y, primals, linear: [_tanh_vjp(ct, y)])
+@tanh_p.def_eager_vjp
+def _tanh_eager_vjp(ct, y, primals, linear):
+    out = _tanh_vjp_host(ct, y)
+    return [_tanh_vjp(ct, y) if out is None else out]
 
 
 @fused_rule_body
 def _tanh_vjp(ct, y):
     one = _const(y, 1)
     return mul(ct, mul(add(one, y), sub(one, y)))
+
+
+def _tanh_vjp_host(ct: Any, y: Any) -> Any:
+    """`_tanh_vjp` on the host (`mjcore.lax.host_vjp`): the host rules of its four ufuncs."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    y_value = host_vjp.operand_value(y)
+    if y_value is None or ct_value.dtype != y_value.dtype:
+        return None
+    one = np.ones((), y_value.dtype)  # `_const(y, 1)`
+    out = np.multiply(ct_value, np.multiply(np.add(one, y_value), np.subtract(one, y_value)))
+    out = out if type(out) is np.ndarray else np.asarray(out)
+    return host_vjp.wrap(out, out.shape, ct.aval.strip_weak_type())
 
 
 # --- asinh ----------------------------------------------------------------------------------

@@ -1,0 +1,105 @@
+"""Eager reverse mode on the host: transpose and vjp rules that compute their cotangents by
+NumPy calls on host values (autograd's cost model) instead of binding primitives, each bind
+being ~2-4 µs of dispatch for a NumPy call of ~0.5 µs. (Autodidax Part 1's NumPy impl rules,
+called by the rules themselves.)
+
+A rule's host path makes exactly the NumPy calls that the primitives it would bind make on the
+host (their `host_rule`s, in the same order), so its cotangents are the same to the bit, and
+it applies exactly where eager dispatch would run those host rules: nothing traced
+(`dispatch.is_eager_host`), the cotangent an `Array` with a host value, the other operands
+Arrays or NumPy constants (read as dispatch reads them), and sizes within
+`dispatch.host_limit`. Anything else (tracers of an outer transformation, `jax_debug_nans`,
+arrays on an accelerator or on one of several devices, large arrays) returns None here, and
+the rule binds its primitives as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mjcore.array import Array, wrap_host
+from mjcore.core import Primitive, ShapedArray, Tracer
+from mjcore.dispatch import host_limit, host_plan, is_eager_host
+from mjcore.dispatch import host_value as host_value_of
+
+
+def host_value(x: Any) -> np.ndarray | None:
+    """The host value of `x` when a rule may compute on it by NumPy calls (an `Array`, nothing
+    traced, the CPU platform), else None."""
+    if type(x) is Array and is_eager_host():
+        value = x._npy
+        return x._value() if value is None else value
+    return None
+
+
+def operand_value(x: Any) -> np.ndarray | None:
+    """The host value of one more operand of a rule whose cotangent `host_value` took (the
+    state is checked once): an `Array`'s, or a NumPy array's as dispatch reads it; else None."""
+    if type(x) is Array:
+        value = x._npy
+        return x._value() if value is None else value
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        return host_value_of(x)[0]
+    return None
+
+
+def within(prim: Primitive, dtype: np.dtype, size: int) -> bool:
+    """Whether eager dispatch runs `prim`'s host rule on a call whose largest operand or
+    result has `size` elements and whose first operand has `dtype`."""
+    key = (prim, dtype)
+    limit = _limits.get(key)
+    if limit is None:
+        if len(_limits) >= _LIMITS_SIZE:
+            _limits.clear()
+        limit = _limits[key] = host_limit(prim, dtype)
+    return size <= limit
+
+
+# (primitive, dtype) -> `dispatch.host_limit`; bounded (a few primitives and dtypes are used)
+_limits: dict[tuple[Primitive, np.dtype], float] = {}
+_LIMITS_SIZE = 256
+
+
+def rule(prim: Primitive) -> Callable[..., np.ndarray]:
+    """`prim`'s host rule (for a primitive known to have one)."""
+    host_rule = prim.host_rule
+    assert host_rule is not None, prim.name
+    return host_rule
+
+
+def apply(prim: Primitive, *args: Any, **params: Any) -> Array | None:
+    """`prim.bind(*args, **params)` where eager dispatch would run its host rule: that rule
+    on the operands' host values, without the bind; None anywhere else."""
+    if not is_eager_host():
+        return None
+    vals = []
+    avals = []
+    for x in args:
+        if type(x) is Array:
+            value = x._npy
+            vals.append(x._value() if value is None else value)
+            avals.append(x.aval)
+        elif isinstance(x, Tracer | Array):  # (an Array subclass: dispatch's general path)
+            return None
+        else:  # a NumPy scalar or array (a constant of the function), as dispatch reads it
+            value, aval = host_value_of(x)
+            vals.append(value)
+            avals.append(aval)
+    avals_out, use_host = host_plan(prim, tuple(avals), params)
+    if not use_host:
+        return None
+    (aval,) = avals_out
+    out = prim.host_rule(*vals, **params)  # type: ignore[misc]
+    if type(out) is not np.ndarray:  # NumPy gives scalars for 0-d results
+        out = np.asarray(out)
+    if out.dtype != aval.dtype:  # dispatch would run XLA (see `dispatch._apply_host`)
+        return None
+    return wrap_host(out, aval)
+
+
+def wrap(value: np.ndarray, shape: tuple[int, ...], like: ShapedArray) -> Array:
+    """An Array of `value`, a host result of `shape` with `like`'s dtype and weak type."""
+    return wrap_host(value, ShapedArray(shape, like.dtype, like.weak_type))

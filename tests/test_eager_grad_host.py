@@ -1,0 +1,314 @@
+"""Eager grad's backward pass on the host (`mjcore.lax.host_vjp`): transpose and vjp rules
+compute their cotangents by their primitives' host rules, without a bind each. The gradients
+are the same to the bit as with every primitive bound (the fast paths switched off), of the
+same dtypes and weak types, and JAX's (x64) within rounding; tracers of outer
+transformations, large arrays and Python scalars take the general path."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as onp
+import pytest
+
+import mjcore
+import mjnp as np
+from mjcore import core, eager_vjp
+from mjcore.lax import host_vjp
+
+jax.config.update("jax_enable_x64", True)
+
+
+# --- the programs: every rule with a host path, on either side of broadcasting ---------------
+
+
+def _broadcasting(xp, a, b, c):  # a (3, 1), b (1, 4), c (4,)
+    s = a + b - c * a / (2.0 + b * b)
+    return xp.sum(s * s) - xp.sum(3.0 - a) + xp.sum(c / 4.0) + xp.sum(-(b * 2.0))
+
+
+def _reductions(xp, x, y):  # x (3, 4) with ties, y (4,)
+    m = xp.max(x, axis=1, keepdims=True)
+    t = xp.min(xp.reshape(x, (2, 6)), axis=0)
+    u = xp.sum(x, axis=0) * y + xp.sum(xp.mean(x, axis=1)[:, None] * x, axis=0)
+    return xp.sum((x - m) ** 2) + xp.sum(t * t) + xp.sum(u) + xp.max(x) * xp.sum(y)
+
+
+def _views(xp, x, y):  # x (3, 4), y (4,)
+    parts = xp.concatenate([x[None], xp.ones((1, 3, 4)), (x * 2.0)[None]], axis=0)
+    z = xp.roll(parts, 1, axis=2) + xp.roll(x, -1, axis=0)
+    w = x.T[::2, 1:] + xp.squeeze(x[:1, :2].T[None], axis=0)[0]
+    v = xp.reshape(z, (-1,))[3:20:3] + x[1, 1:3].astype(xp.float32).astype(x.dtype).sum()
+    return xp.sum(z * z) + xp.sum(w**3) + xp.sum(v * v[::-1]) + xp.sum(xp.transpose(parts)[0])
+
+
+def _products(xp, m, v, b):  # m (3, 4), v (4,), b (2, 4, 3)
+    mv = m @ v
+    vm = v @ m.T
+    mm = m @ m.T
+    batched = xp.matmul(b, m)
+    e = xp.einsum("ij,kjl->ikl", m, b)
+    return (
+        xp.sum(mv * vm)
+        + xp.sum(mm)
+        + xp.dot(v, v)
+        + xp.sum(batched**2)
+        + xp.sum(e * e[::-1])
+        + xp.sum(xp.outer(v, mv))
+        + xp.sum(xp.tensordot(b, m, axes=([1, 2], [1, 0])) ** 2)
+    )
+
+
+def _transcendental(xp, x, y):  # x (3, 4), y (4,)
+    h = xp.tanh(x * y)
+    return xp.sum(xp.exp(h) * xp.log(1.5 + y * y)) + xp.sum(xp.tanh(h) / xp.exp(y))
+
+
+def _gathers(xp, x, y):  # x (5, 4), y (4,)
+    rows = onp.array([0, 2, 2, 4, 1, 0])
+    cols = onp.array([1, 3, 3, 0, 2, 1])
+    grid = x[rows.reshape(2, 3), cols.reshape(2, 3)]  # a batch of index vectors of rank 2
+    return (
+        xp.sum(x[rows, cols] ** 2)
+        + xp.sum(x[rows] * y)
+        + xp.sum(x[:, cols[:3]] ** 3)
+        + xp.sum(grid * grid[::-1])
+    )
+
+
+_PROGRAMS = {
+    "broadcasting": (_broadcasting, [(3, 1), (1, 4), (4,)]),
+    "reductions": (_reductions, [(3, 4), (4,)]),
+    "views": (_views, [(3, 4), (4,)]),
+    "products": (_products, [(3, 4), (4,), (2, 4, 3)]),
+    "transcendental": (_transcendental, [(3, 4), (4,)]),
+    "gathers": (_gathers, [(5, 4), (4,)]),
+}
+
+
+def _inputs(name: str, dtype) -> list[onp.ndarray]:
+    rng = onp.random.default_rng(len(name))
+    args = [rng.normal(size=shape).astype(dtype) for shape in _PROGRAMS[name][1]]
+    if name == "reductions":
+        args[0] = onp.round(args[0] * 2).astype(dtype)  # ties for max and min
+    return args
+
+
+def _host_paths_off(monkeypatch):
+    # Every host path starts with this question (`host_value`, `apply`): the rules then bind.
+    monkeypatch.setattr(host_vjp, "is_eager_host", lambda: False)
+
+
+def _grads(fun, args):
+    argnums = tuple(range(len(args)))
+    return mjcore.grad(lambda *a: fun(np, *a), argnums)(*[np.asarray(a) for a in args])
+
+
+def _assert_same_bits(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.aval == w.aval  # shape, dtype and weak type
+        assert onp.asarray(g).tobytes() == onp.asarray(w).tobytes()
+
+
+class _CountBinds:
+    """Counts the primitives bound eagerly (on no tracer: not the one-time trace of a fused
+    rule body) while eager grad's backward pass runs."""
+
+    def __init__(self, monkeypatch):
+        self.names: list[str] = []
+        backward, bind = eager_vjp.backward, core.bind
+        inside = []
+
+        def counting_bind(prim, args, params):
+            if inside and not any(isinstance(x, core.Tracer) for x in args):
+                self.names.append(prim.name)
+            return bind(prim, args, params)
+
+        def counted_backward(*a, **k):
+            inside.append(True)
+            try:
+                return backward(*a, **k)
+            finally:
+                inside.pop()
+
+        monkeypatch.setattr(core, "bind", counting_bind)
+        monkeypatch.setattr(eager_vjp, "backward", counted_backward)
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("name", list(_PROGRAMS))
+def test_host_backward_matches_the_bound_primitives_to_the_bit_and_jax(name, dtype, monkeypatch):
+    fun = _PROGRAMS[name][0]
+    args = _inputs(name, dtype)
+    binds = _CountBinds(monkeypatch)
+    fast = _grads(fun, args)
+    assert binds.names == []  # every cotangent computed on the host
+    want = jax.grad(lambda *a: fun(jnp, *a), tuple(range(len(args))))(*args)
+    tol = dict(rtol=1e-11, atol=1e-12) if dtype == onp.float64 else dict(rtol=2e-4, atol=2e-4)
+    for g, w in zip(fast, want, strict=True):
+        assert onp.asarray(g).dtype == w.dtype
+        onp.testing.assert_allclose(onp.asarray(g), w, **tol)
+    _host_paths_off(monkeypatch)
+    bound = _grads(fun, args)
+    assert binds.names  # the same rules, through dispatch: this test sees the difference
+    _assert_same_bits(fast, bound)
+
+
+@pytest.mark.parametrize("program", ["rnn", "gmm", "fluid"])
+def test_the_benchmark_programs_to_the_bit_without_a_bind(program, monkeypatch):
+    from benchmarks import eager_programs as ep
+
+    if program == "rnn":
+        params, onehot = ep.rnn_data()
+        args = ([np.asarray(p) for p in params],)
+        oh = np.asarray(onehot)
+        fun = lambda p: ep.rnn_loss(np, p, oh)  # noqa: E731
+    elif program == "gmm":
+        params, x = ep.gmm_data()
+        args = ([np.asarray(p) for p in params],)
+        xx = np.asarray(x)
+        fun = lambda p: ep.gmm_log_likelihood(np, p, xx)  # noqa: E731
+    else:
+        velocity, smoke, target = ep.fluid_data()
+        args = (np.asarray(velocity),)
+        s, t = np.asarray(smoke), np.asarray(target)
+        fun = lambda v: ep.fluid_loss(np, v, s, t)  # noqa: E731
+    binds = _CountBinds(monkeypatch)
+    fast = mjcore.tree_util.tree_leaves(mjcore.grad(fun)(*args))
+    assert binds.names == []
+    _host_paths_off(monkeypatch)
+    bound = mjcore.tree_util.tree_leaves(mjcore.grad(fun)(*args))
+    assert binds.names
+    _assert_same_bits(fast, bound)
+
+
+def test_large_arrays_take_xla_as_dispatch_does(monkeypatch):
+    # A 200x200 product (4e4 elements) runs on XLA in eager code: so does its transpose, and
+    # a sum over 3e5 broadcast elements (reduce_sum's host limit is 2^18).
+    rng = onp.random.default_rng(0)
+    m = rng.normal(size=(200, 200))
+    a, b = rng.normal(size=(600, 1)), rng.normal(size=(1, 500))
+
+    def f(m, a, b):
+        return np.sum(np.tanh(m @ m) ** 2) + np.sum((a + b) ** 2)
+
+    binds = _CountBinds(monkeypatch)
+    fast = mjcore.grad(f, (0, 1, 2))(np.asarray(m), np.asarray(a), np.asarray(b))
+    assert binds.names.count("dot_general") == 2
+    assert binds.names.count("reduce_sum") == 2
+    want = jax.grad(
+        lambda m, a, b: jnp.sum(jnp.tanh(m @ m) ** 2) + jnp.sum((a + b) ** 2), (0, 1, 2)
+    )(m, a, b)
+    for g, w in zip(fast, want, strict=True):
+        onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-9, atol=1e-9)
+    _host_paths_off(monkeypatch)
+    _assert_same_bits(fast, mjcore.grad(f, (0, 1, 2))(np.asarray(m), np.asarray(a), np.asarray(b)))
+
+
+@pytest.mark.parametrize("name", ["broadcasting", "products", "reductions", "gathers"])
+def test_outer_transformations_take_the_general_path(name):
+    fun = _PROGRAMS[name][0]
+    args = _inputs(name, onp.float64)
+    jfun = lambda *a: fun(jnp, *a)  # noqa: E731
+    mfun = lambda *a: fun(np, *a)  # noqa: E731
+    n = len(args)
+    tol = dict(rtol=1e-10, atol=1e-11)
+    # f_vjp under jit: its residuals and cotangent are jit's tracers
+    _, f_vjp = mjcore.vjp(mfun, *[np.asarray(a) for a in args])
+    got = mjcore.jit(f_vjp)(np.asarray(1.0))
+    want = jax.vjp(jfun, *args)[1](1.0)
+    for g, w in zip(got, want, strict=True):
+        onp.testing.assert_allclose(onp.asarray(g), w, **tol)
+    # grad of grad, jvp of grad, vmap of grad
+    g2 = mjcore.grad(lambda x: np.sum(mjcore.grad(mfun)(x, *args[1:]) ** 2))(np.asarray(args[0]))
+    j2 = jax.grad(lambda x: jnp.sum(jax.grad(jfun)(x, *args[1:]) ** 2))(args[0])
+    onp.testing.assert_allclose(onp.asarray(g2), j2, **tol)
+    direction = onp.ones_like(args[0])
+    _, t = mjcore.jvp(lambda x: mjcore.grad(mfun)(x, *args[1:]), (args[0],), (direction,))
+    _, jt = jax.jvp(lambda x: jax.grad(jfun)(x, *args[1:]), (args[0],), (direction,))
+    onp.testing.assert_allclose(onp.asarray(t), jt, **tol)
+    batch = onp.stack([args[0], 2 * args[0]])
+    vg = mjcore.vmap(lambda x: mjcore.grad(mfun)(x, *args[1:]))(batch)
+    jvg = jax.vmap(lambda x: jax.grad(jfun)(x, *args[1:]))(batch)
+    onp.testing.assert_allclose(onp.asarray(vg), jvg, **tol)
+    assert n >= 2
+
+
+def test_apply_is_the_bound_primitive_or_nothing():
+    from mjcore.lax.arithmetic import div_p, mul_p
+    from mjcore.lax.base import full
+
+    x = np.asarray(onp.array([1.5, -0.0, 3.0], onp.float32))
+    two = full((), 2, onp.float32, weak_type=True)  # a weak 0-d operand, as promotion makes
+    out = host_vjp.apply(mul_p, x, two)
+    want = mul_p.bind1(x, two)
+    assert out.aval == want.aval and onp.asarray(out).tobytes() == onp.asarray(want).tobytes()
+    for call in (host_vjp.apply, lambda p, *a: p.bind1(*a)):  # unpromoted, as bind takes it
+        with pytest.raises(TypeError, match="mul requires arguments of one dtype"):
+            call(mul_p, x, 2.0)
+    numpy_operand = onp.array([2.0, 4.0, 0.5], onp.float32)  # read as dispatch reads it
+    out = host_vjp.apply(div_p, x, numpy_operand)
+    want = div_p.bind1(x, numpy_operand)
+    assert out.aval == want.aval and onp.asarray(out).tobytes() == onp.asarray(want).tobytes()
+
+    def traced(x):
+        assert host_vjp.apply(mul_p, x, x) is None
+        assert host_vjp.host_value(x) is None
+        return x
+
+    mjcore.make_jaxpr(traced)(x)
+
+    def concrete_inside_jit(x):
+        # a concrete Array while a jit traces: it is staged, not computed here
+        assert host_vjp.host_value(np.asarray(onp.ones(2))) is None
+        return x
+
+    mjcore.jit(concrete_inside_jit)(x)
+
+
+@pytest.mark.parametrize("layout", ["C", "transposed", "strided"])
+def test_the_dot_plan_of_a_matrix_product_is_the_host_rules_np_dot(layout):
+    # The transpose's host path runs the host rule's general plan for every product, also
+    # where the rule itself calls np.dot(lhs, rhs) on matrices: the same arrays (views of the
+    # same layout), so the same BLAS call and bits.
+    from mjcore.lax.dot import (
+        _MATRIX_PRODUCT,
+        _dot_general_host,
+        _dot_general_host_plan,
+        _planned_product,
+    )
+
+    rng = onp.random.default_rng(3)
+    for dtype in (onp.float64, onp.float32):
+        a = rng.normal(size=(7, 5)).astype(dtype)
+        b = rng.normal(size=(9, 5)).astype(dtype)
+        if layout == "transposed":
+            b = b.T
+        elif layout == "strided":
+            a = rng.normal(size=(14, 5)).astype(dtype)[::2]
+            b = rng.normal(size=(5, 18)).astype(dtype)[:, ::2]
+        else:
+            b = onp.ascontiguousarray(b.T)
+        want = _dot_general_host(
+            a, b, dimension_numbers=_MATRIX_PRODUCT, preferred_element_type=None
+        )
+        plan = _dot_general_host_plan(a.shape, b.shape, _MATRIX_PRODUCT)
+        assert _planned_product(a, b, plan).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("host_paths", [True, False], ids=["host", "bound"])
+def test_floating_point_errors_of_the_backward_pass_follow_numpys_state(host_paths, monkeypatch):
+    # The host paths run NumPy under the user's error state, as the bound host rules do:
+    # ct / 0 in div's vjp raises under errstate(divide="raise"), and is quiet under "ignore".
+    if not host_paths:
+        _host_paths_off(monkeypatch)
+    x = np.asarray(onp.array([1.0, 2.0, 3.0]))
+    y = np.asarray(onp.array([2.0, 0.0, 4.0]))
+    with onp.errstate(all="ignore"):
+        _, f_vjp = mjcore.vjp(lambda x: np.sum(x / y), x)
+    with onp.errstate(divide="raise"), pytest.raises(FloatingPointError, match="divide by zero"):
+        f_vjp(np.asarray(1.0))
+    with onp.errstate(all="ignore"):
+        (g,) = f_vjp(np.asarray(1.0))
+    onp.testing.assert_array_equal(onp.asarray(g), [0.5, onp.inf, 0.25])
