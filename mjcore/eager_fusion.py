@@ -247,8 +247,23 @@ def _tape_body(entry: Any, fp_name: str | None) -> tuple[Any, ...]:
             ufunc = getattr(prim.host_rule, "numpy_function", None)
             # a lone NumPy ufunc of the function's name reports its own errors
             collect = collect and getattr(ufunc, "__name__", None) != fp_name
-            return prim, eqn.params, collect, None, (), None
-    return None, None, collect, jaxpr, entry.consts, out_tree
+            return prim, eqn.params, collect, None, (), None, _host_step(prim, eqn, ufunc)
+    return None, None, collect, jaxpr, entry.consts, out_tree, None
+
+
+def _host_step(prim: Any, eqn: Any, ufunc: Any) -> tuple[Any, Any, ShapedArray] | None:
+    """`VJPTrace.apply_host`'s plan for a one-equation body: (the host rule, or the NumPy
+    ufunc it calls, its keyword parameters or None, the output aval) where the primitive has
+    a direct vjp rule and `dispatch` runs its host rule at these avals; else None."""
+    if prim.eager_vjp_rule is None or prim.impl_rule is not None or prim.host_rule is None:
+        return None
+    avals_in = tuple([x.aval for x in eqn.inputs])
+    avals_out, use_host = dispatch.host_plan(prim, avals_in, eqn.params)
+    if not use_host:
+        return None
+    if ufunc is not None:  # `host.ufunc`'s rule is the ufunc and a 0-d check, done after
+        return ufunc, None, avals_out[0]
+    return prim.host_rule, eqn.params or None, avals_out[0]
 
 
 def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -310,24 +325,9 @@ _INT_BOUNDS = {
 }
 
 
-def _untraced_under_eager_grad(state: Any, args: tuple[Any, ...]) -> bool:
-    """Whether a call under eager reverse mode's tape (`mjcore.eager_vjp`) takes no tracked
-    value: then it is eager evaluation (the tape sees nothing of it), and replays as one."""
-    if state.dynamic_trace is not None or state.trace_stack[-1].trace_type is not _vjp_trace():
-        return False
-    for a in args:
-        if isinstance(a, Tracer):
-            return False
-    return True
-
-
-_VJP_TRACE: list[type] = []
-
-
-def _vjp_trace() -> type:
-    if not _VJP_TRACE:
-        _VJP_TRACE.append(VJPTrace)
-    return _VJP_TRACE[0]
+# The trace whose calls replay on eager grad's tape (`on_tape`); tests set another type to
+# run every function's Python op by op there instead.
+_TAPE_TRACE: type = VJPTrace
 
 
 def fuse_eagerly(
@@ -383,7 +383,16 @@ def fuse_eagerly(
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs and (state.eager or _untraced_under_eager_grad(state, args)):
+        if not state.eager:
+            top = state.trace_stack[-1]
+            if state.dynamic_trace is not None or top.trace_type is not _TAPE_TRACE:
+                return traced(args, kwargs)
+            for a in args:
+                if isinstance(a, Tracer):
+                    return taped(top, args, kwargs)
+            # under eager grad's tape, nothing tracked: eager evaluation (the tape sees
+            # nothing of it), replayed as one
+        if not kwargs:
             n_args = len(args)
             run = None
             if n_args == 1:  # the commonest signatures, keyed without a helper call
@@ -419,23 +428,28 @@ def fuse_eagerly(
             if run is not None:
                 return run(args)
             return general(args)
-        if not state.eager:
-            if state.dynamic_trace is None and state.trace_stack[-1].trace_type is _vjp_trace():
-                if kwargs:
-                    variant = keyword_variant(kwargs)
-                    if variant is not None:
-                        return variant(*args)
-                else:
-                    out = on_tape(state.trace_stack[-1], args)
-                    if out is not _MISS:
-                        return out
-            if fp_name is None:
-                return fun(*args, **kwargs)
-            # eager grad's forward pass runs host rules on tracers' values: report them as
-            # this ufunc's (under jit, nothing runs and nothing is collected)
-            with Collecting(fp_name):
-                return fun(*args, **kwargs)
         return general(args, kwargs)
+
+    def taped(top: core.MainTrace, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call on eager grad's tape (`top`) with a tracer among the arguments."""
+        if kwargs:
+            variant = keyword_variant(kwargs)
+            if variant is not None:
+                return variant(*args)
+        else:
+            out = on_tape(top, args)
+            if out is not _MISS:
+                return out
+        return traced(args, kwargs)
+
+    def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`fun` itself, under a transformation."""
+        if fp_name is None:
+            return fun(*args, **kwargs)
+        # eager grad's forward pass runs host rules on tracers' values: report them as
+        # this ufunc's (under jit, nothing runs and nothing is collected)
+        with Collecting(fp_name):
+            return fun(*args, **kwargs)
 
     def keyword_variant(kwargs: dict[str, Any]) -> Callable[..., Any] | None:
         """The fused `partial(fun, **kwargs)` for static keyword values, or None."""
@@ -469,8 +483,12 @@ def fuse_eagerly(
             elif t is np.ndarray:
                 if a.dtype not in _NUMPY_ARG_DTYPES:
                     return _MISS
-                # copied to an Array, as the function's own argument conversion does
-                a = dispatch.device_put(a)
+                # copied to an Array, as the function's own argument conversion does; on the
+                # CPU a host copy (`ndarray - t`: no transfer, the buffer made if ever needed)
+                if dispatch.on_cpu():
+                    a = wrap_host(*dispatch.host_value(a))
+                else:
+                    a = dispatch.device_put(a)
                 converted = True
             primals.append(a)
         if converted:
@@ -500,8 +518,13 @@ def fuse_eagerly(
             tape_bodies[key] = body
         if body is None:
             return _MISS
-        prim, params, collect, jaxpr, consts, out_tree = body
+        prim, params, collect, jaxpr, consts, out_tree, plan = body
         trace: VJPTrace = top.trace  # type: ignore[assignment]  # the caller checked trace_type
+        if plan is not None:  # one equation with a direct rule, run by its host rule
+            if collect:
+                with Collecting(fp_name):  # type: ignore[arg-type]
+                    return trace.apply_host(prim, args, params, plan)
+            return trace.apply_host(prim, args, params, plan)
         if prim is not None:  # one equation on the arguments in order, one result
             tracers = [a if type(a) is VJPTracer else VJPTracer(trace, a, None) for a in args]
             if collect:

@@ -37,6 +37,8 @@ from mjcore import core, dispatch
 from mjcore.array import Array, new_object
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
+from mjcore.eager_getitem import getitem_on_tape
+from mjcore.eager_vjp import VJPTracer
 
 # read(base, arg) -> the view's value; write(base, v, arg) -> the base's value with v in it
 Recipe = Callable[[Any, Any], Any]
@@ -240,6 +242,11 @@ def getitem_method(
             or not platform[0]
             or backend.several_devices_in_use
         ):
+            if type(self) is VJPTracer:  # a differentiated value on eager grad's tape
+                done = getitem_on_tape(self, idx, general)
+                if done is not None:
+                    out, view = done
+                    return link(self, out, read, write, idx) if view else out
             return general(self, idx)
         t = type(idx)
         if t is tuple:
