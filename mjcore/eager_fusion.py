@@ -229,33 +229,52 @@ def _arg_key(a: Any) -> Any:
 
 def _tape_body(entry: Any, fp_name: str | None) -> tuple[Any, ...]:
     """How a fused function's traced body replays on eager grad's tape: (primitive, params,
-    whether to collect floating-point errors, jaxpr, consts, out tree (None: one result)),
-    the primitive set (and the jaxpr None) when the body is one equation on the arguments in
-    order with one result."""
+    whether to collect floating-point errors, jaxpr, consts, out tree (None: one result),
+    plans, positions).
+
+    The primitive is set (and the jaxpr None) when the body is one equation on the arguments
+    with one result; `positions` then says which argument each operand is (None: the
+    arguments in order), and `plans` is its `VJPTrace.apply_host` plan, or None. For a longer
+    body, `plans` has one plan (or None) per equation, for `eval_on_tape`."""
     jaxpr = entry.closed.jaxpr
     out_tree = None if entry.single_output else entry.out_tree
     collect = fp_name is not None
     if len(jaxpr.eqns) == 1 and not entry.consts and out_tree is None:
         (eqn,) = jaxpr.eqns
         prim = eqn.primitive
+        invars = list(jaxpr.invars)
+        inputs = list(eqn.inputs)
         if (
             not prim.multiple_results
             and not prim.binds_named_axes
-            and list(eqn.inputs) == list(jaxpr.invars)
             and list(eqn.out_binders) == list(jaxpr.outs)
+            and all(type(x) is not Literal and x in invars for x in inputs)
         ):
             ufunc = getattr(prim.host_rule, "numpy_function", None)
             # a lone NumPy ufunc of the function's name reports its own errors
             collect = collect and getattr(ufunc, "__name__", None) != fp_name
-            return prim, eqn.params, collect, None, (), None, _host_step(prim, eqn, ufunc)
-    return None, None, collect, jaxpr, entry.consts, out_tree, None
+            plan = _host_step(prim, eqn, ufunc)
+            if inputs == invars:
+                return prim, eqn.params, collect, None, (), None, plan, None
+            if plan is not None:  # `square(x)`: mul(x, x)
+                positions = tuple([invars.index(x) for x in inputs])
+                return prim, eqn.params, collect, None, (), None, plan, positions
+    plans = [
+        None
+        if eqn.primitive.multiple_results or eqn.primitive.binds_named_axes
+        else _host_step(
+            eqn.primitive, eqn, getattr(eqn.primitive.host_rule, "numpy_function", None)
+        )
+        for eqn in jaxpr.eqns
+    ]
+    return None, None, collect, jaxpr, entry.consts, out_tree, plans, None
 
 
 def _host_step(prim: Any, eqn: Any, ufunc: Any) -> tuple[Any, Any, ShapedArray] | None:
-    """`VJPTrace.apply_host`'s plan for a one-equation body: (the host rule, or the NumPy
-    ufunc it calls, its keyword parameters or None, the output aval) where the primitive has
-    a direct vjp rule and `dispatch` runs its host rule at these avals; else None."""
-    if prim.eager_vjp_rule is None or prim.impl_rule is not None or prim.host_rule is None:
+    """`VJPTrace.apply_host`'s plan for one equation: (the host rule, or the NumPy ufunc it
+    calls, its keyword parameters or None, the output aval) where `dispatch` runs its host
+    rule at these avals; else None."""
+    if prim.impl_rule is not None or prim.host_rule is None:
         return None
     avals_in = tuple([x.aval for x in eqn.inputs])
     avals_out, use_host = dispatch.host_plan(prim, avals_in, eqn.params)
@@ -518,9 +537,11 @@ def fuse_eagerly(
             tape_bodies[key] = body
         if body is None:
             return _MISS
-        prim, params, collect, jaxpr, consts, out_tree, plan = body
+        prim, params, collect, jaxpr, consts, out_tree, plan, positions = body
         trace: VJPTrace = top.trace  # type: ignore[assignment]  # the caller checked trace_type
-        if plan is not None:  # one equation with a direct rule, run by its host rule
+        if prim is not None and plan is not None:  # one equation, run by its host rule
+            if positions is not None:
+                args = tuple([args[i] for i in positions])
             if collect:
                 with Collecting(fp_name):  # type: ignore[arg-type]
                     return trace.apply_host(prim, args, params, plan)
@@ -535,9 +556,9 @@ def fuse_eagerly(
             return out.primal if out.var is None else out
         if collect:  # the host rules' errors reported as this ufunc's, as op by op
             with Collecting(fp_name):  # type: ignore[arg-type]
-                outs = eval_on_tape(trace, jaxpr, [*consts, *args])
+                outs = eval_on_tape(trace, jaxpr, [*consts, *args], plan)
         else:
-            outs = eval_on_tape(trace, jaxpr, [*consts, *args])
+            outs = eval_on_tape(trace, jaxpr, [*consts, *args], plan)
         return outs[0] if out_tree is None else tree_unflatten(out_tree, outs)
 
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:

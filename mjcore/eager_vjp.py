@@ -35,7 +35,7 @@ from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.dispatch import _CHEAP_HOST_LIMIT as _HOST_SUM_LIMIT
-from mjcore.dispatch import FP_QUIET, _host_platform, device_put, fp_state, on_cpu
+from mjcore.dispatch import FP_QUIET, _apply_host, _host_platform, device_put, fp_state, on_cpu
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import Literal, eval_jaxpr
 from mjcore.lax.base import add_any, add_any_p, full
@@ -193,7 +193,10 @@ class VJPTrace(Trace):
                 (out,) = core.bind(primitive, primals, params)
                 break
         else:  # concrete primals: eager evaluation, as `bind` would choose, without its search
-            (out,) = primitive.impl(*primals, **params)
+            outs = None
+            if primitive.impl_rule is None and primitive.host_rule is not None:
+                outs = _apply_host(primitive, primals, params)  # `impl`'s first choice
+            (out,) = primitive.impl(*primals, **params) if outs is None else outs
         return self._record(primitive, rule, [t.var for t in tracers], primals, out, params)
 
     def _record(
@@ -240,14 +243,15 @@ class VJPTrace(Trace):
         params: dict[str, Any],
         plan: tuple[Any, dict[str, Any] | None, ShapedArray],
     ) -> Any:
-        """`primitive.bind(*args, **params)` on this tape, for a primitive with a direct rule
-        whose host rule runs at the arguments' avals (`plan`: the host rule, or the NumPy
-        function it calls, its keyword parameters or None, the output aval): the host rule on
-        the primals' host values straight away, without `bind`, `process_primitive`, `impl`
-        and the host plan's lookup (a fused function's one-equation body, `tanh(x)`,
+        """`primitive.bind(*args, **params)` on this tape, for a primitive whose host rule
+        runs at the arguments' avals (`plan`: the host rule, or the NumPy function it calls,
+        its keyword parameters or None, the output aval): the host rule on the primals' host
+        values straight away, without `bind`, `process_primitive`, `impl` and the host plan's
+        lookup, and the direct rule's entry recorded (a fused function's body, `tanh(x)`,
         `x * y`: `mjcore.eager_fusion`). `args` are this trace's tracers, Arrays and Python
-        floats or complexes; anything else, another platform or a result of another dtype
-        than planned takes `process_primitive` (the same value, by `dispatch`'s choice).
+        floats or complexes; anything else, another platform, a differentiated operand of a
+        primitive without a direct rule, or a result of another dtype than planned takes
+        `process_primitive` (the same value, by `dispatch`'s choice).
 
         Returns the result (a tracer, or the Array where nothing differentiated flows in).
         """
@@ -278,13 +282,15 @@ class VJPTrace(Trace):
                 else:
                     vals.append(scalar(a))
         rule = primitive.eager_vjp_rule
-        if ok and tracked and rule is not None and not core._state.debug_nans:
+        if ok and (rule is not None or not tracked) and not core._state.debug_nans:
             # under the user's NumPy error state, as `dispatch._apply_host`
             r = host_rule(*vals) if kw is None else host_rule(*vals, **kw)
             if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
                 r = np.asarray(r)
             if r.dtype == out_aval.dtype:
                 out = wrap_host(r, out_aval)
+                if not tracked:  # eager evaluation: nothing recorded
+                    return out
                 return self._record(primitive, rule, linear, primals, out, params)
         tracers = [a if type(a) is VJPTracer else VJPTracer(self, a, None) for a in args]
         (out,) = self.process_primitive(primitive, tracers, params)
@@ -380,17 +386,26 @@ _LINEAR = "eager grad/vjp (tangents)"
 _HOST_SCALARS: dict[type, Any] = {float: np.float64, complex: np.complex128}
 
 
-def eval_on_tape(trace: VJPTrace, jaxpr: Any, args: Sequence[Any]) -> list[Any]:
+def eval_on_tape(
+    trace: VJPTrace, jaxpr: Any, args: Sequence[Any], plans: Sequence[Any] | None = None
+) -> list[Any]:
     """`eval_jaxpr(jaxpr, [], *args)` under `trace` (the top of the stack, no dynamic trace):
     each equation as `bind` would apply it there, without `bind`'s search of the stack.
 
     A library function's traced body (`mjcore.eager_fusion`) replays this way on the tape: the
-    same primitives, with the same parameters, as its Python would bind op by op.
+    same primitives, with the same parameters, as its Python would bind op by op. `plans`, if
+    given, holds one `VJPTrace.apply_host` plan (or None) per equation.
     """
     env: dict[Any, Any] = dict(zip(jaxpr.invars, args, strict=True))
-    for eqn in jaxpr.eqns:
+    for k, eqn in enumerate(jaxpr.eqns):
         ins = [env[x] if type(x) is not Literal else x.val for x in eqn.inputs]
         prim = eqn.primitive
+        if plans is not None:
+            plan = plans[k]
+            if plan is not None:
+                (v,) = eqn.out_binders
+                env[v] = trace.apply_host(prim, ins, eqn.params, plan)
+                continue
         for x in ins:
             if type(x) is VJPTracer and x.var is not None:
                 break
