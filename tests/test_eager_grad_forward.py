@@ -321,3 +321,51 @@ def test_outer_transformations_step_aside():
     out, f_vjp = mjcore.vjp(f, w)
     (got,) = mjcore.jit(f_vjp)(np.asarray(1.0))
     onp.testing.assert_allclose(onp.asarray(got), jax.grad(jf)(_W), rtol=1e-12, atol=1e-14)
+
+
+def test_indexing_a_constant_array_on_the_tape_is_numpys_view(monkeypatch):
+    # `onehot[t]` inside a differentiated function: an Array is a constant there, and its
+    # basic index is NumPy's view, linked to its base, as in eager code (not the general
+    # path's bound slice and squeeze)
+    c_host = onp.random.default_rng(4).normal(size=(4, 5))
+    c = np.asarray(c_host)
+    seen = {}
+
+    def f(x):
+        row = c[1]
+        seen["row"], seen["cols"] = row, c[:, 1:3]
+        return np.sum(x[2] * row) + np.sum(c[::2, None, 1] * x[0, :2])
+
+    calls = []
+    original = views._on_tape
+
+    def spy():
+        calls.append(original())
+        return calls[-1]
+
+    monkeypatch.setattr(views, "_on_tape", spy)
+    g = mjcore.grad(f)(np.asarray(_W))
+    assert calls and all(calls)
+    assert views.is_view(seen["row"]) and views.is_view(seen["cols"])
+    onp.testing.assert_array_equal(onp.asarray(seen["row"]), c_host[1])
+    onp.testing.assert_array_equal(onp.asarray(seen["cols"]), c_host[:, 1:3])
+
+    def jf(x):
+        return jnp.sum(x[2] * c_host[1]) + jnp.sum(c_host[::2, None, 1] * x[0, :2])
+
+    onp.testing.assert_allclose(onp.asarray(g), jax.grad(jf)(_W), rtol=1e-13, atol=1e-15)
+    monkeypatch.setattr(views, "_on_tape", lambda: False)  # the general path
+    onp.testing.assert_array_equal(onp.asarray(g), onp.asarray(mjcore.grad(f)(np.asarray(_W))))
+
+
+def test_a_write_through_a_constant_view_on_the_tape_reaches_its_base():
+    c = np.asarray(onp.zeros((3, 4)))
+
+    def f(x):
+        v = c[1:]
+        v[...] = 2.0  # a constant written with a constant: allowed, as eagerly
+        return np.sum(x * c[1])
+
+    g = mjcore.grad(f)(np.asarray(onp.ones(4)))
+    onp.testing.assert_array_equal(onp.asarray(c)[1:], onp.full((2, 4), 2.0))
+    onp.testing.assert_array_equal(onp.asarray(g), onp.full(4, 2.0))
