@@ -67,6 +67,7 @@ _WEAK_SCALAR_AVALS = {
     float: ShapedArray((), "float64", True),
     complex: ShapedArray((), "complex128", True),
 }
+_WEAK_FLOAT = _WEAK_SCALAR_AVALS[float]
 # their host values: NumPy scalars of the traced dtype, which every host rule accepts
 _HOST_SCALAR_TYPES = {float: np.float64, complex: np.complex128}
 
@@ -489,6 +490,27 @@ def fuse_eagerly(
         """`fun(*args)` on eager grad's tape (`top`), as its traced body at the primals'
         signature: the primitives its Python would bind, without running its Python
         (promotion, axis checks); `_MISS` where the signature cannot be traced."""
+        # The commonest signatures (tracers of this tape, Arrays, Python floats) keyed in one
+        # loop; anything else takes the loop below.
+        key_list = []
+        for a in args:
+            t = type(a)
+            if t is VJPTracer:
+                p = a.primal
+                if type(p) is not Array or a._trace.main is not top:
+                    break
+                key_list.append(p.aval)
+            elif t is Array:
+                key_list.append(a.aval)
+            elif t is float:
+                key_list.append(_WEAK_FLOAT)
+            else:
+                break
+        else:
+            key = tuple(key_list)
+            body = tape_bodies.get(key)
+            if body is not None:
+                return replay(top, body, args)
         primals = []
         converted = False
         for a in args:
@@ -499,11 +521,12 @@ def fuse_eagerly(
                 a = a.primal
                 if type(a) is not Array:  # a tracer of another transformation
                     return _MISS
-            elif t is np.ndarray:
+            elif t is np.ndarray or isinstance(a, np.generic):  # (`x - np.log(2.0)`)
                 if a.dtype not in _NUMPY_ARG_DTYPES:
                     return _MISS
-                # copied to an Array, as the function's own argument conversion does; on the
-                # CPU a host copy (`ndarray - t`: no transfer, the buffer made if ever needed)
+                # copied to an Array, as the function's own argument conversion does (a NumPy
+                # scalar: a strong 0-d array, NEP 50); on the CPU a host copy (`ndarray - t`:
+                # no transfer, the buffer made if ever needed)
                 if dispatch.on_cpu():
                     a = wrap_host(*dispatch.host_value(a))
                 else:
@@ -512,7 +535,8 @@ def fuse_eagerly(
             primals.append(a)
         if converted:
             args = tuple(
-                p if type(a) is np.ndarray else a for a, p in zip(args, primals, strict=True)
+                p if type(a) is np.ndarray or isinstance(a, np.generic) else a
+                for a, p in zip(args, primals, strict=True)
             )
         if int_scalars and len(args) == 2 and int in (type(primals[0]), type(primals[1])):
             as_float = _int_as_float(tuple(primals))
@@ -537,6 +561,10 @@ def fuse_eagerly(
             tape_bodies[key] = body
         if body is None:
             return _MISS
+        return replay(top, body, args)
+
+    def replay(top: core.MainTrace, body: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
+        """A traced body (`_tape_body`) replayed on the tape `top` with `args`."""
         prim, params, collect, jaxpr, consts, out_tree, plan, positions = body
         trace: VJPTrace = top.trace  # type: ignore[assignment]  # the caller checked trace_type
         if prim is not None and plan is not None:  # one equation, run by its host rule

@@ -369,3 +369,25 @@ def test_a_write_through_a_constant_view_on_the_tape_reaches_its_base():
     g = mjcore.grad(f)(np.asarray(onp.ones(4)))
     onp.testing.assert_array_equal(onp.asarray(c)[1:], onp.full((2, 4), 2.0))
     onp.testing.assert_array_equal(onp.asarray(g), onp.full(4, 2.0))
+
+
+@pytest.mark.parametrize("dtype", [onp.float32, onp.float64])
+def test_numpy_scalars_beside_a_tracer_are_strong_zero_d_arrays(dtype, monkeypatch):
+    # `x - np.log(2 * np.pi)`: a NumPy scalar takes the tape front as a strong 0-d array,
+    # as the function's own argument conversion makes it (NEP 50)
+    w = np.asarray(_W.astype(dtype))
+
+    def f(x):
+        y = x - onp.log(2 * onp.pi)
+        z = onp.float32(1.5) * y + onp.int64(3) * x
+        seen.append((y.dtype, z.dtype))
+        return np.sum(z * z)
+
+    seen: list = []
+    value, g = mjcore.value_and_grad(f)(w)
+    monkeypatch.setattr(eager_fusion, "_TAPE_TRACE", type(None))  # each function's Python
+    value2, g2 = mjcore.value_and_grad(f)(w)
+    assert seen[0] == seen[1] == (onp.dtype(onp.float64), onp.dtype(onp.float64))
+    assert g.dtype == g2.dtype == w.dtype
+    assert float(value) == float(value2)
+    onp.testing.assert_array_equal(onp.asarray(g), onp.asarray(g2))
