@@ -291,7 +291,8 @@ class VJPTrace(Trace):
                 out = wrap_host(r, out_aval)
                 if not tracked:  # eager evaluation: nothing recorded
                     return out
-                return self._record(primitive, rule, linear, primals, out, params)
+                t = self._record(primitive, rule, linear, primals, out, params)
+                return t if t.var is not None else out  # (an integer result: a value)
         tracers = [a if type(a) is VJPTracer else VJPTracer(self, a, None) for a in args]
         (out,) = self.process_primitive(primitive, tracers, params)
         return out.primal if out.var is None else out
