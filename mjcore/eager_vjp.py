@@ -210,13 +210,18 @@ class VJPTrace(Trace):
     ) -> VJPTracer:
         """The tracer of `out`, the value of `primitive` at `primals`, with its direct vjp
         entry recorded (`linear`: the operands' variables, None where not differentiated)."""
-        aval = _aval(out)
+        aval = out.aval  # (an Array, or a tracer of an outer transformation)
         if aval.dtype.kind not in "fc":  # an integer or boolean result carries nothing
             return VJPTracer(self, out, None)
-        var = LinVar(aval.update(weak_type=False) if aval.weak_type else aval)
+        var = new_object(LinVar)  # `LinVar(aval)`, strong, without the __init__ frame
+        var.aval = aval.update(weak_type=False) if aval.weak_type else aval
+        var.dead = False
         tape = self.main.global_data
         if rule is LINEAR:
-            ins = [p if v is None else v for v, p in zip(linear, primals, strict=True)]
+            if len(linear) == 1:  # reshape, roll, slice, ...: the operand is differentiated
+                ins = linear
+            else:
+                ins = [p if v is None else v for v, p in zip(linear, primals, strict=True)]
             tape.append((primitive, ins, params, [var]))
         elif rule is MULTILINEAR:
             # One linear equation per differentiated operand, the others fixed, and their sum.
