@@ -66,6 +66,7 @@ _WEAK_SCALAR_AVALS = {
     float: ShapedArray((), "float64", True),
     complex: ShapedArray((), "complex128", True),
 }
+_WEAK_FLOAT = _WEAK_SCALAR_AVALS[float]
 # their host values: NumPy scalars of the traced dtype, which every host rule accepts
 _HOST_SCALAR_TYPES = {float: np.float64, complex: np.complex128}
 
@@ -228,26 +229,60 @@ def _arg_key(a: Any) -> Any:
 
 def _tape_body(entry: Any, fp_name: str | None) -> tuple[Any, ...]:
     """How a fused function's traced body replays on eager grad's tape: (primitive, params,
-    whether to collect floating-point errors, jaxpr, consts, out tree (None: one result)),
-    the primitive set (and the jaxpr None) when the body is one equation on the arguments in
-    order with one result."""
+    whether to collect floating-point errors, jaxpr, consts, out tree (None: one result),
+    plans, positions).
+
+    The primitive is set (and the jaxpr None) when the body is one equation on the arguments
+    with one result; `positions` then says which argument each operand is (None: the
+    arguments in order), and `plans` is its `VJPTrace.apply_host` plan, or None. For a longer
+    body, `plans` has one plan (or None) per equation, for `eval_on_tape`."""
     jaxpr = entry.closed.jaxpr
     out_tree = None if entry.single_output else entry.out_tree
     collect = fp_name is not None
     if len(jaxpr.eqns) == 1 and not entry.consts and out_tree is None:
         (eqn,) = jaxpr.eqns
         prim = eqn.primitive
+        invars = list(jaxpr.invars)
+        inputs = list(eqn.inputs)
         if (
             not prim.multiple_results
             and not prim.binds_named_axes
-            and list(eqn.inputs) == list(jaxpr.invars)
             and list(eqn.out_binders) == list(jaxpr.outs)
+            and all(type(x) is not Literal and x in invars for x in inputs)
         ):
             ufunc = getattr(prim.host_rule, "numpy_function", None)
             # a lone NumPy ufunc of the function's name reports its own errors
             collect = collect and getattr(ufunc, "__name__", None) != fp_name
-            return prim, eqn.params, collect, None, (), None
-    return None, None, collect, jaxpr, entry.consts, out_tree
+            plan = _host_step(prim, eqn, ufunc)
+            if inputs == invars:
+                return prim, eqn.params, collect, None, (), None, plan, None
+            if plan is not None:  # `square(x)`: mul(x, x)
+                positions = tuple([invars.index(x) for x in inputs])
+                return prim, eqn.params, collect, None, (), None, plan, positions
+    plans = [
+        None
+        if eqn.primitive.multiple_results or eqn.primitive.binds_named_axes
+        else _host_step(
+            eqn.primitive, eqn, getattr(eqn.primitive.host_rule, "numpy_function", None)
+        )
+        for eqn in jaxpr.eqns
+    ]
+    return None, None, collect, jaxpr, entry.consts, out_tree, plans, None
+
+
+def _host_step(prim: Any, eqn: Any, ufunc: Any) -> tuple[Any, Any, ShapedArray] | None:
+    """`VJPTrace.apply_host`'s plan for one equation: (the host rule, or the NumPy ufunc it
+    calls, its keyword parameters or None, the output aval) where `dispatch` runs its host
+    rule at these avals; else None."""
+    if prim.impl_rule is not None or prim.host_rule is None:
+        return None
+    avals_in = tuple([x.aval for x in eqn.inputs])
+    avals_out, use_host = dispatch.host_plan(prim, avals_in, eqn.params)
+    if not use_host:
+        return None
+    if ufunc is not None:  # `host.ufunc`'s rule is the ufunc and a 0-d check, done after
+        return ufunc, None, avals_out[0]
+    return prim.host_rule, eqn.params or None, avals_out[0]
 
 
 def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -309,24 +344,9 @@ _INT_BOUNDS = {
 }
 
 
-def _untraced_under_eager_grad(state: Any, args: tuple[Any, ...]) -> bool:
-    """Whether a call under eager reverse mode's tape (`mjcore.eager_vjp`) takes no tracked
-    value: then it is eager evaluation (the tape sees nothing of it), and replays as one."""
-    if state.dynamic_trace is not None or state.trace_stack[-1].trace_type is not _vjp_trace():
-        return False
-    for a in args:
-        if isinstance(a, Tracer):
-            return False
-    return True
-
-
-_VJP_TRACE: list[type] = []
-
-
-def _vjp_trace() -> type:
-    if not _VJP_TRACE:
-        _VJP_TRACE.append(VJPTrace)
-    return _VJP_TRACE[0]
+# The trace whose calls replay on eager grad's tape (`on_tape`); tests set another type to
+# run every function's Python op by op there instead.
+_TAPE_TRACE: type = VJPTrace
 
 
 def fuse_eagerly(
@@ -382,7 +402,16 @@ def fuse_eagerly(
 
     @functools.wraps(fun)
     def fused(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs and (state.eager or _untraced_under_eager_grad(state, args)):
+        if not state.eager:
+            top = state.trace_stack[-1]
+            if state.dynamic_trace is not None or top.trace_type is not _TAPE_TRACE:
+                return traced(args, kwargs)
+            for a in args:
+                if isinstance(a, Tracer):
+                    return taped(top, args, kwargs)
+            # under eager grad's tape, nothing tracked: eager evaluation (the tape sees
+            # nothing of it), replayed as one
+        if not kwargs:
             n_args = len(args)
             run = None
             if n_args == 1:  # the commonest signatures, keyed without a helper call
@@ -421,23 +450,28 @@ def fuse_eagerly(
             if run is not None:
                 return run(args)
             return general(args)
-        if not state.eager:
-            if state.dynamic_trace is None and state.trace_stack[-1].trace_type is _vjp_trace():
-                if kwargs:
-                    variant = keyword_variant(kwargs)
-                    if variant is not None:
-                        return variant(*args)
-                else:
-                    out = on_tape(state.trace_stack[-1], args)
-                    if out is not _MISS:
-                        return out
-            if fp_name is None:
-                return fun(*args, **kwargs)
-            # eager grad's forward pass runs host rules on tracers' values: report them as
-            # this ufunc's (under jit, nothing runs and nothing is collected)
-            with Collecting(fp_name):
-                return fun(*args, **kwargs)
         return general(args, kwargs)
+
+    def taped(top: core.MainTrace, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call on eager grad's tape (`top`) with a tracer among the arguments."""
+        if kwargs:
+            variant = keyword_variant(kwargs)
+            if variant is not None:
+                return variant(*args)
+        else:
+            out = on_tape(top, args)
+            if out is not _MISS:
+                return out
+        return traced(args, kwargs)
+
+    def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`fun` itself, under a transformation."""
+        if fp_name is None:
+            return fun(*args, **kwargs)
+        # eager grad's forward pass runs host rules on tracers' values: report them as
+        # this ufunc's (under jit, nothing runs and nothing is collected)
+        with Collecting(fp_name):
+            return fun(*args, **kwargs)
 
     def keyword_variant(kwargs: dict[str, Any]) -> Callable[..., Any] | None:
         """The fused `partial(fun, **kwargs)` for static keyword values, or None."""
@@ -458,6 +492,27 @@ def fuse_eagerly(
         """`fun(*args)` on eager grad's tape (`top`), as its traced body at the primals'
         signature: the primitives its Python would bind, without running its Python
         (promotion, axis checks); `_MISS` where the signature cannot be traced."""
+        # The commonest signatures (tracers of this tape, Arrays, Python floats) keyed in one
+        # loop; anything else takes the loop below.
+        key_list = []
+        for a in args:
+            t = type(a)
+            if t is VJPTracer:
+                p = a.primal
+                if type(p) is not Array or a._trace.main is not top:
+                    break
+                key_list.append(p.aval)
+            elif t is Array:
+                key_list.append(a.aval)
+            elif t is float:
+                key_list.append(_WEAK_FLOAT)
+            else:
+                break
+        else:
+            key = tuple(key_list)
+            body = tape_bodies.get(key)
+            if body is not None:
+                return replay(top, body, args)
         primals = []
         converted = False
         for a in args:
@@ -468,16 +523,22 @@ def fuse_eagerly(
                 a = a.primal
                 if type(a) is not Array:  # a tracer of another transformation
                     return _MISS
-            elif t is np.ndarray:
+            elif t is np.ndarray or isinstance(a, np.generic):  # (`x - np.log(2.0)`)
                 if a.dtype not in _NUMPY_ARG_DTYPES:
                     return _MISS
-                # copied to an Array, as the function's own argument conversion does
-                a = dispatch.device_put(a)
+                # copied to an Array, as the function's own argument conversion does (a NumPy
+                # scalar: a strong 0-d array, NEP 50); on the CPU a host copy (`ndarray - t`:
+                # no transfer, the buffer made if ever needed)
+                if dispatch.on_cpu():
+                    a = wrap_host(*dispatch.host_value(a))
+                else:
+                    a = dispatch.device_put(a)
                 converted = True
             primals.append(a)
         if converted:
             args = tuple(
-                p if type(a) is np.ndarray else a for a, p in zip(args, primals, strict=True)
+                p if type(a) is np.ndarray or isinstance(a, np.generic) else a
+                for a, p in zip(args, primals, strict=True)
             )
         if int_scalars and len(args) == 2 and int in (type(primals[0]), type(primals[1])):
             as_float = _int_as_float(tuple(primals))
@@ -502,8 +563,19 @@ def fuse_eagerly(
             tape_bodies[key] = body
         if body is None:
             return _MISS
-        prim, params, collect, jaxpr, consts, out_tree = body
+        return replay(top, body, args)
+
+    def replay(top: core.MainTrace, body: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
+        """A traced body (`_tape_body`) replayed on the tape `top` with `args`."""
+        prim, params, collect, jaxpr, consts, out_tree, plan, positions = body
         trace: VJPTrace = top.trace  # type: ignore[assignment]  # the caller checked trace_type
+        if prim is not None and plan is not None:  # one equation, run by its host rule
+            if positions is not None:
+                args = tuple([args[i] for i in positions])
+            if collect:
+                with Collecting(fp_name):  # type: ignore[arg-type]
+                    return trace.apply_host(prim, args, params, plan)
+            return trace.apply_host(prim, args, params, plan)
         if prim is not None:  # one equation on the arguments in order, one result
             tracers = [a if type(a) is VJPTracer else VJPTracer(trace, a, None) for a in args]
             if collect:
@@ -514,9 +586,9 @@ def fuse_eagerly(
             return out.primal if out.var is None else out
         if collect:  # the host rules' errors reported as this ufunc's, as op by op
             with Collecting(fp_name):  # type: ignore[arg-type]
-                outs = eval_on_tape(trace, jaxpr, [*consts, *args])
+                outs = eval_on_tape(trace, jaxpr, [*consts, *args], plan)
         else:
-            outs = eval_on_tape(trace, jaxpr, [*consts, *args])
+            outs = eval_on_tape(trace, jaxpr, [*consts, *args], plan)
         return outs[0] if out_tree is None else tree_unflatten(out_tree, outs)
 
     def general(args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:

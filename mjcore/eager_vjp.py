@@ -31,10 +31,11 @@ import numpy as np
 
 from mjcore import core
 from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, backward_pass, tangent_aval
-from mjcore.array import Array, wrap_host
+from mjcore.array import Array, new_object, wrap_host
+from mjcore.backend import client as backend
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.dispatch import _CHEAP_HOST_LIMIT as _HOST_SUM_LIMIT
-from mjcore.dispatch import FP_QUIET, device_put, fp_state, on_cpu
+from mjcore.dispatch import FP_QUIET, _apply_host, _host_platform, device_put, fp_state, on_cpu
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import Literal, eval_jaxpr
 from mjcore.lax.base import add_any, add_any_p, full
@@ -192,29 +193,114 @@ class VJPTrace(Trace):
                 (out,) = core.bind(primitive, primals, params)
                 break
         else:  # concrete primals: eager evaluation, as `bind` would choose, without its search
-            (out,) = primitive.impl(*primals, **params)
-        aval = _aval(out)
+            outs = None
+            if primitive.impl_rule is None and primitive.host_rule is not None:
+                outs = _apply_host(primitive, primals, params)  # `impl`'s first choice
+            (out,) = primitive.impl(*primals, **params) if outs is None else outs
+        return self._record(primitive, rule, [t.var for t in tracers], primals, out, params)
+
+    def _record(
+        self,
+        primitive: Primitive,
+        rule: Any,
+        linear: list[LinVar | None],
+        primals: list[Any],
+        out: Any,
+        params: dict[str, Any],
+    ) -> VJPTracer:
+        """The tracer of `out`, the value of `primitive` at `primals`, with its direct vjp
+        entry recorded (`linear`: the operands' variables, None where not differentiated)."""
+        aval = out.aval  # (an Array, or a tracer of an outer transformation)
         if aval.dtype.kind not in "fc":  # an integer or boolean result carries nothing
             return VJPTracer(self, out, None)
-        var = LinVar(aval.update(weak_type=False) if aval.weak_type else aval)
+        var = new_object(LinVar)  # `LinVar(aval)`, strong, without the __init__ frame
+        var.aval = aval.update(weak_type=False) if aval.weak_type else aval
+        var.dead = False
         tape = self.main.global_data
         if rule is LINEAR:
-            ins = [p if t.var is None else t.var for t, p in zip(tracers, primals, strict=True)]
+            if len(linear) == 1:  # reshape, roll, slice, ...: the operand is differentiated
+                ins = linear
+            else:
+                ins = [p if v is None else v for v, p in zip(linear, primals, strict=True)]
             tape.append((primitive, ins, params, [var]))
         elif rule is MULTILINEAR:
             # One linear equation per differentiated operand, the others fixed, and their sum.
-            tracked = [i for i, t in enumerate(tracers) if t.var is not None]
+            tracked = [i for i, v in enumerate(linear) if v is not None]
             parts = [var] if len(tracked) == 1 else [LinVar(var.aval) for _ in tracked]
             for i, part in zip(tracked, parts, strict=True):
                 ins = list(primals)
-                ins[i] = tracers[i].var
+                ins[i] = linear[i]
                 tape.append((primitive, ins, params, [part]))
             if len(parts) > 1:
                 _add_all(tape, parts, var)
         else:
-            linear = [t.var for t in tracers]
             tape.append((_VJP, linear, (rule, primals, out, params), [var]))
-        return VJPTracer(self, out, var)
+        t = new_object(VJPTracer)  # `VJPTracer(self, out, var)` without the __init__ frame
+        t._trace = self
+        t.primal = out
+        t.var = var
+        return t
+
+    def apply_host(
+        self,
+        primitive: Primitive,
+        args: Sequence[Any],
+        params: dict[str, Any],
+        plan: tuple[Any, dict[str, Any] | None, ShapedArray],
+    ) -> Any:
+        """`primitive.bind(*args, **params)` on this tape, for a primitive whose host rule
+        runs at the arguments' avals (`plan`: the host rule, or the NumPy function it calls,
+        its keyword parameters or None, the output aval): the host rule on the primals' host
+        values straight away, without `bind`, `process_primitive`, `impl` and the host plan's
+        lookup, and the direct rule's entry recorded (a fused function's body, `tanh(x)`,
+        `x * y`: `mjcore.eager_fusion`). `args` are this trace's tracers, Arrays and Python
+        floats or complexes; anything else, another platform, a differentiated operand of a
+        primitive without a direct rule, or a result of another dtype than planned takes
+        `process_primitive` (the same value, by `dispatch`'s choice).
+
+        Returns the result (a tracer, or the Array where nothing differentiated flows in).
+        """
+        host_rule, kw, out_aval = plan
+        primals: list[Any] = []
+        linear: list[LinVar | None] = []
+        vals: list[Any] = []
+        tracked = False
+        platform = _host_platform
+        ok = bool(platform) and platform[0] and not backend.several_devices_in_use
+        for a in args:
+            if type(a) is VJPTracer:
+                v = a.var
+                if v is not None:
+                    tracked = True
+                a = a.primal
+            else:
+                v = None
+            primals.append(a)
+            linear.append(v)
+            if type(a) is Array:
+                value = a._npy
+                vals.append(a._value() if value is None else value)
+            else:
+                scalar = _HOST_SCALARS.get(type(a))
+                if scalar is None:  # a tracer of another transformation, an int, ...
+                    ok = False
+                else:
+                    vals.append(scalar(a))
+        rule = primitive.eager_vjp_rule
+        if ok and (rule is not None or not tracked) and not core._state.debug_nans:
+            # under the user's NumPy error state, as `dispatch._apply_host`
+            r = host_rule(*vals) if kw is None else host_rule(*vals, **kw)
+            if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+                r = np.asarray(r)
+            if r.dtype == out_aval.dtype:
+                out = wrap_host(r, out_aval)
+                if not tracked:  # eager evaluation: nothing recorded
+                    return out
+                t = self._record(primitive, rule, linear, primals, out, params)
+                return t if t.var is not None else out  # (an integer result: a value)
+        tracers = [a if type(a) is VJPTracer else VJPTracer(self, a, None) for a in args]
+        (out,) = self.process_primitive(primitive, tracers, params)
+        return out.primal if out.var is None else out
 
     def _out(self, x: Any, t: Any, lin: Trace) -> VJPTracer:
         """The tracer of one result: a tangent not linear in the inputs (a Zero, a constant,
@@ -301,18 +387,31 @@ class LinearTrace(Trace):
 
 _LINEAR = "eager grad/vjp (tangents)"
 
+# Python scalars beside arrays on the tape's host path: NumPy scalars of the weak type's dtype,
+# as eager fusion's host programs take them
+_HOST_SCALARS: dict[type, Any] = {float: np.float64, complex: np.complex128}
 
-def eval_on_tape(trace: VJPTrace, jaxpr: Any, args: Sequence[Any]) -> list[Any]:
+
+def eval_on_tape(
+    trace: VJPTrace, jaxpr: Any, args: Sequence[Any], plans: Sequence[Any] | None = None
+) -> list[Any]:
     """`eval_jaxpr(jaxpr, [], *args)` under `trace` (the top of the stack, no dynamic trace):
     each equation as `bind` would apply it there, without `bind`'s search of the stack.
 
     A library function's traced body (`mjcore.eager_fusion`) replays this way on the tape: the
-    same primitives, with the same parameters, as its Python would bind op by op.
+    same primitives, with the same parameters, as its Python would bind op by op. `plans`, if
+    given, holds one `VJPTrace.apply_host` plan (or None) per equation.
     """
     env: dict[Any, Any] = dict(zip(jaxpr.invars, args, strict=True))
-    for eqn in jaxpr.eqns:
+    for k, eqn in enumerate(jaxpr.eqns):
         ins = [env[x] if type(x) is not Literal else x.val for x in eqn.inputs]
         prim = eqn.primitive
+        if plans is not None:
+            plan = plans[k]
+            if plan is not None:
+                (v,) = eqn.out_binders
+                env[v] = trace.apply_host(prim, ins, eqn.params, plan)
+                continue
         for x in ins:
             if type(x) is VJPTracer and x.var is not None:
                 break

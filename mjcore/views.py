@@ -37,6 +37,8 @@ from mjcore import core, dispatch
 from mjcore.array import Array, new_object
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
+from mjcore.eager_getitem import getitem_on_tape
+from mjcore.eager_vjp import VJPTrace, VJPTracer
 
 # read(base, arg) -> the view's value; write(base, v, arg) -> the base's value with v in it
 Recipe = Callable[[Any, Any], Any]
@@ -187,6 +189,15 @@ _ndarray = np.ndarray
 _transposed_avals: dict[Any, Any] = {}  # aval -> the aval of its `x.T`; bounded
 
 
+def _on_tape() -> bool:
+    """Whether eager grad's tape is the top of the stack, with no dynamic trace: an Array is
+    a constant there, and indexing it is eager evaluation (`onehot[t]` in a differentiated
+    loop), as a fused function's call on Arrays alone is (`mjcore.eager_fusion`)."""
+    return (
+        _trace_state.dynamic_trace is None and _trace_state.trace_stack[-1].trace_type is VJPTrace
+    )
+
+
 def getitem_method(
     general: Callable[[Any, Any], Any], read: Recipe, write: WriteRecipe
 ) -> Callable[[Any, Any], Any]:
@@ -235,11 +246,16 @@ def getitem_method(
         platform = _host_platform
         if (
             type(self) is not Array
-            or not _trace_state.eager
+            or not (_trace_state.eager or _on_tape())
             or not platform
             or not platform[0]
             or backend.several_devices_in_use
         ):
+            if type(self) is VJPTracer:  # a differentiated value on eager grad's tape
+                done = getitem_on_tape(self, idx, general)
+                if done is not None:
+                    out, view = done
+                    return link(self, out, read, write, idx) if view else out
             return general(self, idx)
         t = type(idx)
         if t is tuple:

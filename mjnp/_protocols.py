@@ -57,6 +57,12 @@ def _handled(value: Any) -> bool:
     return isinstance(value, _Array | Tracer | np.ndarray | np.generic | int | float | complex)
 
 
+# exact types `_handled` accepts, tested first
+_EXACT_HANDLED = frozenset({_Array, np.ndarray, float, int, complex, np.float64})
+# NumPy ufunc -> the mjnp function of its name (bounded: one entry per ufunc)
+_ufunc_functions: dict[np.ufunc, Any] = {}
+
+
 def _with_out(name: str, result: Any, out: tuple[Any, ...] | None) -> Any:
     """`result` written to the `out=` tuple NumPy passes, by the ufunc rules."""
     if out is None:
@@ -72,6 +78,19 @@ def array_ufunc(self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwarg
     Supports the `__call__`, `reduce`, `accumulate` and `outer` methods and the `out=` keyword
     (which rebinds mjnp outputs in place); anything else returns NotImplemented.
     """
+    if method == "__call__" and not kwargs:
+        # The commonest call, `ndarray - x` or `numpy.sin(x)`: checked without generators
+        # (NumPy's binary operators with an mjnp operand on the right come here).
+        for x in inputs:
+            if type(x) not in _EXACT_HANDLED and not _handled(x):
+                return NotImplemented
+        fun = _ufunc_functions.get(ufunc)
+        if fun is None:
+            fun = getattr(_mjnp(), ufunc.__name__, None)
+            if fun is None:
+                return NotImplemented
+            _ufunc_functions[ufunc] = fun
+        return fun(*inputs)
     if not all(_handled(x) for x in inputs):
         return NotImplemented
     out = kwargs.get("out")
