@@ -46,9 +46,14 @@ SPECIALS = [
     Special("igamma_grad_a", 2, ((0.1, 6.0), (0.0, 9.0))),
 ]
 DTYPES = ["float16", "float32", "float64"]
+# One operand shape for every test: XLA compiles of these loops and series are most of this
+# file's time, and mjcore's and JAX's eager caches (per primitive, shape and dtype) then hit
+# across tests (the special inputs' grid and vmap's batched operands are this shape too).
+# Square, so that vmap over either axis binds the primitive at this shape on both sides.
+SHAPE = (10, 10)
 
 
-def _args(spec: Special, dtype: str, shape: tuple[int, ...] = (5, 7), seed: int = 0):
+def _args(spec: Special, dtype: str, shape: tuple[int, ...] = SHAPE, seed: int = 0):
     rng = onp.random.default_rng(seed)
     out = []
     for i, (low, high) in enumerate(spec.domains):
@@ -90,7 +95,9 @@ def test_special_inputs_match_jax(spec: Special):
         # (1e300, 1e300) would never leave JAX's series loop (a + 1 == a): see lax.igamma.
         specials = [*specials[:-1], 1e10]
     specials = onp.array(specials)
-    grids = onp.meshgrid(*[specials] * spec.nargs, indexing="ij")
+    # (10, 10) == SHAPE: one argument's specials repeat down the rows.
+    grids = onp.meshgrid(*[specials] * 2, indexing="ij")[2 - spec.nargs :]
+    assert all(g.shape == SHAPE for g in grids)
     mj_f, jax_f = _both(spec)
     with onp.errstate(all="ignore"):
         onp.testing.assert_array_equal(onp.asarray(mj_f(*grids)), onp.asarray(jax_f(*grids)))
@@ -161,7 +168,7 @@ def _scalar_loss(f, args, argnum):
 )
 def test_grad_and_second_derivative_match_jax(name: str, argnum: int, second: bool):
     spec = _BY_NAME[name]
-    args = _args(spec, "float64", (4, 3), seed=1)
+    args = _args(spec, "float64", seed=1)
     mj_f, jax_f = _both(spec)
     mj_loss = _scalar_loss(mj_f, args, argnum)
     jax_loss = _scalar_loss(jax_f, args, argnum)
@@ -198,7 +205,8 @@ def test_zeta_derivative_in_q():
     x, q = _args(spec, "float64", (4, 3), seed=2)
     got = mjcore.grad(lambda q: _sum(lax.zeta(x, q)))(q)
     onp.testing.assert_allclose(onp.asarray(got), -x * scipy.special.zeta(x + 1, q), rtol=1e-13)
-    series = jax.grad(lambda q: jax.scipy.special.zeta(x, q).sum())(q)
+    # (jit: one compile of the series' derivative instead of one per operation)
+    series = jax.jit(jax.grad(lambda q: jax.scipy.special.zeta(x, q).sum()))(q)
     onp.testing.assert_allclose(onp.asarray(got), onp.asarray(series), rtol=1e-9)
     second = mjcore.grad(lambda q: _sum(mjcore.grad(lambda q: _sum(lax.zeta(x, q)))(q)))(q)
     expected = x * (x + 1) * scipy.special.zeta(x + 2, q)
@@ -212,7 +220,7 @@ def test_igamma_grad_a_derivative_in_x_is_the_mixed_partial():
     got = mjcore.vmap(mjcore.grad(lambda a, x: lax.igamma_grad_a(a, x), argnums=1))(
         a.ravel(), x.ravel()
     )
-    expected = jax.vmap(jax.grad(jax.grad(jax.lax.igamma, argnums=1), argnums=0))(
+    expected = jax.jit(jax.vmap(jax.grad(jax.grad(jax.lax.igamma, argnums=1), argnums=0)))(
         a.ravel(), x.ravel()
     )
     onp.testing.assert_allclose(onp.asarray(got), onp.asarray(expected), rtol=1e-12)
@@ -220,7 +228,9 @@ def test_igamma_grad_a_derivative_in_x_is_the_mixed_partial():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_random_gamma_grad_matches_jax(dtype: str):
-    a, x = _args(_BY_NAME["igamma"], dtype, seed=5)
+    # NB: (5, 7) as before SHAPE: at SHAPE's seed-5 draw, float32's eager results differ from
+    # JAX's eager ones in 7 of 100 elements by 1 ulp (eager host rules against XLA's kernels).
+    a, x = _args(_BY_NAME["igamma"], dtype, (5, 7), seed=5)
     x[0, :3] = 0  # the x == 0 branch
     # Eagerly, op by op, as JAX runs it eagerly; under jit, as jax.jit compiles it.
     eager = lax.random_gamma_grad(a, x)
@@ -265,7 +275,7 @@ def test_jit_of_grad_and_vmap_of_grad():
         out = jax.lax.lgamma(x) + jax.lax.erf(x) * jax.lax.digamma(x)
         return out + jax.lax.polygamma(2.0, x) + jax.lax.igamma(x, 2.0)
 
-    expected = onp.asarray(jax.vmap(jax.grad(jf))(x))
+    expected = onp.asarray(jax.jit(jax.vmap(jax.grad(jf)))(x))
     onp.testing.assert_allclose(
         onp.asarray(mjcore.jit(mjcore.vmap(mjcore.grad(f)))(x)), expected, rtol=1e-13
     )
@@ -294,7 +304,7 @@ def test_vmap_matches_jax(spec: Special, axes):
     # An unbatched argument is one example's worth (JAX's lax wants equal operand shapes).
     args = [
         a if ax is not None else a[0]
-        for a, ax in zip(_args(spec, "float32", (3, 4), seed=3), axes, strict=True)
+        for a, ax in zip(_args(spec, "float32", seed=3), axes, strict=True)
     ]
     mj_f, jax_f = _both(spec)
     got = mjcore.vmap(mj_f, in_axes=axes)(*args)
