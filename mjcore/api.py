@@ -408,6 +408,49 @@ def _partial_args(
     return f_partial
 
 
+def _eager_vjp_now(
+    f_partial: Callable[..., Any], diff_args: tuple[Array, ...]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]] | None]:
+    """`vjp(f_partial, *diff_args)` for eager `grad` (nothing traced, every differentiated
+    argument an Array, no aux): the same output and cotangents, without the pytree handling
+    of arguments that are their own leaves, the `Partial`, the cotangent's checks (`grad`
+    makes it) and the residuals (the backward pass runs in this call, on the tape's values).
+
+    `f_vjp` is None when the output is not a single leaf (`grad` then raises its TypeError).
+    """
+    tree_cell: list[Any] = []
+
+    def flat_fun(*diff: Any) -> list[Any]:
+        out = f_partial(*diff)
+        if isinstance(out, core.Tracer) or type(out) is Array:  # a leaf: its own flat list
+            return [out]
+        flat, tree = tree_flatten(out)  # as `flatten_fun`
+        for x in flat:
+            if not core.is_array_like(x):
+                raise TypeError(
+                    f"{_fun_name(f_partial)} must return arrays or Python scalars (or pytrees "
+                    f"of them), but it returned a {type(x).__name__}: {x!r:.80}"
+                )
+        tree_cell.append(tree)
+        return flat
+
+    outs, back = eager_vjp.vjp_flat_now(flat_fun, diff_args)
+    if tree_cell:
+        out = tree_unflatten(tree_cell[0], outs)
+        if len(outs) != 1:
+            return out, None
+    else:
+        out = outs[0]
+
+    def f_vjp(ct: Any) -> tuple[Any, ...]:
+        cts_in = back([ct])
+        return tuple(
+            [full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in]
+        )
+
+    return out, f_vjp
+
+
 def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -461,6 +504,8 @@ def value_and_grad(
         try:
             if has_aux:
                 out, f_vjp, aux = vjp(f_partial, *diff_args, has_aux=True)
+            elif core._state.eager and _all_arrays(diff_args):
+                out, f_vjp = _eager_vjp_now(f_partial, diff_args)
             else:
                 out, f_vjp = vjp(f_partial, *diff_args)
         except InPlaceUpdateError:
@@ -485,6 +530,10 @@ def value_and_grad(
         if not dtypes.is_inexact(aval.dtype):
             raise TypeError(
                 f"grad({name}) requires a real-valued (floating) output, got {aval.dtype.name}"
+            )
+        if f_vjp is None:  # (`_eager_vjp_now`: an array-like pytree of several leaves)
+            raise TypeError(
+                f"grad({name}): the function must return a scalar array, got {type(out).__name__}"
             )
         grads = f_vjp(full((), 1, aval.dtype))
         g = grads[0] if isinstance(argnums, int) else grads
