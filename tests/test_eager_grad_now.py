@@ -76,6 +76,37 @@ def test_matches_jax_and_the_general_path_bit_for_bit(name, monkeypatch):
     _same(g, g2)
 
 
+def test_pytree_arguments_match_jax_and_the_general_path(monkeypatch):
+    # a list and a dict of Arrays (grad_rnn's parameters): flattened, the same tape; a pytree
+    # with a Python float leaf takes the general path
+    def loss(xp):
+        def f(params, d, c):
+            h = xp.tanh(params[0] * d["x"] + params[1])
+            return xp.sum(h * d["y"]) * c
+
+        return f
+
+    params = [np.asarray(_W[:5]), np.asarray(_X[:5])]
+    d = {"x": np.asarray(_X[5:10]), "y": np.asarray(_W[5:10])}
+    j_params, j_d = [_W[:5], _X[:5]], {"x": _X[5:10], "y": _W[5:10]}
+    with monkeypatch.context() as m:
+        _no_residual_path(m)
+        value, (gp, gd) = mjcore.value_and_grad(loss(np), (0, 1))(params, d, 1.5)
+    j_value, (j_gp, j_gd) = jax.value_and_grad(loss(jnp), (0, 1))(j_params, j_d, 1.5)
+    assert type(gp) is list and type(gd) is dict and sorted(gd) == ["x", "y"]
+    onp.testing.assert_allclose(float(value), float(j_value), rtol=1e-13)
+    for a, b in zip([*gp, gd["x"], gd["y"]], [*j_gp, j_gd["x"], j_gd["y"]], strict=True):
+        onp.testing.assert_allclose(onp.asarray(a), b, rtol=1e-12, atol=1e-14)
+    mixed = mjcore.grad(lambda p: np.sum(p[0] * p[1]))([np.asarray(_W[:3]), 2.0])
+    onp.testing.assert_allclose(onp.asarray(mixed[0]), 2.0 * onp.ones(3))
+    assert float(mixed[1]) == float(onp.sum(_W[:3]))
+    _general(monkeypatch)
+    value2, (gp2, gd2) = mjcore.value_and_grad(loss(np), (0, 1))(params, d, 1.5)
+    assert float(value) == float(value2)
+    _same(tuple(gp), tuple(gp2))
+    _same((gd["x"], gd["y"]), (gd2["x"], gd2["y"]))
+
+
 def test_kwargs_float32_and_complex_holomorphic(monkeypatch):
     w32 = np.asarray(_W[:5].astype(onp.float32))
     f = lambda w, scale=1.0: np.sum(np.tanh(w * scale))  # noqa: E731
