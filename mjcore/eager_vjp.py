@@ -492,7 +492,13 @@ def _forward(
     """Run `fun` once on tracers of `primals_in`, recording its tape: (the tape, the inputs'
     variables and tangent avals, the primal outputs, the outputs' variables)."""
     tape: list[Entry] = []
-    with core.new_main(VJPTrace, tape, "eager grad/vjp") as main:
+    # `core.new_main`, pushed inline: its generator's machinery is a fixed cost of every call
+    state = core._state
+    stack = state.trace_stack
+    main = MainTrace(len(stack), VJPTrace, tape, "eager grad/vjp")
+    stack.append(main)
+    state.eager = False
+    try:
         trace = main.trace
         in_vars: list[LinVar | None] = []
         in_avals: list[ShapedArray] = []
@@ -510,6 +516,11 @@ def _forward(
             x = core.full_raise(trace, x)
             primals_out.append(x.primal)
             out_vars.append(x.var)
+    finally:  # as `core.new_main`'s exit
+        stack.pop()
+        state.eager = core._nothing_traced(state)
+        main.alive = False
+        main.trace = None  # type: ignore[assignment]  # (main <-> trace: a cycle)
     return tape, in_vars, in_avals, primals_out, out_vars
 
 
