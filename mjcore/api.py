@@ -408,6 +408,55 @@ def _partial_args(
     return f_partial
 
 
+def _eager_vjp_now(
+    f_partial: Callable[..., Any], diff_args: tuple[Any, ...]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]] | None] | None:
+    """`vjp(f_partial, *diff_args)` for eager `grad` (nothing traced, every leaf of the
+    differentiated arguments an Array, no aux), or None where those leaves are not all Arrays:
+    the same output and cotangents, without the pytree handling of arguments that are their
+    own leaves, the `Partial`, the cotangent's checks (`grad` makes it) and the residuals (the
+    backward pass runs in this call, on the tape's values).
+
+    `f_vjp` is None when the output is not a single leaf (`grad` then raises its TypeError).
+    """
+    if _all_arrays(diff_args):
+        leaves, in_tree = diff_args, None
+    else:  # (grad_rnn's list of parameters)
+        leaves, in_tree = tree_flatten(diff_args)
+        if not _all_arrays(leaves):
+            return None
+    tree_cell: list[Any] = []
+
+    def flat_fun(*flat: Any) -> list[Any]:
+        out = f_partial(*(flat if in_tree is None else tree_unflatten(in_tree, flat)))
+        if isinstance(out, core.Tracer) or type(out) is Array:  # a leaf: its own flat list
+            return [out]
+        out_flat, tree = tree_flatten(out)  # as `flatten_fun`
+        for x in out_flat:
+            if not core.is_array_like(x):
+                raise TypeError(
+                    f"{_fun_name(f_partial)} must return arrays or Python scalars (or pytrees "
+                    f"of them), but it returned a {type(x).__name__}: {x!r:.80}"
+                )
+        tree_cell.append(tree)
+        return out_flat
+
+    outs, back = eager_vjp.vjp_flat_now(flat_fun, leaves)
+    if tree_cell:
+        out = tree_unflatten(tree_cell[0], outs)
+        if len(outs) != 1:
+            return out, None
+    else:
+        out = outs[0]
+
+    def f_vjp(ct: Any) -> tuple[Any, ...]:
+        cts_in = back([ct])
+        cts_in = [full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in]
+        return tuple(cts_in) if in_tree is None else tree_unflatten(in_tree, cts_in)
+
+    return out, f_vjp
+
+
 def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -462,7 +511,8 @@ def value_and_grad(
             if has_aux:
                 out, f_vjp, aux = vjp(f_partial, *diff_args, has_aux=True)
             else:
-                out, f_vjp = vjp(f_partial, *diff_args)
+                now = _eager_vjp_now(f_partial, diff_args) if core._state.eager else None
+                out, f_vjp = vjp(f_partial, *diff_args) if now is None else now
         except InPlaceUpdateError:
             # `x = zeros(n); x[i] = f(w)`: traced as a whole, `zeros(n)` is traced too.
             if has_aux or kwargs or core._state.trace_stack[-1].level:
@@ -485,6 +535,10 @@ def value_and_grad(
         if not dtypes.is_inexact(aval.dtype):
             raise TypeError(
                 f"grad({name}) requires a real-valued (floating) output, got {aval.dtype.name}"
+            )
+        if f_vjp is None:  # (`_eager_vjp_now`: an array-like pytree of several leaves)
+            raise TypeError(
+                f"grad({name}): the function must return a scalar array, got {type(out).__name__}"
             )
         grads = f_vjp(full((), 1, aval.dtype))
         g = grads[0] if isinstance(argnums, int) else grads

@@ -486,6 +486,44 @@ def _abstract_eval(
 # --- the entry point ------------------------------------------------------------------------
 
 
+def _forward(
+    fun: Callable[..., Sequence[Any]], primals_in: Sequence[Any]
+) -> tuple[list[Entry], list[LinVar | None], list[ShapedArray], list[Any], list[LinVar | None]]:
+    """Run `fun` once on tracers of `primals_in`, recording its tape: (the tape, the inputs'
+    variables and tangent avals, the primal outputs, the outputs' variables)."""
+    tape: list[Entry] = []
+    # `core.new_main`, pushed inline: its generator's machinery is a fixed cost of every call
+    state = core._state
+    stack = state.trace_stack
+    main = MainTrace(len(stack), VJPTrace, tape, "eager grad/vjp")
+    stack.append(main)
+    state.eager = False
+    try:
+        trace = main.trace
+        in_vars: list[LinVar | None] = []
+        in_avals: list[ShapedArray] = []
+        tracers = []
+        for x in primals_in:
+            aval = get_aval(x)
+            t_aval = tangent_aval(aval)
+            var = LinVar(t_aval) if aval.dtype.kind in "fc" else None
+            in_vars.append(var)
+            in_avals.append(t_aval)
+            tracers.append(VJPTracer(trace, x, var))
+        outs = fun(*tracers)
+        primals_out, out_vars = [], []
+        for x in outs:
+            x = core.full_raise(trace, x)
+            primals_out.append(x.primal)
+            out_vars.append(x.var)
+    finally:  # as `core.new_main`'s exit
+        stack.pop()
+        state.eager = core._nothing_traced(state)
+        main.alive = False
+        main.trace = None  # type: ignore[assignment]  # (main <-> trace: a cycle)
+    return tape, in_vars, in_avals, primals_out, out_vars
+
+
 def vjp_flat(
     fun: Callable[..., Sequence[Any]], primals_in: Sequence[Any]
 ) -> tuple[list[Any], Callable[..., list[Any]], list[Any]]:
@@ -494,24 +532,8 @@ def vjp_flat(
     `fun`'s Python runs once, here. The residuals are the arrays the backward pass reads;
     `f_vjp` uses the values passed in their place (e.g. tracers of a `jit` it is called in).
     """
-    tape: list[Entry] = []
-    with core.new_main(VJPTrace, tape, "eager grad/vjp") as main:
-        trace = main.trace
-        in_vars: list[LinVar | None] = []
-        tracers = []
-        for x in primals_in:
-            aval = get_aval(x)
-            var = LinVar(tangent_aval(aval)) if aval.dtype.kind in "fc" else None
-            in_vars.append(var)
-            tracers.append(VJPTracer(trace, x, var))
-        outs = fun(*tracers)
-        primals_out, out_vars = [], []
-        for x in outs:
-            x = core.full_raise(trace, x)
-            primals_out.append(x.primal)
-            out_vars.append(x.var)
+    tape, in_vars, in_avals, primals_out, out_vars = _forward(fun, primals_in)
     residuals = _residuals(tape)
-    in_avals = [tangent_aval(get_aval(x)) for x in primals_in]
 
     def f_vjp(res: list[Any], *cts: Any) -> list[Any]:
         env = None
@@ -521,6 +543,20 @@ def vjp_flat(
         return backward(tape, in_vars, in_avals, out_vars, list(cts), env)
 
     return primals_out, f_vjp, residuals
+
+
+def vjp_flat_now(
+    fun: Callable[..., Sequence[Any]], primals_in: Sequence[Any]
+) -> tuple[list[Any], Callable[[list[Any]], list[Any]]]:
+    """`vjp_flat` for a backward pass run on the tape's own values (eager `grad`): primal
+    outputs and `f_vjp(cts)`. No residuals are collected (a walk over the whole tape):
+    nothing can be passed in their place."""
+    tape, in_vars, in_avals, primals_out, out_vars = _forward(fun, primals_in)
+
+    def f_vjp(cts: list[Any]) -> list[Any]:
+        return backward(tape, in_vars, in_avals, out_vars, cts)
+
+    return primals_out, f_vjp
 
 
 def _residuals(tape: list[Entry]) -> list[Any]:
