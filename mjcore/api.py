@@ -384,8 +384,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     return out, f_vjp
 
 
-def _all_arrays(xs: tuple[Any, ...]) -> bool:
-    """Whether every element is an Array (so the tuple is its own list of pytree leaves)."""
+def _all_arrays(xs: Sequence[Any]) -> bool:
+    """Whether every element is an Array (so a tuple is its own list of pytree leaves)."""
     for x in xs:
         if type(x) is not Array:
             return False
@@ -419,6 +419,7 @@ def _eager_vjp_now(
 
     `f_vjp` is None when the output is not a single leaf (`grad` then raises its TypeError).
     """
+    leaves: Sequence[Any]
     if _all_arrays(diff_args):
         leaves, in_tree = diff_args, None
     else:  # (grad_rnn's list of parameters)

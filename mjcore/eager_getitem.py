@@ -247,7 +247,8 @@ def _point(x: VJPTracer, entries: tuple[Any, ...]) -> Any:
         return None
     out_aval = _aval_of(out.shape, aval.dtype, aval.weak_type)
     index_array = wrap_host(indices, _aval_of(indices.shape, _INT64, False))
-    return x._trace._record(
+    trace: Any = x._trace  # a VJPTrace (x is a VJPTracer)
+    return trace._record(
         gather_p, rule, [x.var, None], [primal, index_array], wrap_host(out, out_aval), params
     )
 

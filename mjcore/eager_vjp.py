@@ -296,11 +296,11 @@ class VJPTrace(Trace):
                 out = wrap_host(r, out_aval)
                 if not tracked:  # eager evaluation: nothing recorded
                     return out
-                t = self._record(primitive, rule, linear, primals, out, params)
-                return t if t.var is not None else out  # (an integer result: a value)
+                rec = self._record(primitive, rule, linear, primals, out, params)
+                return rec if rec.var is not None else out  # (an integer result: a value)
         tracers = [a if type(a) is VJPTracer else VJPTracer(self, a, None) for a in args]
-        (out,) = self.process_primitive(primitive, tracers, params)
-        return out.primal if out.var is None else out
+        (res,) = self.process_primitive(primitive, tracers, params)
+        return res.primal if res.var is None else res
 
     def _out(self, x: Any, t: Any, lin: Trace) -> VJPTracer:
         """The tracer of one result: a tangent not linear in the inputs (a Zero, a constant,

@@ -475,7 +475,7 @@ def shard_map(
     sharding_mod.in_use = True  # jit now looks for programs over a mesh
 
     # Eager calls reuse the traced body and its jitted program, keyed as jit's cache is.
-    cache: dict[Any, tuple[Any, Any]] = {}
+    cache: dict[Any, tuple[Any, Any, Any]] = {}  # -> (run, out tree, arg shardings)
 
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:

@@ -5,7 +5,6 @@ NumPy's reductions do."""
 from __future__ import annotations
 
 import functools
-
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple

@@ -413,7 +413,7 @@ def all_finite(buf: Buffer, dtype: np.dtype, size: int) -> bool:
         int_type, mask = bits
         return int_type.from_address(address).value & mask != mask
     memory = (ctypes.c_char * (size * dtype.itemsize)).from_address(address)
-    return bool(np.isfinite(np.frombuffer(memory, dtype)).all())
+    return bool(np.isfinite(np.frombuffer(memory, dtype)).all())  # type: ignore[call-overload]
 
 
 # (device, shape, dtype) -> the program that hands a buffer on that device to Python.
