@@ -144,7 +144,8 @@ def test_host_backward_matches_the_bound_primitives_to_the_bit_and_jax(name, dty
     binds = _CountBinds(monkeypatch)
     fast = _grads(fun, args)
     assert binds.names == []  # every cotangent computed on the host
-    want = jax.grad(lambda *a: fun(jnp, *a), tuple(range(len(args))))(*args)
+    # JAX's oracle in one jitted program (eagerly it compiles each of its ops)
+    want = jax.jit(jax.grad(lambda *a: fun(jnp, *a), tuple(range(len(args)))))(*args)
     tol = dict(rtol=1e-11, atol=1e-12) if dtype == onp.float64 else dict(rtol=2e-4, atol=2e-4)
     for g, w in zip(fast, want, strict=True):
         assert onp.asarray(g).dtype == w.dtype
@@ -214,23 +215,31 @@ def test_outer_transformations_take_the_general_path(name):
     mfun = lambda *a: fun(np, *a)  # noqa: E731
     n = len(args)
     tol = dict(rtol=1e-10, atol=1e-11)
+    direction = onp.ones_like(args[0])
+    batch = onp.stack([args[0], 2 * args[0]])
+
+    @jax.jit
+    def oracles(*a):  # JAX's four results in one program (eagerly: one compile per op)
+        grad_x = lambda x: jax.grad(jfun)(x, *a[1:])  # noqa: E731
+        return (
+            jax.vjp(jfun, *a)[1](1.0),
+            jax.grad(lambda x: jnp.sum(grad_x(x) ** 2))(a[0]),
+            jax.jvp(grad_x, (a[0],), (direction,))[1],
+            jax.vmap(grad_x)(batch),
+        )
+
+    want, j2, jt, jvg = oracles(*args)
     # f_vjp under jit: its residuals and cotangent are jit's tracers
     _, f_vjp = mjcore.vjp(mfun, *[np.asarray(a) for a in args])
     got = mjcore.jit(f_vjp)(np.asarray(1.0))
-    want = jax.vjp(jfun, *args)[1](1.0)
     for g, w in zip(got, want, strict=True):
         onp.testing.assert_allclose(onp.asarray(g), w, **tol)
     # grad of grad, jvp of grad, vmap of grad
     g2 = mjcore.grad(lambda x: np.sum(mjcore.grad(mfun)(x, *args[1:]) ** 2))(np.asarray(args[0]))
-    j2 = jax.grad(lambda x: jnp.sum(jax.grad(jfun)(x, *args[1:]) ** 2))(args[0])
     onp.testing.assert_allclose(onp.asarray(g2), j2, **tol)
-    direction = onp.ones_like(args[0])
     _, t = mjcore.jvp(lambda x: mjcore.grad(mfun)(x, *args[1:]), (args[0],), (direction,))
-    _, jt = jax.jvp(lambda x: jax.grad(jfun)(x, *args[1:]), (args[0],), (direction,))
     onp.testing.assert_allclose(onp.asarray(t), jt, **tol)
-    batch = onp.stack([args[0], 2 * args[0]])
     vg = mjcore.vmap(lambda x: mjcore.grad(mfun)(x, *args[1:]))(batch)
-    jvg = jax.vmap(lambda x: jax.grad(jfun)(x, *args[1:]))(batch)
     onp.testing.assert_allclose(onp.asarray(vg), jvg, **tol)
     assert n >= 2
 
