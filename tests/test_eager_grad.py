@@ -431,7 +431,7 @@ def test_direct_vjp_rules_match_the_jvp_and_transpose_route_and_jax(monkeypatch)
         return [onp.asarray(g) for g in got]
 
     with_rules = direct()
-    want = jax.grad(lambda *a: _direct_rule_program(jnp, *a), argnums)(*args)
+    want = jax.jit(jax.grad(lambda *a: _direct_rule_program(jnp, *a), argnums))(*args)
     for g, w in zip(with_rules, want, strict=True):
         onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
     ruled = [p for p in _lax_primitives() if p.eager_vjp_rule is not None]
@@ -469,12 +469,12 @@ def test_direct_vjp_rules_under_a_jitted_f_vjp_and_second_order():
     jf = lambda *a: _direct_rule_program(jnp, *a)  # noqa: E731
     out, f_vjp = mjcore.vjp(f, *[np.asarray(a) for a in args])
     got = mjcore.jit(f_vjp)(np.asarray(1.0))
-    want = jax.vjp(jf, *args)[1](1.0)
+    want = jax.jit(lambda *a: jax.vjp(jf, *a)[1](1.0))(*args)
     for g, w in zip(got, want, strict=True):
         onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-12, atol=1e-14)
     w0 = args[0]
     g2 = mjcore.grad(lambda w: np.sum(mjcore.grad(f)(w, *map(np.asarray, args[1:])) ** 2))
-    j2 = jax.grad(lambda w: jnp.sum(jax.grad(jf)(w, *args[1:]) ** 2))
+    j2 = jax.jit(jax.grad(lambda w: jnp.sum(jax.grad(jf)(w, *args[1:]) ** 2)))
     onp.testing.assert_allclose(onp.asarray(g2(np.asarray(w0))), j2(w0), rtol=1e-10, atol=1e-12)
 
 
@@ -558,7 +558,7 @@ def test_library_functions_on_the_tape_replay_their_traced_bodies(monkeypatch):
         return [onp.asarray(g) for g in got]
 
     replayed = grads()
-    want = jax.grad(lambda *a: _library_program(jnp, *a), argnums)(*args)
+    want = jax.jit(jax.grad(lambda *a: _library_program(jnp, *a), argnums))(*args)
     for g, w in zip(replayed, want, strict=True):
         onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
     # the bodies are traced: a second call runs none of the functions' own code
@@ -589,11 +589,11 @@ def test_library_functions_on_the_tape_under_second_order_and_jit():
     f = lambda w, b: _library_program(np, w, b, np.asarray(args[2]))  # noqa: E731
     jf = lambda w, b: _library_program(jnp, w, b, args[2])  # noqa: E731
     g2 = mjcore.grad(lambda w: np.sum(mjcore.grad(f)(w, np.asarray(args[1])) ** 2))
-    j2 = jax.grad(lambda w: jnp.sum(jax.grad(jf)(w, args[1]) ** 2))
+    j2 = jax.jit(jax.grad(lambda w: jnp.sum(jax.grad(jf)(w, args[1]) ** 2)))
     onp.testing.assert_allclose(onp.asarray(g2(np.asarray(args[0]))), j2(args[0]), rtol=1e-10)
     out, f_vjp = mjcore.vjp(f, np.asarray(args[0]), np.asarray(args[1]))
     got = mjcore.jit(f_vjp)(np.asarray(1.0))
-    want = jax.vjp(jf, args[0], args[1])[1](1.0)
+    want = jax.jit(lambda a, b: jax.vjp(jf, a, b)[1](1.0))(args[0], args[1])
     for g, w in zip(got, want, strict=True):
         onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-12, atol=1e-14)
 
