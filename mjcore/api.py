@@ -22,7 +22,7 @@ from mjcore.ad import (
     tangent_aval,
     vjp_flat,
 )
-from mjcore.api_util import flatten_fun
+from mjcore.api_util import check_outputs, flatten_fun
 from mjcore.array import Array
 from mjcore.batching import NOT_MAPPED, batch_jaxpr_like, moveaxis_to
 from mjcore.core import ShapedArray, get_aval
@@ -433,12 +433,7 @@ def _eager_vjp_now(
         if isinstance(out, core.Tracer) or type(out) is Array:  # a leaf: its own flat list
             return [out]
         out_flat, tree = tree_flatten(out)  # as `flatten_fun`
-        for x in out_flat:
-            if not core.is_array_like(x):
-                raise TypeError(
-                    f"{_fun_name(f_partial)} must return arrays or Python scalars (or pytrees "
-                    f"of them), but it returned a {type(x).__name__}: {x!r:.80}"
-                )
+        check_outputs(_fun_name(f_partial), out_flat)
         tree_cell.append(tree)
         return out_flat
 

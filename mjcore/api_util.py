@@ -3,7 +3,7 @@ function over leaves (for tracing), keeping the output tree it produced."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mjcore import core
@@ -23,13 +23,18 @@ def flatten_fun(
     def flat_fun(*flat_args: Any) -> list[Any]:
         out = fun(*tree_unflatten(in_tree, flat_args))
         flat_out, out_tree = tree_flatten(out)
-        for x in flat_out:
-            if not core.is_array_like(x):
-                raise TypeError(
-                    f"{what} must return arrays or Python scalars (or pytrees of them), but it "
-                    f"returned a {type(x).__name__}: {x!r:.80}"
-                )
+        check_outputs(what, flat_out)
         out_tree_cell.append(out_tree)
         return flat_out
 
     return flat_fun, out_tree_cell
+
+
+def check_outputs(what: str, flat_out: Sequence[Any]) -> None:
+    """TypeError unless every output leaf of the function `what` is an array or a scalar."""
+    for x in flat_out:
+        if not core.is_array_like(x):
+            raise TypeError(
+                f"{what} must return arrays or Python scalars (or pytrees of them), but it "
+                f"returned a {type(x).__name__}: {x!r:.80}"
+            )

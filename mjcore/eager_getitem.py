@@ -56,6 +56,17 @@ _PLANS_SIZE = 4096
 _GATHER_PARAMS: dict[int, dict[str, Any]] = {}
 
 
+def _slice_key(e: slice) -> tuple[Any, ...] | None:
+    """A slice's part of the cache key, or None for bounds that are not None or ints."""
+    if (
+        type(e.start) in _SLICE_BOUNDS
+        and type(e.stop) in _SLICE_BOUNDS
+        and type(e.step) in _SLICE_BOUNDS
+    ):
+        return (_SLICE, e.start, e.stop, e.step)
+    return None
+
+
 def getitem_on_tape(
     x: Any, idx: Any, general: Callable[[Any, Any], Any]
 ) -> tuple[Any, bool] | None:
@@ -85,13 +96,10 @@ def getitem_on_tape(
         for e in idx:
             te = type(e)
             if te is slice:
-                if not (
-                    type(e.start) in _SLICE_BOUNDS
-                    and type(e.stop) in _SLICE_BOUNDS
-                    and type(e.step) in _SLICE_BOUNDS
-                ):
+                entry = _slice_key(e)
+                if entry is None:
                     return None
-                key_entries.append((_SLICE, e.start, e.stop, e.step))
+                key_entries.append(entry)
             elif te in _SCALAR_ENTRIES:
                 key_entries.append(e)
             elif te is Array or te is np.ndarray:
@@ -105,13 +113,9 @@ def getitem_on_tape(
             return None if out is None else (out, False)
         key: Any = tuple(key_entries)
     elif t is slice:
-        if not (
-            type(idx.start) in _SLICE_BOUNDS
-            and type(idx.stop) in _SLICE_BOUNDS
-            and type(idx.step) in _SLICE_BOUNDS
-        ):
+        key = _slice_key(idx)
+        if key is None:
             return None
-        key = (_SLICE, idx.start, idx.stop, idx.step)
     elif t in _SCALAR_ENTRIES:
         key = (t, idx)  # (`t[1]` apart from `t[1,]`, whose key is the tuple (1,))
     else:
