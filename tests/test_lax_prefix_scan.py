@@ -3,6 +3,8 @@ linear recurrence, reversed and along other axes, under jvp, grad, vmap and jit;
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as onp
@@ -72,18 +74,25 @@ def test_values_match_jax(fn, n, reverse):
 def test_other_axes_match_jax(fn, axis, reverse):
     mj_fn, jax_fn = FNS[fn]
     elems = _elems(fn, (2, 7, 6))
-    # JAX's reverse scan rejects a negative axis, so it gets the positive one.
-    expected = jax.lax.associative_scan(jax_fn, elems, reverse=reverse, axis=axis % 3)
+    # JAX's reverse scan rejects a negative axis, so it gets the positive one. One jitted JAX
+    # program (eager JAX compiles each slice and op of the scan).
+    expected = jax.jit(
+        lambda e: jax.lax.associative_scan(jax_fn, e, reverse=reverse, axis=axis % 3)
+    )(elems)
     _close(lax.associative_scan(mj_fn, elems, reverse=reverse, axis=axis), expected)
     jitted = mjcore.jit(lambda e: lax.associative_scan(mj_fn, e, reverse=reverse, axis=axis))
     _close(jitted(elems), expected)
 
 
 def test_integer_and_bool_elems():
+    # JAX's oracles as jitted programs (eager JAX compiles each slice and op of the scan).
     x = onp.arange(1, 12, dtype=onp.int32)
-    _close(lax.associative_scan(lax.add, x), jax.lax.associative_scan(jax.lax.add, x))
+    want = jax.jit(lambda x: jax.lax.associative_scan(jax.lax.add, x))(x)
+    _close(lax.associative_scan(lax.add, x), want)
     b = onp.random.default_rng(1).random(9) < 0.3
-    _close(lax.associative_scan(lax.max, b), jax.lax.associative_scan(jax.lax.max, b))
+    _close(
+        lax.associative_scan(lax.max, b), jax.jit(partial(jax.lax.associative_scan, jax.lax.max))(b)
+    )
 
 
 def test_moves_values_without_arithmetic():
@@ -115,14 +124,17 @@ def test_jvp_and_grad_match_jax(fn, reverse):
     def g(e):
         return jax.lax.associative_scan(jax_fn, e, reverse=reverse)
 
-    out, out_dot = mjcore.jvp(f, (elems,), (tangents,))
-    expected, expected_dot = jax.jvp(g, (elems,), (tangents,))
-    _close(out, expected)
-    _close(out_dot, expected_dot)
-    ct = [rng.standard_normal(x.shape) for x in jax.tree.leaves(expected)]
+    # The scan keeps each leaf's shape, so the cotangents follow the inputs' leaves.
+    ct = [rng.standard_normal(x.shape) for x in jax.tree.leaves(elems)]
     loss = _loss(lax.associative_scan, np.sum, np.sin, mj_fn, reverse, ct)
     jax_loss = _loss(jax.lax.associative_scan, jnp.sum, jnp.sin, jax_fn, reverse, ct)
-    expected_grad = jax.grad(jax_loss)(elems)
+    # One jitted JAX program for the oracle's jvp and grad (eager JAX compiles every op).
+    (expected, expected_dot), expected_grad = jax.jit(
+        lambda e, t: (jax.jvp(g, (e,), (t,)), jax.grad(jax_loss)(e))
+    )(elems, tangents)
+    out, out_dot = mjcore.jvp(f, (elems,), (tangents,))
+    _close(out, expected)
+    _close(out_dot, expected_dot)
     _close(mjcore.grad(loss)(elems), expected_grad)
     _close(mjcore.jit(mjcore.grad(loss))(elems), expected_grad)
 
