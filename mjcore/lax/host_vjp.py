@@ -22,7 +22,7 @@ import numpy as np
 
 from mjcore.array import Array, wrap_host
 from mjcore.core import Primitive, ShapedArray, Tracer
-from mjcore.dispatch import host_limit, host_plan, is_eager_host
+from mjcore.dispatch import _apply_host, host_limit, is_eager_host
 from mjcore.dispatch import host_value as host_value_of
 
 
@@ -72,32 +72,15 @@ def rule(prim: Primitive) -> Callable[..., np.ndarray]:
 
 def apply(prim: Primitive, *args: Any, **params: Any) -> Array | None:
     """`prim.bind(*args, **params)` where eager dispatch would run its host rule: that rule
-    on the operands' host values, without the bind; None anywhere else."""
+    on the operands' host values (`dispatch._apply_host`, as the bind would), without the
+    bind; None anywhere else."""
     if not is_eager_host():
         return None
-    vals = []
-    avals = []
     for x in args:
-        if type(x) is Array:
-            value = x._npy
-            vals.append(x._value() if value is None else value)
-            avals.append(x.aval)
-        elif isinstance(x, Tracer | Array):  # (an Array subclass: dispatch's general path)
+        if isinstance(x, Tracer):  # (a tracer outside its transformation: the bind reports it)
             return None
-        else:  # a NumPy scalar or array (a constant of the function), as dispatch reads it
-            value, aval = host_value_of(x)
-            vals.append(value)
-            avals.append(aval)
-    avals_out, use_host = host_plan(prim, tuple(avals), params)
-    if not use_host:
-        return None
-    (aval,) = avals_out
-    out = prim.host_rule(*vals, **params)  # type: ignore[misc]
-    if type(out) is not np.ndarray:  # NumPy gives scalars for 0-d results
-        out = np.asarray(out)
-    if out.dtype != aval.dtype:  # dispatch would run XLA (see `dispatch._apply_host`)
-        return None
-    return wrap_host(out, aval)
+    out = _apply_host(prim, args, params)
+    return None if out is None else out[0]
 
 
 def wrap(value: np.ndarray, shape: tuple[int, ...], like: ShapedArray) -> Array:
