@@ -373,7 +373,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
                     f"vjp: cotangent of shape {get_aval(c).shape} for an output of shape {shape}"
                 )
         cts_in = f_vjp_flat(residuals, *cts_flat, *aux_cts)
-        cts_in = [full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in]
+        cts_in = [instantiate(c) for c in cts_in]
         return tree_unflatten(in_tree, cts_in)
 
     # A pytree (the residuals are its children), as JAX's: f_vjp can be passed to `jit`.
@@ -447,7 +447,7 @@ def _eager_vjp_now(
 
     def f_vjp(ct: Any) -> tuple[Any, ...]:
         cts_in = back([ct])
-        cts_in = [full(c.aval.shape, 0, c.aval.dtype) if type(c) is Zero else c for c in cts_in]
+        cts_in = [instantiate(c) for c in cts_in]
         return tuple(cts_in) if in_tree is None else tree_unflatten(in_tree, cts_in)
 
     return out, f_vjp

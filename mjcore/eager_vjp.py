@@ -30,7 +30,15 @@ from typing import Any
 import numpy as np
 
 from mjcore import core
-from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, backward_pass, tangent_aval
+from mjcore.ad import (
+    LINEAR,
+    MULTILINEAR,
+    UndefinedPrimal,
+    Zero,
+    backward_pass,
+    instantiate,
+    tangent_aval,
+)
 from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
@@ -754,7 +762,7 @@ def value_and_grad_by_tracing(
 
     (out,), f_vjp, res = vjp_flat(f_of_diff, [flat[i] for i in diff])
     grads = f_vjp(res, full((), 1, get_aval(out).dtype))
-    grads = [full(g.aval.shape, 0, g.aval.dtype) if type(g) is Zero else g for g in grads]
+    grads = [instantiate(g) for g in grads]
     out_grads, k = [], 0
     for i in argnums:
         leaves, tree = tree_flatten(args[i])
