@@ -114,21 +114,13 @@ MISS_REASONS: dict[str, str] = {
         "be this shared machine's noise."
     ),
     "eager_sum_1e6": (
-        "XLA computes it (NumPy's pairwise float32 sum takes ~1.2x XLA's reduce at 1e6 and 1.5x "
-        "at 4e6, so sums keep the 2^18 host limit); both compile the reduce to the same "
-        "`__ynn_fusion`. The finiteness check was a second program with `is_finite` of the "
-        "result as a second output (a second kernel and a tuple): ~6-9 µs over the plain one. "
-        "One-element results are now tested after the plain program by their exponent bits "
-        "(`backend.all_finite`, ~3 µs; a DLPack view and `np.isfinite` cost ~15-20 µs there, "
-        "the caches cold after the reduction). In process (medians of 201 interleaved batches, "
-        "three runs, load 11-13): the eager runner 142.7-147.0 µs against JAX eager's "
-        "141.0-145.6 µs (before: 148.9-156.2 µs); the remaining µs is the eager wrapper. "
-        "End to end (`np.sum(x).block_until_ready()` against JAX's in one process, medians of "
-        "301 interleaved batches, four processes each alternating with the base, load 13-15): "
-        "1.00/1.04/1.03/1.17x JAX after, 1.21/1.36/1.00/1.05x before (the 1.17 and 1.00 "
-        "runs met bursts: JAX's medians 655 and 482 µs). "
-        "`benchmarks.run --only eager_sum_1e6` under load 18 read 1.17x (base: 0.41x): "
-        "JAX's own medians moved 150-491 µs between runs."
+        "XLA computes it (NumPy's pairwise float32 sum takes ~1.2x XLA's reduce at 1e6, so "
+        "sums keep the 2^18 host limit), with JAX's kernel (`__ynn_fusion`). jaxlib's "
+        "asynchronous CPU client hands such a program to a worker thread and the caller waits "
+        "on it: two wake-ups that cost as much as the reduction (both libraries read 1.00-1.10x "
+        "each other that way). The CPU client now runs one-device programs in the calling "
+        "thread (`jax_cpu_enable_async_dispatch` off, docs/eager.md): 45-56 µs against JAX's "
+        "110-130 µs in process. A miss here means that mode was switched on, or load."
     ),
     "eager_add_100": (
         "At the floor: one PJRT `execute_sharded` (~4.8 µs here) plus wrapping the output "

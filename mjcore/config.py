@@ -161,3 +161,46 @@ config.define(
     _as_bool("checked_indexing"),
     lambda v: _retrace_all(),
 )
+
+
+def _cpu_async_from_env() -> bool:
+    """`MJCORE_CPU_ENABLE_ASYNC_DISPATCH` (or JAX's `JAX_CPU_ENABLE_ASYNC_DISPATCH`); off
+    when neither is set."""
+    for name in ("MJCORE_CPU_ENABLE_ASYNC_DISPATCH", "JAX_CPU_ENABLE_ASYNC_DISPATCH"):
+        text = os.environ.get(name, "").strip()
+        if text:
+            return _as_bool(name)(text)
+    return False
+
+
+def _cpu_async_updated(value: bool) -> None:
+    """Warn when the CPU client already runs the other way: the mode is the client's own,
+    fixed when it starts."""
+    # Function-local, as in `_retrace_all`.
+    import warnings
+
+    from mjcore.backend import client
+
+    if not client.started():
+        return
+    cpu = client.backends().get("cpu")
+    if cpu is not None and cpu.asynchronous != value:
+        warnings.warn(
+            f"mjcore.config: jax_cpu_enable_async_dispatch={value} takes effect when the CPU "
+            f"backend starts, and it has started (async dispatch "
+            f"{'on' if cpu.asynchronous else 'off'}); set the flag (or "
+            "MJCORE_CPU_ENABLE_ASYNC_DISPATCH) before the first operation",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+config.define(
+    "jax_cpu_enable_async_dispatch",
+    _cpu_async_from_env(),
+    "CPU programs on one device run on the client's worker threads and return at once "
+    "(JAX's default) instead of in the calling thread, as NumPy does (mjcore's default: two "
+    "thread hand-offs fewer per call); read when the CPU backend starts.",
+    _as_bool("jax_cpu_enable_async_dispatch"),
+    _cpu_async_updated,
+)

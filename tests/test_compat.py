@@ -172,7 +172,10 @@ def test_spmd_compile_options_and_multi_device_arrays():
             ("init_timeout", "heartbeat_timeout", "shutdown_timeout", "use_compression"),
         ),
         (compat.xla.make_gloo_tcp_collectives, ("distributed_client",)),
-        (compat.xc.make_cpu_client, ("distributed_client", "node_id", "num_nodes", "collectives")),
+        (
+            compat.xc.make_cpu_client,
+            ("asynchronous", "distributed_client", "node_id", "num_nodes", "collectives"),
+        ),
     ],
     ids=lambda v: getattr(v, "__name__", "keywords"),
 )

@@ -226,3 +226,66 @@ def test_a_program_with_platform_kernels_does_not_move_across_platforms(monkeypa
     client._check_portable(with_lapack, "cpu:0")
     with pytest.raises(NotImplementedError, match="lowered for the 'cpu' platform .*'cuda'"):
         client._check_portable(with_lapack, "gpu:0")
+
+
+# A program of ~20-100 ms on the CPU: long enough that an asynchronous client's `execute`
+# returns well before its result is ready.
+_LONG_PROGRAM = textwrap.dedent("""
+    import numpy as onp
+    import mjcore
+    import mjnp as np
+    from mjcore.backend import client
+
+    def chain(m):
+        return mjcore.lax.fori_loop(0, 40, lambda i, a: np.tanh(a @ m), m)
+
+    f = mjcore.jit(chain)
+    m = np.asarray(onp.random.default_rng(0).standard_normal((300, 300)) / 30)
+    f(m).block_until_ready()  # compiled
+    readiness = [f(m)._dbuf.is_ready() for _ in range(3)]
+    want = onp.asarray(f(m))
+""")
+
+
+def test_cpu_programs_run_in_the_calling_thread_unless_async_dispatch_is_asked_for():
+    # Default: a one-device CPU program has finished when the call returns (no hand-off to
+    # the client's worker threads and back).
+    sync = _run(_LONG_PROGRAM + "\nprint(client.get_backend('cpu').asynchronous, readiness)")
+    assert sync.returncode == 0, sync.stderr[-3000:]
+    assert sync.stdout.split("\n")[-2] == "False [True, True, True]", sync.stdout
+    # JAX's flag (or its environment variable) gives JAX's asynchronous dispatch: the call
+    # returns before the result is ready, and the values are the same.
+    script = _LONG_PROGRAM + textwrap.dedent("""
+        values = [onp.asarray(f(m)) for _ in range(2)]
+        assert all(onp.array_equal(v, want) for v in values)
+        print(client.get_backend('cpu').asynchronous, readiness)
+    """)
+    for env in ("JAX_CPU_ENABLE_ASYNC_DISPATCH", "MJCORE_CPU_ENABLE_ASYNC_DISPATCH"):
+        out = _run(script, **{env: "1"})
+        assert out.returncode == 0, out.stderr[-3000:]
+        flag, ready = out.stdout.split("\n")[-2].split(" ", 1)
+        assert flag == "True" and ready.count("False") >= 2, out.stdout
+    out = _run("import mjnp", JAX_CPU_ENABLE_ASYNC_DISPATCH="maybe")
+    assert out.returncode != 0
+    assert "JAX_CPU_ENABLE_ASYNC_DISPATCH must be a bool, got 'maybe'" in out.stderr
+
+
+def test_async_dispatch_flag_set_after_the_cpu_backend_started_warns():
+    import warnings
+
+    import mjnp as np
+    from mjcore.backend import client
+
+    np.ones(2) + 1  # the backends have started
+    running = client.get_backend("cpu").asynchronous
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mjcore.config.update("jax_cpu_enable_async_dispatch", running)  # no change: silent
+    try:
+        with pytest.warns(RuntimeWarning, match="takes effect when the CPU backend starts"):
+            mjcore.config.update("jax_cpu_enable_async_dispatch", not running)
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mjcore.config.update("jax_cpu_enable_async_dispatch", running)
+    assert client.get_backend("cpu").asynchronous is running

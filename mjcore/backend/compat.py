@@ -76,14 +76,21 @@ def buffer_to_dlpack(buf: Any, stream: int | None = None) -> Any:
     return xla.buffer_to_dlpack_managed_tensor(buf, stream)
 
 
-def make_cpu_client(num_devices: int | None = None, distributed: Any = None) -> Any:
+def make_cpu_client(
+    num_devices: int | None = None, distributed: Any = None, asynchronous: bool = False
+) -> Any:
     """The PJRT CPU client, with `num_devices` CPU devices (default 1).
 
     `distributed`: (runtime client, process id, process count) when this process is one of
     several (`mjcore.distributed.initialize`): the client then sees every process's devices
     and runs collectives over gloo (TCP), as JAX's `make_cpu_client` sets it up.
+
+    `asynchronous`: a one-device program runs on the client's worker threads and `execute`
+    returns at once (JAX's default); otherwise it runs in the calling thread, as NumPy does,
+    which spares two thread hand-offs per call (a program over several devices runs its
+    parts on the worker threads either way).
     """
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {"asynchronous": asynchronous}
     if num_devices is not None:
         kwargs["num_devices"] = num_devices
     if distributed is not None:

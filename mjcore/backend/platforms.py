@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from mjcore.backend import compat
+from mjcore.config import config
 
 # JAX's platform aliases: 'gpu' means CUDA here (no ROCm plugin support yet).
 ALIASES = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda"}
@@ -109,6 +110,9 @@ class Backend:
         # Per device: the DeviceList executables are compiled for, and the sharding that
         # result handlers and transfers use; made once (the dispatch paths reuse them).
         self.device_lists = {d: compat.DeviceList((d,)) for d in self.devices}
+        # Whether one-device programs run on the client's worker threads (the CPU client
+        # as `jax_cpu_enable_async_dispatch` says when it starts; other platforms always).
+        self.asynchronous = True
 
     def __repr__(self) -> str:
         return f"Backend({self.platform!r}, devices={self.devices})"
@@ -120,7 +124,10 @@ def make_backend(
     """Start `platform`'s client (the CPU one with `cpu_devices` devices; `distributed`: the
     (runtime client, process id, process count) of `mjcore.distributed.initialize`)."""
     if platform == "cpu":
-        return Backend("cpu", compat.make_cpu_client(cpu_devices, distributed))
+        asynchronous = bool(config.read("jax_cpu_enable_async_dispatch"))
+        backend = Backend("cpu", compat.make_cpu_client(cpu_devices, distributed, asynchronous))
+        backend.asynchronous = asynchronous
+        return backend
     if distributed is not None:
         raise NotImplementedError(
             f"mjcore.distributed: several processes run on the CPU platform only so far, not "
