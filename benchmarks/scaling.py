@@ -29,7 +29,7 @@ from benchmarks.harness import Contender, Workload
 
 DEVICE_COUNTS = (1, 2, 4, 8)
 _WARMUP = 3
-_STEPS = 15
+_STEPS = 30
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -106,7 +106,7 @@ def workloads() -> list[Workload]:
             "128 rows per device (weak scaling)",
             (_contender("mjnp", n), _contender("jax", n)),
             unit="ms",
-            max_repeats=3,
+            max_repeats=5,
         )
         for n in DEVICE_COUNTS
     ]
