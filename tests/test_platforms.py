@@ -289,3 +289,41 @@ def test_async_dispatch_flag_set_after_the_cpu_backend_started_warns():
             warnings.simplefilter("ignore")
             mjcore.config.update("jax_cpu_enable_async_dispatch", running)
     assert client.get_backend("cpu").asynchronous is running
+
+
+def test_other_python_threads_run_while_a_program_runs_in_the_calling_thread():
+    # The calling thread runs the program with the GIL released (as NumPy's large ufunc
+    # loops do), so a data-loading thread keeps going meanwhile: it records times inside the
+    # program's run, away from its start and end (where a held GIL would still let it run).
+    import threading
+    import time
+
+    import numpy as onp
+
+    import mjnp as np
+
+    f = mjcore.jit(lambda m: mjcore.lax.fori_loop(0, 60, lambda i, a: np.tanh(a @ m), m))
+    m = np.asarray(onp.random.default_rng(0).standard_normal((300, 300)) / 30)
+    f(m).block_until_ready()
+    seen: list[float] = []
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            seen.append(time.perf_counter())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        while not seen:  # the thread is running
+            time.sleep(0.001)
+        start = time.perf_counter()
+        out = f(m)
+        end = time.perf_counter()
+    finally:
+        stop.set()
+        thread.join()
+    assert out._dbuf.is_ready() or mjcore.default_backend() != "cpu"
+    inside = [t for t in seen if start + 0.01 < t < end - 0.01]
+    assert end - start > 0.04 and len(inside) >= 3, (end - start, len(inside))
