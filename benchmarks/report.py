@@ -19,6 +19,9 @@ from benchmarks.targets import (
     BREADTH_PREFIX,
     GEOMEAN_TARGET,
     MISS_REASONS,
+    NAMESPACE_GEOMEAN_NUMPY,
+    NAMESPACE_MAX_NUMPY,
+    NAMESPACE_PREFIX,
     NUMPY_FLOOR_US,
     TARGETS,
 )
@@ -150,7 +153,7 @@ def targets_section(results: Sequence[WorkloadResult]) -> list[str]:
     misses = []
     for r in results:
         target = TARGETS.get(r.workload.name)
-        if target is None:
+        if target is None or r.workload.name.startswith(NAMESPACE_PREFIX):
             continue
         ratio = floored_ratio(r, SUBJECT, target.peer, target.peer_floor)
         verdict = "–" if ratio is None else ("met" if ratio <= target.max_ratio else "**missed**")
@@ -170,7 +173,7 @@ def targets_section(results: Sequence[WorkloadResult]) -> list[str]:
         geomean = _geomean(ratios)
         verdict = "met" if geomean <= GEOMEAN_TARGET else "**missed**"
         lines.append(
-            f"| geometric mean ({len(ratios)} workloads) | all workloads but breadth_* | "
+            f"| geometric mean ({len(ratios)} workloads) | all but breadth_* and ns_* | "
             f"≤ {GEOMEAN_TARGET:g}× jax | {fmt_ratio(geomean)} | {verdict} |"
         )
     summary = breadth_summary(results)
@@ -185,6 +188,23 @@ def targets_section(results: Sequence[WorkloadResult]) -> list[str]:
             lines.append(
                 f"| eager breadth | {what} | ≤ {limit:g}× {peer} | {fmt_ratio(value)} | {verdict} |"
             )
+    summary = breadth_summary(results, NAMESPACE_PREFIX)
+    if summary is not None:
+        n, gm_numpy, (worst_op, worst), _ = summary
+        above = namespace_above(results)
+        for what, limit, value in (
+            (f"geomean over {n} functions", NAMESPACE_GEOMEAN_NUMPY, gm_numpy),
+            (f"max function ({worst_op})", NAMESPACE_MAX_NUMPY, worst),
+        ):
+            verdict = "–" if value is None else ("met" if value <= limit else "**missed**")
+            lines.append(
+                f"| eager namespace sweep | {what} | ≤ {limit:g}× numpy | {fmt_ratio(value)} | "
+                f"{verdict} |"
+            )
+        lines.append(
+            f"| eager namespace sweep | functions above {NAMESPACE_MAX_NUMPY:g}× | 0 | "
+            f"{len(above)} | {'met' if not above else '**missed**'} |"
+        )
     if misses:
         lines += ["", "### Missed targets and why", ""]
         for name, ratio, target in misses:
@@ -210,20 +230,21 @@ def _geomean(xs: Sequence[float]) -> float:
 
 
 def _is_breadth(result: WorkloadResult) -> bool:
-    return result.workload.name.startswith(BREADTH_PREFIX)
+    """A one-op eager row (breadth or namespace sweep): summarised apart, not plotted."""
+    return result.workload.name.startswith((BREADTH_PREFIX, NAMESPACE_PREFIX))
 
 
 def breadth_summary(
-    results: Sequence[WorkloadResult],
+    results: Sequence[WorkloadResult], prefix: str = BREADTH_PREFIX
 ) -> tuple[int, float | None, tuple[str, float | None], float | None] | None:
-    """Over the eager breadth rows: (ops, geomean mjnp ÷ NumPy with NumPy's time counted as at
-    least `NUMPY_FLOOR_US`, (op, ratio) of the largest such ratio, geomean mjnp ÷ JAX); None
-    when no breadth row ran."""
-    rows = [r for r in results if _is_breadth(r)]
+    """Over the eager rows named `prefix`...: (ops, geomean mjnp ÷ NumPy with NumPy's time
+    counted as at least `NUMPY_FLOOR_US`, (op, ratio) of the largest such ratio, geomean
+    mjnp ÷ JAX); None when no such row ran."""
+    rows = [r for r in results if r.workload.name.startswith(prefix)]
     if not rows:
         return None
     by_numpy = {
-        r.workload.name[len(BREADTH_PREFIX) :]: floored_ratio(r, SUBJECT, "numpy", NUMPY_FLOOR_US)
+        r.workload.name[len(prefix) :]: floored_ratio(r, SUBJECT, "numpy", NUMPY_FLOOR_US)
         for r in rows
     }
     numpy_ratios = [x for x in by_numpy.values() if x is not None and x > 0]
@@ -242,17 +263,40 @@ def breadth_summary(
 
 
 def breadth_summary_line(results: Sequence[WorkloadResult]) -> str | None:
-    """The one-line summary of the eager breadth rows, or None when none ran."""
+    """The one-line summary of the eager breadth rows (and one of the namespace sweep's), or
+    None when neither ran."""
+    lines = []
     summary = breadth_summary(results)
-    if summary is None:
-        return None
-    n, gm_numpy, (worst_op, worst), gm_jax = summary
-    return (
-        f"eager breadth ({n} ops, float64[40,60]): geomean mjnp/NumPy {fmt_ratio(gm_numpy)} "
-        f"(NumPy counted as >= {NUMPY_FLOOR_US:g} µs; target <= {BREADTH_GEOMEAN_NUMPY:g}x), "
-        f"max {fmt_ratio(worst)} ({worst_op}; target <= {BREADTH_MAX_NUMPY:g}x), "
-        f"geomean mjnp/JAX {fmt_ratio(gm_jax)} (target <= {BREADTH_GEOMEAN_JAX:g}x)"
-    )
+    if summary is not None:
+        n, gm_numpy, (worst_op, worst), gm_jax = summary
+        lines.append(
+            f"eager breadth ({n} ops, float64[40,60]): geomean mjnp/NumPy {fmt_ratio(gm_numpy)} "
+            f"(NumPy counted as >= {NUMPY_FLOOR_US:g} µs; target <= "
+            f"{BREADTH_GEOMEAN_NUMPY:g}x), max {fmt_ratio(worst)} ({worst_op}; target <= "
+            f"{BREADTH_MAX_NUMPY:g}x), geomean mjnp/JAX {fmt_ratio(gm_jax)} (target <= "
+            f"{BREADTH_GEOMEAN_JAX:g}x)"
+        )
+    summary = breadth_summary(results, NAMESPACE_PREFIX)
+    if summary is not None:
+        n, gm_numpy, (worst_op, worst), _ = summary
+        above = namespace_above(results)
+        lines.append(
+            f"eager namespace sweep ({n} functions): geomean mjnp/NumPy {fmt_ratio(gm_numpy)} "
+            f"(target <= {NAMESPACE_GEOMEAN_NUMPY:g}x), max {fmt_ratio(worst)} ({worst_op}), "
+            f"{len(above)} above {NAMESPACE_MAX_NUMPY:g}x"
+        )
+    return "\n".join(lines) if lines else None
+
+
+def namespace_above(results: Sequence[WorkloadResult]) -> list[str]:
+    """The namespace-sweep functions above `NAMESPACE_MAX_NUMPY` x NumPy's time."""
+    out = []
+    for r in results:
+        if r.workload.name.startswith(NAMESPACE_PREFIX):
+            ratio = floored_ratio(r, SUBJECT, "numpy", NUMPY_FLOOR_US)
+            if ratio is not None and ratio > NAMESPACE_MAX_NUMPY:
+                out.append(r.workload.name[len(NAMESPACE_PREFIX) :])
+    return out
 
 
 def render_markdown(
@@ -282,13 +326,52 @@ def render_markdown(
         f"| workload | {SUBJECT} | {SUBJECT} ÷ jax | {SUBJECT} ÷ numpy |",
         "| --- | --- | --- | --- |",
     ]
-    lines += [f"| {r.workload.name} | " + " | ".join(_subject_cells(r)) + " |" for r in results]
+    # The namespace sweep's ~100 rows have one compact table of their own (below).
+    table_rows = [r for r in results if not r.workload.name.startswith(NAMESPACE_PREFIX)]
+    lines += [f"| {r.workload.name} | " + " | ".join(_subject_cells(r)) + " |" for r in table_rows]
     lines += ["", *targets_section(results)]
     if plot is not None:
         lines += ["", f"![medians with min–max]({plot})"]
-    for r in results:
+    lines += namespace_section(results)
+    for r in table_rows:
         lines += ["", f"## {r.workload.name}", "", r.workload.description, "", workload_table(r)]
     return "\n".join(lines) + "\n"
+
+
+def namespace_section(results: Sequence[WorkloadResult]) -> list[str]:
+    """The namespace sweep, one line per function, slowest relative to NumPy first."""
+    rows = []
+    for r in results:
+        if not r.workload.name.startswith(NAMESPACE_PREFIX):
+            continue
+        a, b = r.get(SUBJECT), r.get("numpy")
+        ratio = floored_ratio(r, SUBJECT, "numpy", NUMPY_FLOOR_US)
+        if a is None or b is None or ratio is None:
+            note = (a.note if a is not None else "") or "not measured"
+            rows.append((math.inf, f"| {r.workload.description} | {note} | | |"))
+            continue
+        rows.append(
+            (
+                ratio,
+                f"| {r.workload.description} | {fmt(a.median)} | {fmt(b.median)} | "
+                f"{fmt_ratio(ratio)} |",
+            )
+        )
+    if not rows:
+        return []
+    rows.sort(key=lambda item: -item[0])
+    return [
+        "",
+        "## Eager namespace sweep",
+        "",
+        f"Medians per call (µs), {SUBJECT} against NumPy in one run; the ratio counts NumPy's "
+        f"time as at least {NUMPY_FLOOR_US:g} µs. Operands: float64[40,60], int64[40,60], "
+        "float64[60], 8x8 matrices (`benchmarks/namespace_ops.py`).",
+        "",
+        f"| call | {SUBJECT} (µs) | numpy (µs) | ÷ numpy |",
+        "| --- | --- | --- | --- |",
+        *[line for _, line in rows],
+    ]
 
 
 def write_plot(results: Sequence[WorkloadResult], path: Path) -> str | None:

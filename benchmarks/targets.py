@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchmarks.eager_programs import BREADTH_OPS
+from benchmarks.namespace_ops import NAMESPACE_OPS
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,17 @@ BREADTH_GEOMEAN_JAX = 0.5  # geometric mean of mjnp ÷ JAX (x64) over the ops
 for _op in BREADTH_OPS:
     TARGETS[BREADTH_PREFIX + _op] = Target(
         "numpy", BREADTH_MAX_NUMPY, "eager breadth op", peer_floor=NUMPY_FLOOR_US
+    )
+
+# The eager namespace sweep (issue 18's "every mjnp function, not a chosen few, at most ~2x
+# NumPy's time on small arrays"): ~100 more functions against NumPy, with the breadth rows'
+# measures (NumPy's time counted as at least NUMPY_FLOOR_US).
+NAMESPACE_PREFIX = "ns_"
+NAMESPACE_MAX_NUMPY = BREADTH_MAX_NUMPY
+NAMESPACE_GEOMEAN_NUMPY = BREADTH_GEOMEAN_NUMPY
+for _op in NAMESPACE_OPS:
+    TARGETS[NAMESPACE_PREFIX + _op] = Target(
+        "numpy", NAMESPACE_MAX_NUMPY, "eager namespace function", peer_floor=NUMPY_FLOOR_US
     )
 
 # The geometric mean of every workload's mjnp ÷ JAX ratio.

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import eager_programs, frameworks, scaling, targets
+from benchmarks import eager_programs, frameworks, namespace_ops, scaling, targets
 from benchmarks.harness import Contender, Workload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -404,6 +404,27 @@ def _breadth_workload(op: str) -> Workload:
     )
 
 
+def _namespace(name: str, op: str) -> Contender:
+    def prepare() -> Callable[[], Any]:
+        fw = frameworks.load(name)
+        data = namespace_ops.namespace_data(fw.put)
+        fn = namespace_ops.NAMESPACE_OPS[op][1]
+        xp, block = fw.xp, fw.block
+        if name == "numpy":
+            return lambda: fn(xp, data)
+        return lambda: block(fn(xp, data))
+
+    return Contender(name, prepare)
+
+
+def _namespace_workload(op: str) -> Workload:
+    return Workload(
+        f"{targets.NAMESPACE_PREFIX}{op}",
+        f"`{namespace_ops.NAMESPACE_OPS[op][0]}`",
+        tuple(_namespace(n, op) for n in ("mjnp", "numpy")),
+    )
+
+
 def _grad_program(name: str, program: str) -> Contender:
     def prepare() -> Callable[[], Any]:
         fw = frameworks.load(name, ("grad",))
@@ -634,6 +655,7 @@ def _registry() -> list[Workload]:
     ]
     workloads += [_grad_program_workload(p) for p in _GRAD_PROGRAMS]
     workloads += scaling.workloads()  # issue 22: the data-parallel MLP on 1-8 devices
+    workloads += [_namespace_workload(op) for op in namespace_ops.NAMESPACE_OPS]
     # Last: their JAX contender turns JAX's x64 mode on for the rest of the process.
     workloads += [_breadth_workload(op) for op in eager_programs.BREADTH_OPS]
     return workloads

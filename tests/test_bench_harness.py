@@ -204,3 +204,45 @@ def test_breadth_and_grad_program_workloads_are_registered_last_and_float64():
     assert {"grad_rnn", "grad_em", "grad_fluid"} <= set(names)
     x, _ = eager_programs.breadth_data(lambda a: a)
     assert x.dtype.name == "float64" and x.shape == (40, 60)
+
+
+def _ns(op: str, medians: dict[str, float]) -> WorkloadResult:
+    workload = Workload(f"ns_{op}", f"`{op}(x)`", tuple(Contender(n, _missing) for n in medians))
+    return WorkloadResult(
+        workload, tuple(ContenderResult(n, (m, m, m), 1) for n, m in medians.items())
+    )
+
+
+def test_namespace_sweep_is_summarised_in_one_sorted_table():
+    results = [
+        _ns("abs", {"mjnp": 0.6, "numpy": 0.1}),  # NumPy counted as 0.3 µs: 2x
+        _ns("inv", {"mjnp": 60.0, "numpy": 5.0}),  # 12x: above 5x
+        _ns("sum", {"mjnp": 1.0, "numpy": 2.0}),  # 0.5x
+        _fixed("mjnp", "exp", {"mjnp": 8.0, "jax": 8.0, "numpy": 2.0}),
+    ]
+    n, gm_numpy, (worst_op, worst), _ = report.breadth_summary(results, "ns_")
+    assert n == 3 and worst_op == "inv" and worst == pytest.approx(12.0)
+    assert gm_numpy == pytest.approx((2.0 * 12.0 * 0.5) ** (1 / 3))
+    assert report.namespace_above(results) == ["inv"]
+    lines = report.targets_section(results)
+    assert not any(line.startswith("| ns_") for line in lines)  # summarised, not listed
+    assert "| eager namespace sweep | functions above 5× | 0 | 1 | **missed** |" in lines
+    assert any(line.startswith("| eager namespace sweep | max function (inv)") for line in lines)
+    table = report.namespace_section(results)
+    rows = [line for line in table if line.startswith("| `")]
+    assert [r.split("|")[1].strip() for r in rows] == ["`inv(x)`", "`abs(x)`", "`sum(x)`"]
+    assert "1 above 5x" in report.breadth_summary_line(results)
+
+
+def test_namespace_sweep_ops_run_on_numpy_and_are_registered():
+    import numpy as onp
+
+    from benchmarks import namespace_ops
+    from benchmarks.workloads import WORKLOADS
+
+    data = namespace_ops.namespace_data(lambda a: a)
+    for _, fn in namespace_ops.NAMESPACE_OPS.values():
+        fn(onp, data)  # every call is valid NumPy on these operands
+    names = {w.name for w in WORKLOADS}
+    assert {f"ns_{op}" for op in namespace_ops.NAMESPACE_OPS} <= names
+    assert len(namespace_ops.NAMESPACE_OPS) >= 100
