@@ -14,6 +14,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.dtypes import DTypeLike
 from mjnp._creation import _dtype, _size
+from mjnp._host_numpy import host_values, wrap
 from mjnp._manipulation import asarray_strong, ravel
 
 ArrayLike = Any
@@ -46,6 +47,11 @@ def tri(
 
 
 def _masked(fname: str, m: ArrayLike, k: int, lower: bool) -> Array:
+    if type(k) is int:
+        vals = host_values(m)
+        # eagerly on the CPU, NumPy's own function (`mjnp._host_numpy`)
+        if vals is not None and vals[0].ndim:
+            return wrap((np.tril if lower else np.triu)(vals[0], k))
     m = asarray_strong(fname, m)
     if m.ndim == 0:
         raise TypeError(f"mjnp.{fname}: input must be at least 1-d, got a 0-d array")
@@ -70,6 +76,12 @@ def triu(m: ArrayLike, k: int = 0) -> Array:
 
 def diag(v: ArrayLike, k: int = 0) -> Array:
     """The `k`-th diagonal of a 2-d array, or a 2-d array with 1-d `v` on it, as `numpy.diag`."""
+    if type(k) is int:
+        vals = host_values(v)
+        if vals is not None and vals[0].ndim in (1, 2):
+            # NumPy's diagonal of a matrix is a view of it: mjnp's is a new array
+            out = np.diag(vals[0], k)
+            return wrap(out.copy() if vals[0].ndim == 2 else out)
     v = asarray_strong("diag", v)
     k = operator.index(k)
     if v.ndim == 1:
