@@ -21,10 +21,13 @@ from mjcore.array import Array, wrap_host
 from mjcore.core import ShapedArray
 from mjcore.dispatch import array_value, is_eager_host
 
-# Elements per operand up to which the host path runs. NumPy's LAPACK/BLAS calls are the same
-# kernels XLA's CPU custom calls run, so the bound only keeps large products (where XLA's
-# fused kernels and threads may win) on the general path, as `dispatch.host_limit` does.
+# Elements per operand up to which the host path runs. NumPy's LAPACK calls are the kernels
+# XLA's CPU custom calls run: measured against `jit` of the mjnp function (loaded 2-core
+# machine, one run), NumPy took 0.54-0.93x XLA's time for inv, svd and eigh of 64x64 to 256x256
+# float64. Products stop at `dispatch.host_limit`'s bound for `dot_general` (2^15): NumPy's
+# threaded BLAS lost badly on a loaded machine from 256x256 (matmul 18.6 ms against 0.6 ms).
 HOST_ELEMENTS = 1 << 16
+PRODUCT_ELEMENTS = 1 << 15
 _PLANS_SIZE = 1024
 
 
@@ -98,8 +101,8 @@ NUMERIC_DTYPES = frozenset(
 
 def with_host_path(fused: Callable[..., Any], numpy_fn: Callable[..., Any], arrays: int = 2) -> Any:
     """`fused` (a `fuse_eagerly` function), with `numpy_fn` run first on the host values when
-    its first `arrays` positional arguments are strong Arrays of `NUMERIC_DTYPES` within
-    `host_values`'s bounds and every other argument is a Python int or None: NumPy's bits
+    its first `arrays` positional arguments are strong Arrays of `NUMERIC_DTYPES` of at most
+    `PRODUCT_ELEMENTS` elements each and every other argument is a Python int or None: NumPy's bits
     without the fused call's ~2 µs. Anything else, or an argument NumPy rejects, runs `fused`,
     which raises mjnp's error. The two-Array call without keywords is inlined (it is most
     of the cost of `vdot` of two short vectors)."""
@@ -111,7 +114,7 @@ def with_host_path(fused: Callable[..., Any], numpy_fn: Callable[..., Any], arra
     def host_pair(key: tuple[ShapedArray, ShapedArray]) -> bool:
         aa, ba = key
         ok = not (aa.weak_type or ba.weak_type) and aa.dtype in numeric and ba.dtype in numeric
-        ok = ok and max(math.prod(aa.shape), math.prod(ba.shape)) <= HOST_ELEMENTS
+        ok = ok and max(math.prod(aa.shape), math.prod(ba.shape)) <= PRODUCT_ELEMENTS
         if len(pairs) >= _PLANS_SIZE:
             pairs.clear()
         pairs[key] = ok
@@ -145,7 +148,9 @@ def with_host_path(fused: Callable[..., Any], numpy_fn: Callable[..., Any], arra
                 if extra is not None and type(extra) is not int:
                     return fused(*args, **kwargs)
             values = host_values(*args[:arrays])
-            if values is not None and all(v.dtype in numeric for v in values):
+            if values is not None and all(
+                v.dtype in numeric and v.size <= PRODUCT_ELEMENTS for v in values
+            ):
                 out = attempt(numpy_fn, *values, *args[arrays:], **kwargs)
                 if out is not None:
                     return wrap(out)

@@ -223,9 +223,19 @@ def test_the_host_path_compiles_nothing_on_new_shapes(monkeypatch):
         np.matmul(a, v)
         np.dot(a, v)
     assert compiles == []
-    # the control: the general path (under jit) does compile
+    # the controls: the general path (under jit) compiles, and so do large operands
     mjcore.jit(np.linalg.inv)(np.asarray(_matrix((11, 11), "float64")))
-    assert compiles
+    assert len(compiles) == 1
+    big = _matrix((257, 257), "float64") / 257  # a moderate determinant
+    onp.testing.assert_allclose(
+        onp.asarray(np.linalg.det(np.asarray(big))), onp.linalg.det(big), rtol=1e-9
+    )
+    assert len(compiles) > 1
+    big = big[:182, :182]  # 33124 elements: a product over the products' bound
+    onp.testing.assert_allclose(
+        onp.asarray(np.matmul(np.asarray(big), np.asarray(big[0]))), big @ big[0], rtol=1e-12
+    )
+    assert len(compiles) > 2
 
 
 def test_errors_are_mjnps_as_before():

@@ -21,7 +21,14 @@ from mjcore import lax
 from mjcore.array import Array as _ConcreteArray
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _matrix_products as _products
-from mjnp._host_numpy import attempt, host_values, linalg_dtype_ok, linalg_ok, wrap
+from mjnp._host_numpy import (
+    PRODUCT_ELEMENTS,
+    attempt,
+    host_values,
+    linalg_dtype_ok,
+    linalg_ok,
+    wrap,
+)
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, reject_list_axis
 from mjnp._matrix_products import cross as main_cross
 from mjnp._out import write_exact_out
@@ -478,6 +485,7 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
         and vals[0].ndim >= 2
         and vals[0].shape[-1] == vals[0].shape[-2]
         and (n >= 0 or linalg_ok(vals[0]))
+        and vals[0].size <= PRODUCT_ELEMENTS  # (NumPy's matmul: the products' bound)
     ):
         out = attempt(np.linalg.matrix_power, vals[0], n)
         if out is not None:
