@@ -383,7 +383,8 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     if type(offset) is int and type(axis1) is int and type(axis2) is int:
         values = _host_numpy.host_values(a)  # eagerly on the CPU: NumPy's own (copied)
         if values is not None and values[0].ndim >= 2:
-            out = _host_numpy.attempt(np.diagonal, values[0], offset, axis1, axis2)
+            # (the method `numpy.diagonal` calls, without its Python wrapper)
+            out = _host_numpy.attempt(values[0].diagonal, offset, axis1, axis2)
             if out is not None:
                 return _host_numpy.wrap(out.copy())
     a = asarray_arg("diagonal", a)
@@ -414,7 +415,7 @@ def trace(
         values = _host_numpy.host_values(a)  # eagerly on the CPU: NumPy's own
         if values is not None and values[0].ndim >= 2 and values[0].dtype.kind in "biufc":
             if type(axis1) is int and type(axis2) is int:
-                result = _host_numpy.attempt(np.trace, values[0], offset, axis1, axis2)
+                result = _host_numpy.attempt(values[0].trace, offset, axis1, axis2)
                 if result is not None:
                     return _host_numpy.wrap(result)
     return write_out("trace", out, _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype))

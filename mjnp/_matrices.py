@@ -79,9 +79,10 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
     if type(k) is int:
         vals = host_values(v)
         if vals is not None and vals[0].ndim in (1, 2):
-            # NumPy's diagonal of a matrix is a view of it: mjnp's is a new array
-            out = np.diag(vals[0], k)
-            return wrap(out.copy() if vals[0].ndim == 2 else out)
+            value = vals[0]
+            # NumPy's diagonal of a matrix is a view of it (`np.diag` calls the method): mjnp's
+            # is a new array
+            return wrap(value.diagonal(k).copy() if value.ndim == 2 else np.diag(value, k))
     v = asarray_strong("diag", v)
     k = operator.index(k)
     if v.ndim == 1:

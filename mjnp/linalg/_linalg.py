@@ -522,15 +522,15 @@ def matrix_rank(
     rtol: Any = None,  # noqa: N803
 ) -> Array:
     """Rank by counting singular values above a tolerance, as `numpy.linalg.matrix_rank`."""
-    from mjnp import count_nonzero, greater, multiply
-    from mjnp import max as amax
-
     if not hermitian and _plain(tol) and _plain(rtol):
         vals = host_values(A)
         if vals is not None and linalg_dtype_ok(vals[0]):
             out = attempt(np.linalg.matrix_rank, vals[0], tol, rtol=rtol)
             if out is not None:
                 return wrap(out)
+    from mjnp import count_nonzero, greater, multiply
+    from mjnp import max as amax
+
     x = _inexact("matrix_rank", A)
     if x.ndim < 2:
         return lax.convert_element_type(
@@ -551,9 +551,6 @@ def matrix_rank(
 
 def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Array:
     """Moore-Penrose pseudo-inverse via the SVD, as `numpy.linalg.pinv`."""
-    from mjnp import asarray, greater, multiply, where
-    from mjnp import max as amax
-
     if not hermitian and _plain(rcond) and _plain(rtol):
         vals = host_values(a)
         if vals is not None and linalg_ok(vals[0], square=False):
@@ -562,6 +559,9 @@ def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any 
             out = attempt(np.linalg.pinv, vals[0], rcond, **kwargs)
             if out is not None:
                 return wrap(out)
+    from mjnp import asarray, greater, multiply, where
+    from mjnp import max as amax
+
     x = _inexact("pinv", a)
     _check_stacked("pinv", x, square=False)
     if x.shape[-1] * x.shape[-2] == 0:
@@ -598,8 +598,6 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
     NB: residuals are empty when the rank is below `n` or `m <= n`, which needs the rank's
     value: under a transformation the residuals are always computed (as in JAX).
     """
-    from mjnp import sum as asum
-
     if _plain(rcond):
         vals = host_values(a, b)
         if (
@@ -613,6 +611,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
             if out is not None:
                 sol, residuals, rank, s = out
                 return wrap(sol), wrap(residuals), wrap(np.int32(rank)), wrap(s)
+    from mjnp import sum as asum
+
     x, rhs = _inexact("lstsq", a), _inexact("lstsq", b)
     if x.ndim != 2:
         raise LinAlgError(f"mjnp.linalg.lstsq: a must be two-dimensional, got shape {x.shape}")
@@ -776,16 +776,16 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro") ->
 
 def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A002
     """Vector or matrix norm, as `numpy.linalg.norm`."""
-    from mjnp import abs as aabs
-    from mjnp import amax, amin
-    from mjnp import sum as asum
-
     if (ord is None or type(ord) in (int, float, str)) and _plain_axis(axis):
         vals = host_values(x)
         if vals is not None and vals[0].dtype.kind in "biufc":
             out = attempt(np.linalg.norm, vals[0], ord, axis, bool(keepdims))
             if out is not None:
                 return wrap(out)
+    from mjnp import abs as aabs
+    from mjnp import amax, amin
+    from mjnp import sum as asum
+
     a = asarray_strong("linalg.norm", x)
     if a.dtype.kind in "biu":
         a = lax.convert_element_type(a, np.float64)
