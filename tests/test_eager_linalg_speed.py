@@ -65,6 +65,8 @@ _SQUARE = [
     ("eigvalsh", lambda m, a: m.linalg.eigvalsh(a)),
     ("eigvalsh_U", lambda m, a: m.linalg.eigvalsh(a, "U")),
     ("eigh", lambda m, a: tuple(m.linalg.eigh(a))),
+    ("eig", lambda m, a: tuple(m.linalg.eig(a))),
+    ("eigvals", lambda m, a: m.linalg.eigvals(a)),
     ("svd", lambda m, a: tuple(m.linalg.svd(a))),
     ("svd_reduced", lambda m, a: tuple(m.linalg.svd(a, full_matrices=False))),
     ("svdvals", lambda m, a: m.linalg.svd(a, compute_uv=False)),
@@ -111,7 +113,7 @@ def _numpy_and_mjnp(fn, x):
 def test_square_functions_equal_numpy_bit_for_bit(name, fn, dtype):
     shapes = [(5, 5), (3, 4, 4)]
     for shape in shapes:
-        if name.startswith(("eig", "pinv")) or name == "norm_nuc":
+        if name.startswith(("eigh", "eigvalsh", "pinv")) or name == "norm_nuc":
             x = _hermitian_pd(shape, dtype)
         else:
             x = _matrix(shape, dtype)
@@ -178,6 +180,17 @@ def test_vector_and_building_helpers_equal_numpy():
         (lambda M, v, m: M.linalg.lstsq(m.T, v, rcond=None), (v, m)),
         (lambda M, v, m: M.linalg.norm(v, 3), (v, m)),
         (lambda M, v, m: M.linalg.norm(v, -onp.inf), (v, m)),
+        # 0-d, empty and NaN operands
+        (lambda M, v, m: M.dot(v, m), (onp.array(2.5), m)),
+        (lambda M, v, m: M.inner(m, v), (onp.array(-1.5), m)),
+        (lambda M, v, m: M.vdot(v, m), (onp.array(3.0), onp.array(0.5))),
+        (lambda M, v, m: M.matmul(v, m), (onp.zeros((3, 0)), onp.zeros((0, 4)))),
+        (lambda M, v, m: M.dot(v, m), (onp.zeros(0), onp.zeros(0))),
+        (lambda M, v, m: M.triu(v), (onp.zeros((0, 3)), m)),
+        (lambda M, v, m: M.diag(v), (onp.zeros(0), m)),
+        (lambda M, v, m: M.trace(m), (v, onp.zeros((0, 2)))),
+        (lambda M, v, m: M.vdot(v, m), (onp.array([onp.nan, 1.0]), onp.array([0.0, -0.0]))),
+        (lambda M, v, m: M.matmul(v, m), (onp.array([[onp.nan, 1.0]]), onp.array([0.0, 2.0]))),
     ]
     for fn, (x, y) in cases:
         want = fn(onp, x, y)

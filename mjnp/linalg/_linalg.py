@@ -280,6 +280,11 @@ def eig(a: ArrayLike, /) -> EigResult:
         LinAlgError: eagerly, for infinities or NaNs in `a` and when the iteration fails to
             converge (NaNs under a transformation).
     """
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.eig, vals[0])
+        if out is not None:
+            return EigResult(wrap(out.eigenvalues), wrap(out.eigenvectors))
     x = _inexact("eig", a)
     _check_stacked("eig", x)
     _check_finite("eig", x)
@@ -292,6 +297,11 @@ def eig(a: ArrayLike, /) -> EigResult:
 
 def eigvals(a: ArrayLike, /) -> Array:
     """Eigenvalues of general square matrices, as `numpy.linalg.eigvals` (errors as `eig`)."""
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.eigvals, vals[0])
+        if out is not None:
+            return wrap(out)
     x = _inexact("eigvals", a)
     _check_stacked("eigvals", x)
     _check_finite("eigvals", x)
