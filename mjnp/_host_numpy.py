@@ -28,6 +28,10 @@ from mjcore.dispatch import array_value, is_eager_host
 # threaded BLAS lost badly on a loaded machine from 256x256 (matmul 18.6 ms against 0.6 ms).
 HOST_ELEMENTS = 1 << 16
 PRODUCT_ELEMENTS = 1 << 15
+# The product of two operands' sizes bounds a product's result (an outer-like `matmul` of
+# (n, 1) and (1, n)) and its multiply-adds: past this, the general path's per-primitive
+# bounds decide (its `dot_general` host rule is `np.dot`, so small matrices stay on NumPy).
+PAIR_ELEMENTS = 1 << 20
 _PLANS_SIZE = 1024
 
 
@@ -102,10 +106,11 @@ NUMERIC_DTYPES = frozenset(
 def with_host_path(fused: Callable[..., Any], numpy_fn: Callable[..., Any], arrays: int = 2) -> Any:
     """`fused` (a `fuse_eagerly` function), with `numpy_fn` run first on the host values when
     its first `arrays` positional arguments are strong Arrays of `NUMERIC_DTYPES` of at most
-    `PRODUCT_ELEMENTS` elements each and every other argument is a Python int or None: NumPy's bits
-    without the fused call's ~2 µs. Anything else, or an argument NumPy rejects, runs `fused`,
-    which raises mjnp's error. The two-Array call without keywords is inlined (it is most
-    of the cost of `vdot` of two short vectors)."""
+    `PRODUCT_ELEMENTS` elements each (`PAIR_ELEMENTS` as the product of their sizes) and every
+    other argument is a Python int or None: NumPy's bits without the fused call's ~2 µs.
+    Anything else, or an argument NumPy rejects, runs `fused`, which raises mjnp's error. The
+    two-Array call without keywords is inlined (it is most of the cost of `vdot` of two short
+    vectors)."""
     numeric = NUMERIC_DTYPES
     # (aval, aval) -> False where the two-Array call takes `fused`, else True, then the
     # result's aval once known (NumPy's result shape and dtype follow from the operands'); bounded
@@ -114,7 +119,8 @@ def with_host_path(fused: Callable[..., Any], numpy_fn: Callable[..., Any], arra
     def host_pair(key: tuple[ShapedArray, ShapedArray]) -> bool:
         aa, ba = key
         ok = not (aa.weak_type or ba.weak_type) and aa.dtype in numeric and ba.dtype in numeric
-        ok = ok and max(math.prod(aa.shape), math.prod(ba.shape)) <= PRODUCT_ELEMENTS
+        sizes = math.prod(aa.shape), math.prod(ba.shape)
+        ok = ok and max(sizes) <= PRODUCT_ELEMENTS and sizes[0] * sizes[1] <= PAIR_ELEMENTS
         if len(pairs) >= _PLANS_SIZE:
             pairs.clear()
         pairs[key] = ok
@@ -148,8 +154,10 @@ def with_host_path(fused: Callable[..., Any], numpy_fn: Callable[..., Any], arra
                 if extra is not None and type(extra) is not int:
                     return fused(*args, **kwargs)
             values = host_values(*args[:arrays])
-            if values is not None and all(
-                v.dtype in numeric and v.size <= PRODUCT_ELEMENTS for v in values
+            if (
+                values is not None
+                and all(v.dtype in numeric and v.size <= PRODUCT_ELEMENTS for v in values)
+                and math.prod(v.size for v in values) <= PAIR_ELEMENTS
             ):
                 out = attempt(numpy_fn, *values, *args[arrays:], **kwargs)
                 if out is not None:

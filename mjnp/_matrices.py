@@ -14,7 +14,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.dtypes import DTypeLike
 from mjnp._creation import _dtype, _size
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import HOST_ELEMENTS, host_values, wrap
 from mjnp._manipulation import asarray_strong, ravel
 
 ArrayLike = Any
@@ -50,7 +50,9 @@ def _masked(fname: str, m: ArrayLike, k: int, lower: bool) -> Array:
     if type(k) is int:
         vals = host_values(m)
         # eagerly on the CPU, NumPy's own function (`mjnp._host_numpy`)
-        if vals is not None and vals[0].ndim:
+        # (a vector's result is a square matrix: bounded as the operands are)
+        ndim = 0 if vals is None else vals[0].ndim
+        if ndim > 1 or ndim == 1 and vals[0].size ** 2 <= HOST_ELEMENTS:
             return wrap((np.tril if lower else np.triu)(vals[0], k))
     m = asarray_strong(fname, m)
     if m.ndim == 0:
@@ -78,7 +80,9 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
     """The `k`-th diagonal of a 2-d array, or a 2-d array with 1-d `v` on it, as `numpy.diag`."""
     if type(k) is int:
         vals = host_values(v)
-        if vals is not None and vals[0].ndim in (1, 2):
+        if vals is not None and (
+            vals[0].ndim == 2 or vals[0].ndim == 1 and (vals[0].size + abs(k)) ** 2 <= HOST_ELEMENTS
+        ):
             value = vals[0]
             # NumPy's diagonal of a matrix is a view of it (`np.diag` calls the method): mjnp's
             # is a new array

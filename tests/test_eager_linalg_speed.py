@@ -250,6 +250,15 @@ def test_the_host_path_compiles_nothing_on_new_shapes(monkeypatch):
         onp.asarray(np.matmul(np.asarray(big), np.asarray(big[0]))), big @ big[0], rtol=1e-12
     )
     assert len(compiles) > 2
+    # results past the bounds though the operands are small: an outer-like product, the
+    # square matrix `triu` makes of a vector
+    done = len(compiles)
+    col = onp.arange(2000.0).reshape(2000, 1)
+    _same(np.matmul(np.asarray(col), np.asarray(col.T)), col @ col.T)
+    assert len(compiles) > done
+    done = len(compiles)
+    _same(np.triu(np.asarray(col[:300, 0])), onp.triu(col[:300, 0]))
+    assert len(compiles) > done
 
 
 def test_errors_are_mjnps_as_before():

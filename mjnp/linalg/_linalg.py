@@ -22,6 +22,7 @@ from mjcore.array import Array as _ConcreteArray
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _matrix_products as _products
 from mjnp._host_numpy import (
+    PAIR_ELEMENTS,
     PRODUCT_ELEMENTS,
     attempt,
     host_values,
@@ -436,7 +437,18 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
             transformation it gives infinities or NaNs instead.
     """
     vals = host_values(a, b)
-    if vals is not None and linalg_ok(vals[0]) and vals[1].ndim and linalg_dtype_ok(vals[1]):
+    if (
+        vals is not None
+        and linalg_ok(vals[0])
+        and vals[1].ndim
+        and linalg_dtype_ok(vals[1])
+        # batch axes that broadcast may make a large result: bounded by the operands' product
+        and (
+            vals[1].ndim == 1
+            or vals[0].shape[:-2] == vals[1].shape[:-2]
+            or vals[0].size * vals[1].size <= PAIR_ELEMENTS
+        )
+    ):
         out = attempt(np.linalg.solve, vals[0], vals[1])
         if out is not None:
             return wrap(out)
