@@ -24,6 +24,7 @@ from mjcore.core import Tracer, get_aval, rebind
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjcore.fp_errors import quiet_unless_eager
 from mjnp import _elementwise as ew
+from mjnp import _host_numpy
 from mjnp._indexing import _getitem, _update, getitem, host_values
 from mjnp._joining import stack
 from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape, single_axis
@@ -379,6 +380,13 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
 
     NB: a new array, not a read-only view.
     """
+    if type(offset) is int and type(axis1) is int and type(axis2) is int:
+        values = _host_numpy.host_values(a)  # eagerly on the CPU: NumPy's own (copied)
+        if values is not None and values[0].ndim >= 2:
+            # (the method `numpy.diagonal` calls, without its Python wrapper)
+            out = _host_numpy.attempt(values[0].diagonal, offset, axis1, axis2)
+            if out is not None:
+                return _host_numpy.wrap(out.copy())
     a = asarray_arg("diagonal", a)
     if a.ndim < 2:
         raise ValueError("mjnp.diagonal: diag requires an array of at least two dimensions")
@@ -403,6 +411,13 @@ def trace(
     out: Any = None,
 ) -> Array:
     """Sum along a diagonal, as `numpy.trace`."""
+    if dtype is None and out is None and type(offset) is int:
+        values = _host_numpy.host_values(a)  # eagerly on the CPU: NumPy's own
+        if values is not None and values[0].ndim >= 2 and values[0].dtype.kind in "biufc":
+            if type(axis1) is int and type(axis2) is int:
+                result = _host_numpy.attempt(values[0].trace, offset, axis1, axis2)
+                if result is not None:
+                    return _host_numpy.wrap(result)
     return write_out("trace", out, _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype))
 
 

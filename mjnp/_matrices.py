@@ -14,6 +14,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.dtypes import DTypeLike
 from mjnp._creation import _dtype, _size
+from mjnp._host_numpy import HOST_ELEMENTS, host_values, wrap
 from mjnp._manipulation import asarray_strong, ravel
 
 ArrayLike = Any
@@ -46,6 +47,13 @@ def tri(
 
 
 def _masked(fname: str, m: ArrayLike, k: int, lower: bool) -> Array:
+    if type(k) is int:
+        vals = host_values(m)
+        # eagerly on the CPU, NumPy's own function (`mjnp._host_numpy`)
+        # (a vector's result is a square matrix: bounded as the operands are)
+        ndim = 0 if vals is None else vals[0].ndim
+        if ndim > 1 or ndim == 1 and vals[0].size ** 2 <= HOST_ELEMENTS:
+            return wrap((np.tril if lower else np.triu)(vals[0], k))
     m = asarray_strong(fname, m)
     if m.ndim == 0:
         raise TypeError(f"mjnp.{fname}: input must be at least 1-d, got a 0-d array")
@@ -70,6 +78,15 @@ def triu(m: ArrayLike, k: int = 0) -> Array:
 
 def diag(v: ArrayLike, k: int = 0) -> Array:
     """The `k`-th diagonal of a 2-d array, or a 2-d array with 1-d `v` on it, as `numpy.diag`."""
+    if type(k) is int:
+        vals = host_values(v)
+        if vals is not None and (
+            vals[0].ndim == 2 or vals[0].ndim == 1 and (vals[0].size + abs(k)) ** 2 <= HOST_ELEMENTS
+        ):
+            value = vals[0]
+            # NumPy's diagonal of a matrix is a view of it (`np.diag` calls the method): mjnp's
+            # is a new array
+            return wrap(value.diagonal(k).copy() if value.ndim == 2 else np.diag(value, k))
     v = asarray_strong("diag", v)
     k = operator.index(k)
     if v.ndim == 1:

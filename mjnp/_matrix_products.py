@@ -15,6 +15,7 @@ from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.dot import can_accumulate
 from mjcore.lax.precision import canonicalize_precision
+from mjnp._host_numpy import with_host_path
 from mjnp._manipulation import moveaxis, normalize_axis
 from mjnp._out import write_exact_out, write_out
 from mjnp._promotion import asarray_arg, promote_args
@@ -99,6 +100,10 @@ def matmul(
     return write_out("matmul", out, result, "same_kind", broadcast=True)
 
 
+# Eagerly on the CPU, NumPy's own function on the host values (`mjnp._host_numpy`).
+matmul = with_host_path(matmul, np.matmul)
+
+
 def _matmul(
     x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None, preferred: np.dtype | None = None
 ) -> Array:
@@ -173,6 +178,9 @@ def dot(
     return write_exact_out("dot", out, _dot(a, b, preferred))
 
 
+dot = with_host_path(dot, np.dot)
+
+
 def _dot(a: ArrayLike, b: ArrayLike, preferred: np.dtype | None = None) -> Array:
     a, b = _promote("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
@@ -211,6 +219,9 @@ def vdot(
     return _contract(a, b, 0, 0, preferred)
 
 
+vdot = with_host_path(vdot, np.vdot)
+
+
 @fuse_eagerly
 def inner(
     a: ArrayLike,
@@ -232,6 +243,9 @@ def inner(
             f"(dim {a.ndim - 1}) != {b.shape[-1]} (dim {b.ndim - 1})"
         )
     return _contract(a, b, a.ndim - 1, b.ndim - 1, preferred)
+
+
+inner = with_host_path(inner, np.inner)
 
 
 def outer(a: ArrayLike, b: ArrayLike, out: Any = None) -> Array:
@@ -435,6 +449,26 @@ def cross(
     cy = lax.sub(lax.mul(x2, y0), lax.mul(x0, y2))
     out = lax.concatenate([lax.expand_dims(c, (len(loop),)) for c in (cx, cy, z)], len(loop))
     return moveaxis(out, -1, normalize_axis("mjnp.cross", axisc, out.ndim))
+
+
+def _numpy_cross(
+    a: np.ndarray,
+    b: np.ndarray,
+    axisa: int = -1,
+    axisb: int = -1,
+    axisc: int = -1,
+    axis: Any = None,
+) -> np.ndarray:
+    """`numpy.cross` of 3-vectors; 2-vectors (which NumPy 2 deprecates, with a warning) and
+    bad axes raise, so mjnp's general path computes them or raises its error."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if a.shape[axisa] != 3 or b.shape[axisb] != 3:
+        raise ValueError("not 3-vectors")
+    return np.cross(a, b, axisa, axisb, axisc)
+
+
+cross = with_host_path(cross, _numpy_cross)
 
 
 # --- einsum ---------------------------------------------------------------------------------

@@ -21,6 +21,15 @@ from mjcore import lax
 from mjcore.array import Array as _ConcreteArray
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _matrix_products as _products
+from mjnp._host_numpy import (
+    PAIR_ELEMENTS,
+    PRODUCT_ELEMENTS,
+    attempt,
+    host_values,
+    linalg_dtype_ok,
+    linalg_ok,
+    wrap,
+)
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, reject_list_axis
 from mjnp._matrix_products import cross as main_cross
 from mjnp._out import write_exact_out
@@ -128,6 +137,18 @@ def _is_concrete(x: Any) -> bool:
     return isinstance(x, _ConcreteArray)
 
 
+def _plain(x: Any) -> bool:
+    """None or a Python int or float (not a bool): a tolerance NumPy reads as mjnp does."""
+    return x is None or type(x) in (int, float)
+
+
+def _plain_axis(axis: Any) -> bool:
+    """None, an int, or a tuple of ints (not bools): an axis NumPy's norm reads as mjnp's."""
+    if axis is None or type(axis) is int:
+        return True
+    return type(axis) is tuple and all(type(i) is int for i in axis)
+
+
 # Eager checks for numerically failed decompositions. The LAPACK kernels' `info` outputs are
 # turned into NaNs by the lax lowerings (as JAX does), so a NaN the input did not hold marks a
 # failure; LU's own failure mark is an exactly zero pivot. Under a transformation the values
@@ -165,12 +186,18 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
     """Cholesky factor, as `numpy.linalg.cholesky`.
 
     NB: the factor of `(a + a^H) / 2` is returned (as JAX), which is NumPy's result for the
-    Hermitian input NumPy requires.
+    Hermitian input NumPy requires; eagerly on the CPU (`mjnp._host_numpy`) NumPy computes it
+    from the lower (upper) triangle.
 
     Raises:
         LinAlgError: eagerly, when the matrix is not positive definite; under a transformation
             such a matrix gives NaNs instead.
     """
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.cholesky, vals[0], upper=bool(upper))
+        if out is not None:
+            return wrap(out)
     x = _inexact("cholesky", a)
     _check_stacked("cholesky", x)
     factor = lax.cholesky(x)
@@ -186,6 +213,13 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Any:
     """
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"mjnp.linalg.qr: unrecognized mode {mode!r}")
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0], square=False):
+        out = attempt(np.linalg.qr, vals[0], mode)
+        if out is not None:
+            if mode in ("r", "raw"):
+                return wrap(out) if mode == "r" else (wrap(out[0]), wrap(out[1]))
+            return QRResult(wrap(out.Q), wrap(out.R))
     x = _inexact("qr", a)
     _check_stacked("qr", x, square=False)
     if mode == "raw":
@@ -204,6 +238,11 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's n
     if UPLO not in ("L", "U", "l", "u"):
         raise ValueError(f"mjnp.linalg.eigh: UPLO argument must be 'L' or 'U', got {UPLO!r}")
     UPLO = UPLO.upper()  # noqa: N806  (NumPy accepts 'l' and 'u')
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.eigh, vals[0], UPLO)
+        if out is not None:
+            return EighResult(wrap(out.eigenvalues), wrap(out.eigenvectors))
     x = _inexact("eigh", a)
     _check_stacked("eigh", x)
     v, w = lax.eigh(x, lower=UPLO == "L", symmetrize_input=False)
@@ -213,6 +252,12 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's n
 
 def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:  # noqa: N803  (NumPy's name)
     """Eigenvalues of Hermitian matrices, as `numpy.linalg.eigvalsh`."""
+    if UPLO in ("L", "U", "l", "u"):
+        vals = host_values(a)
+        if vals is not None and linalg_ok(vals[0]):
+            out = attempt(np.linalg.eigvalsh, vals[0], UPLO.upper())
+            if out is not None:
+                return wrap(out)
     return eigh(a, UPLO).eigenvalues
 
 
@@ -236,6 +281,11 @@ def eig(a: ArrayLike, /) -> EigResult:
         LinAlgError: eagerly, for infinities or NaNs in `a` and when the iteration fails to
             converge (NaNs under a transformation).
     """
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.eig, vals[0])
+        if out is not None:
+            return EigResult(wrap(out.eigenvalues), wrap(out.eigenvectors))
     x = _inexact("eig", a)
     _check_stacked("eig", x)
     _check_finite("eig", x)
@@ -248,6 +298,11 @@ def eig(a: ArrayLike, /) -> EigResult:
 
 def eigvals(a: ArrayLike, /) -> Array:
     """Eigenvalues of general square matrices, as `numpy.linalg.eigvals` (errors as `eig`)."""
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.eigvals, vals[0])
+        if out is not None:
+            return wrap(out)
     x = _inexact("eigvals", a)
     _check_stacked("eigvals", x)
     _check_finite("eigvals", x)
@@ -269,6 +324,14 @@ def svd(
         LinAlgError: eagerly, when the iteration fails to converge, which NaNs in `a` also
             cause, as in NumPy (NaNs under a transformation).
     """
+    if not hermitian:  # NumPy's hermitian SVD is eigh-based: mjnp computes the general one
+        vals = host_values(a)
+        if vals is not None and linalg_ok(vals[0], square=False):
+            out = attempt(np.linalg.svd, vals[0], bool(full_matrices), bool(compute_uv))
+            if out is not None:
+                if not compute_uv:
+                    return wrap(out)
+                return SVDResult(wrap(out.U), wrap(out.S), wrap(out.Vh))
     x = _inexact("svd", a)
     _check_stacked("svd", x, square=False)
     del hermitian
@@ -303,6 +366,11 @@ def _lu_parts(x: Array) -> tuple[Array, Array, Array, Array]:
 
 def det(a: ArrayLike) -> Array:
     """Determinant, as `numpy.linalg.det` (via LU)."""
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.det, vals[0])
+        if out is not None:
+            return wrap(out)
     x = _inexact("det", a)
     _check_stacked("det", x)
     diag, parity, _, _ = _lu_parts(x)
@@ -312,6 +380,11 @@ def det(a: ArrayLike) -> Array:
 def slogdet(a: ArrayLike) -> SlogdetResult:
     """Sign (or phase) and natural log of the absolute determinant, as
     `numpy.linalg.slogdet`."""
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.slogdet, vals[0])
+        if out is not None:
+            return SlogdetResult(wrap(out.sign), wrap(out.logabsdet))
     x = _inexact("slogdet", a)
     _check_stacked("slogdet", x)
     diag, parity, _, _ = _lu_parts(x)
@@ -363,6 +436,22 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
         LinAlgError: for a singular `a` (an exactly zero pivot), eagerly; under a
             transformation it gives infinities or NaNs instead.
     """
+    vals = host_values(a, b)
+    if (
+        vals is not None
+        and linalg_ok(vals[0])
+        and vals[1].ndim
+        and linalg_dtype_ok(vals[1])
+        # batch axes that broadcast may make a large result: bounded by the operands' product
+        and (
+            vals[1].ndim == 1
+            or vals[0].shape[:-2] == vals[1].shape[:-2]
+            or vals[0].size * vals[1].size <= PAIR_ELEMENTS
+        )
+    ):
+        out = attempt(np.linalg.solve, vals[0], vals[1])
+        if out is not None:
+            return wrap(out)
     x, rhs = _inexact("solve", a), _inexact("solve", b)
     _check_stacked("solve", x)
     dtype = _result_inexact(x, rhs)
@@ -395,6 +484,11 @@ def inv(a: ArrayLike) -> Array:
         LinAlgError: for a singular matrix (an exactly zero pivot), eagerly; under a
             transformation it gives infinities or NaNs instead.
     """
+    vals = host_values(a)
+    if vals is not None and linalg_ok(vals[0]):
+        out = attempt(np.linalg.inv, vals[0])
+        if out is not None:
+            return wrap(out)
     x = _inexact("inv", a)
     _check_stacked("inv", x)
     return _lu_solve("inv", x, _eye(x.shape, x.dtype))
@@ -406,6 +500,19 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
         n = operator.index(n)
     except TypeError as err:
         raise TypeError("mjnp.linalg.matrix_power: exponent must be an integer") from err
+    vals = host_values(a)
+    if (
+        vals is not None
+        and vals[0].dtype.kind in "biufc"
+        and vals[0].ndim >= 2
+        and vals[0].shape[-1] == vals[0].shape[-2]
+        and (n >= 0 or linalg_ok(vals[0]))
+        and vals[0].size <= PRODUCT_ELEMENTS  # (NumPy's matmul: the products' bound)
+    ):
+        out = attempt(np.linalg.matrix_power, vals[0], n)
+        if out is not None:
+            # NumPy's n == 1 returns its input: copied, as a new array
+            return wrap(out.copy() if out is vals[0] else out)
     x = asarray_strong("linalg.matrix_power", a)
     _check_stacked("matrix_power", x)
     if n == 0:
@@ -437,6 +544,12 @@ def matrix_rank(
     rtol: Any = None,  # noqa: N803
 ) -> Array:
     """Rank by counting singular values above a tolerance, as `numpy.linalg.matrix_rank`."""
+    if not hermitian and _plain(tol) and _plain(rtol):
+        vals = host_values(A)
+        if vals is not None and linalg_dtype_ok(vals[0]):
+            out = attempt(np.linalg.matrix_rank, vals[0], tol, rtol=rtol)
+            if out is not None:
+                return wrap(out)
     from mjnp import count_nonzero, greater, multiply
     from mjnp import max as amax
 
@@ -460,6 +573,14 @@ def matrix_rank(
 
 def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Array:
     """Moore-Penrose pseudo-inverse via the SVD, as `numpy.linalg.pinv`."""
+    if not hermitian and _plain(rcond) and _plain(rtol):
+        vals = host_values(a)
+        if vals is not None and linalg_ok(vals[0], square=False):
+            # rtol=None is NumPy's unset rtol here (mjnp cannot tell them apart): rcond 1e-15
+            kwargs = {} if rtol is None else {"rtol": rtol}
+            out = attempt(np.linalg.pinv, vals[0], rcond, **kwargs)
+            if out is not None:
+                return wrap(out)
     from mjnp import asarray, greater, multiply, where
     from mjnp import max as amax
 
@@ -499,6 +620,19 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
     NB: residuals are empty when the rank is below `n` or `m <= n`, which needs the rank's
     value: under a transformation the residuals are always computed (as in JAX).
     """
+    if _plain(rcond):
+        vals = host_values(a, b)
+        if (
+            vals is not None
+            and vals[0].ndim == 2
+            and vals[1].ndim in (1, 2)
+            and linalg_dtype_ok(vals[0])
+            and linalg_dtype_ok(vals[1])
+        ):
+            out = attempt(np.linalg.lstsq, vals[0], vals[1], rcond)
+            if out is not None:
+                sol, residuals, rank, s = out
+                return wrap(sol), wrap(residuals), wrap(np.int32(rank)), wrap(s)
     from mjnp import sum as asum
 
     x, rhs = _inexact("lstsq", a), _inexact("lstsq", b)
@@ -562,6 +696,12 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
 
 def cond(x: ArrayLike, p: Any = None) -> Array:
     """Condition number, as `numpy.linalg.cond` (inf for a singular matrix)."""
+    if p is None or type(p) in (int, float, str):
+        vals = host_values(x)
+        if vals is not None and linalg_ok(vals[0], square=p not in (None, 2, -2)):
+            out = attempt(np.linalg.cond, vals[0], p)
+            if out is not None:
+                return wrap(out)
     a = _inexact("cond", x)
     _check_stacked("cond", a, square=p not in (None, 2, -2))
     if a.size == 0 and a.shape[-2] * a.shape[-1] == 0:
@@ -658,6 +798,12 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro") ->
 
 def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A002
     """Vector or matrix norm, as `numpy.linalg.norm`."""
+    if (ord is None or type(ord) in (int, float, str)) and _plain_axis(axis):
+        vals = host_values(x)
+        if vals is not None and vals[0].dtype.kind in "biufc":
+            out = attempt(np.linalg.norm, vals[0], ord, axis, bool(keepdims))
+            if out is not None:
+                return wrap(out)
     from mjnp import abs as aabs
     from mjnp import amax, amin
     from mjnp import sum as asum

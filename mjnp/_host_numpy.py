@@ -1,0 +1,167 @@
+"""NumPy's own function on the host values of concrete eager CPU Arrays (issue 18).
+
+Linear algebra and the matrix helpers bind many primitives eagerly (an `inv` is an LU custom
+call, two triangular solves and ~20 small ops: ~300 µs for an 8x8 matrix, NumPy's ~5 µs). When
+every argument is a strong concrete Array and nothing is traced on the CPU, the function's
+NumPy counterpart computes the result on the host values instead: NumPy's bits, dtypes and
+shapes, nothing compiled or bound. Anything else (tracers under jit/grad/vmap, Python scalars,
+lists, weak types, another device, large operands) takes the function's general path.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mjcore.array import Array, wrap_host
+from mjcore.core import ShapedArray
+from mjcore.dispatch import array_value, is_eager_host
+
+# Elements per operand up to which the host path runs. NumPy's LAPACK calls are the kernels
+# XLA's CPU custom calls run: measured against `jit` of the mjnp function (loaded 2-core
+# machine, one run), NumPy took 0.54-0.93x XLA's time for inv, svd and eigh of 64x64 to 256x256
+# float64. Products stop at `dispatch.host_limit`'s bound for `dot_general` (2^15): NumPy's
+# threaded BLAS lost badly on a loaded machine from 256x256 (matmul 18.6 ms against 0.6 ms).
+HOST_ELEMENTS = 1 << 16
+PRODUCT_ELEMENTS = 1 << 15
+# The product of two operands' sizes bounds a product's result (an outer-like `matmul` of
+# (n, 1) and (1, n)) and its multiply-adds: past this, the general path's per-primitive
+# bounds decide (its `dot_general` host rule is `np.dot`, so small matrices stay on NumPy).
+PAIR_ELEMENTS = 1 << 20
+_PLANS_SIZE = 1024
+
+
+def host_values(*args: Any) -> list[np.ndarray] | None:
+    """The read-only host values of `args` when each is a strong concrete Array of at most
+    `HOST_ELEMENTS` elements and the call runs eagerly on the CPU, else None."""
+    if not is_eager_host():
+        return None
+    values = []
+    for x in args:
+        if type(x) is not Array or x.aval.weak_type:
+            return None
+        value = array_value(x)
+        if value.size > HOST_ELEMENTS:
+            return None
+        values.append(value)
+    return values
+
+
+def wrap(value: Any) -> Array:
+    """A strong Array holding NumPy result `value` (an ndarray or a NumPy scalar), which
+    nothing else may hold (copy views of inputs first)."""
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    return wrap_host(value, ShapedArray(value.shape, value.dtype))
+
+
+# dtypes NumPy's linalg computes in (bool and integers go to float64); others (float16,
+# longdouble, object) take the general path, which raises mjnp's TypeError
+LINALG_KINDS = frozenset("biu")
+LINALG_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
+
+
+def linalg_dtype_ok(value: np.ndarray) -> bool:
+    """Whether `value`'s dtype is one NumPy's linalg computes with as mjnp's does."""
+    dt = value.dtype
+    return dt.kind in LINALG_KINDS or dt in LINALG_DTYPES
+
+
+def linalg_ok(value: np.ndarray, square: bool = True) -> bool:
+    """Whether NumPy's linalg takes `value` as mjnp's does: a supported dtype, at least two
+    dimensions, and square matrices where `square`. Otherwise the general path raises."""
+    dt = value.dtype
+    if dt.kind not in LINALG_KINDS and dt not in LINALG_DTYPES:
+        return False
+    shape = value.shape
+    if len(shape) < 2:
+        return False
+    return not square or shape[-1] == shape[-2]
+
+
+def attempt(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)`, or None where NumPy raises: the general path then runs and
+    raises mjnp's own error (its message names the function and the fix) or, where mjnp's
+    semantics differ from NumPy's failure (a NaN input to `cholesky`), computes its result."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception:  # noqa: BLE001  (any NumPy error: the general path decides)
+        return None
+
+
+# dtypes the products' host path takes: NumPy's result dtype is mjnp's for these
+NUMERIC_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float32", "float64", "complex64", "complex128",
+    )
+)  # fmt: skip
+
+
+def with_host_path(fused: Callable[..., Any], numpy_fn: Callable[..., Any], arrays: int = 2) -> Any:
+    """`fused` (a `fuse_eagerly` function), with `numpy_fn` run first on the host values when
+    its first `arrays` positional arguments are strong Arrays of `NUMERIC_DTYPES` of at most
+    `PRODUCT_ELEMENTS` elements each (`PAIR_ELEMENTS` as the product of their sizes) and every
+    other argument is a Python int or None: NumPy's bits without the fused call's ~2 µs.
+    Anything else, or an argument NumPy rejects, runs `fused`, which raises mjnp's error. The
+    two-Array call without keywords is inlined (it is most of the cost of `vdot` of two short
+    vectors)."""
+    numeric = NUMERIC_DTYPES
+    # (aval, aval) -> False where the two-Array call takes `fused`, else True, then the
+    # result's aval once known (NumPy's result shape and dtype follow from the operands'); bounded
+    pairs: dict[tuple[ShapedArray, ShapedArray], Any] = {}
+
+    def host_pair(key: tuple[ShapedArray, ShapedArray]) -> bool:
+        aa, ba = key
+        ok = not (aa.weak_type or ba.weak_type) and aa.dtype in numeric and ba.dtype in numeric
+        sizes = math.prod(aa.shape), math.prod(ba.shape)
+        ok = ok and max(sizes) <= PRODUCT_ELEMENTS and sizes[0] * sizes[1] <= PAIR_ELEMENTS
+        if len(pairs) >= _PLANS_SIZE:
+            pairs.clear()
+        pairs[key] = ok
+        return ok
+
+    @functools.wraps(fused)  # (copies the fused handles, `__wrapped_fused__`, too)
+    def with_host(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == arrays == 2 and not kwargs:
+            a, b = args
+            if type(a) is Array and type(b) is Array and is_eager_host():
+                key = (a.aval, b.aval)
+                ok = pairs.get(key)
+                if ok is None:
+                    ok = host_pair(key)
+                if ok:
+                    try:
+                        out = numpy_fn(array_value(a), array_value(b))
+                    except Exception:  # noqa: BLE001  (the general path raises mjnp's error)
+                        return fused(a, b)
+                    if type(out) is not np.ndarray:
+                        out = np.asarray(out)
+                    if ok is True:
+                        ok = pairs[key] = ShapedArray(out.shape, out.dtype)
+                    return wrap_host(out, ok)
+            return fused(*args)
+        if len(args) >= arrays:
+            for extra in args[arrays:]:
+                if extra is not None and type(extra) is not int:
+                    return fused(*args, **kwargs)
+            for extra in kwargs.values():
+                if extra is not None and type(extra) is not int:
+                    return fused(*args, **kwargs)
+            values = host_values(*args[:arrays])
+            if (
+                values is not None
+                and all(v.dtype in numeric and v.size <= PRODUCT_ELEMENTS for v in values)
+                and math.prod(v.size for v in values) <= PAIR_ELEMENTS
+            ):
+                out = attempt(numpy_fn, *values, *args[arrays:], **kwargs)
+                if out is not None:
+                    return wrap(out)
+        return fused(*args, **kwargs)
+
+    return with_host
