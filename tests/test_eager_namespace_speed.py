@@ -1,0 +1,203 @@
+"""The eager NumPy paths of creation, manipulation and indexing functions (issue 18): on
+concrete CPU Arrays they compute NumPy's result bit for bit (values, dtype, shape), bind no
+primitive and compile nothing for a new shape; errors are mjnp's as before, and jit/vmap/grad
+still agree with the eager result."""
+
+from __future__ import annotations
+
+import numpy as onp
+import pytest
+
+import mjcore
+import mjnp as np
+from mjcore.backend import compat
+from mjnp import _creation
+
+F64 = onp.dtype("float64")
+
+
+class _NoLax:
+    """Stands in for a module's `lax`: any use means a primitive would be bound."""
+
+    def __getattr__(self, name: str):
+        raise AssertionError(f"lax.{name} used: the NumPy path did not run")
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The number of XLA compilations so far (a list holding one count)."""
+    count = [0]
+    real = compat.compile_and_load
+
+    def counting(*args, **kwargs):
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compat, "compile_and_load", counting)
+    return count
+
+
+def _same(actual, expected) -> None:
+    """Bit-for-bit equality of an mjnp result with NumPy's (values, dtype, shape)."""
+    if isinstance(expected, tuple | list):
+        assert isinstance(actual, tuple | list) and len(actual) == len(expected)
+        for a, e in zip(actual, expected, strict=True):
+            _same(a, e)
+        return
+    assert isinstance(actual, mjcore.Array), type(actual)
+    e = onp.asarray(expected)
+    a = onp.asarray(actual)
+    assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, a.shape, e.dtype, e.shape)
+    assert a.tobytes() == e.tobytes(), (a, e)
+    assert not actual.aval.weak_type
+
+
+# --- creation -------------------------------------------------------------------------------
+
+CREATION = [
+    ("zeros", ((3, 4),), {}),
+    ("zeros", (5,), {"dtype": onp.int8}),
+    ("zeros", ((),), {}),
+    ("zeros", ((0, 3),), {"dtype": bool}),
+    ("ones", ((2, 3),), {"dtype": onp.complex64}),
+    ("ones", (7,), {}),
+    ("empty", ((2, 2),), {"dtype": onp.float32}),
+    ("full", ((2, 3), 2.5), {}),
+    ("full", ((4,), -0.0), {}),
+    ("full", ((4,), onp.nan), {}),
+    ("full", ((3,), 5), {}),
+    ("full", ((3,), 300.7), {"dtype": onp.uint8}),
+    ("full", ((2,), 2**63 + 5), {"dtype": onp.uint64}),
+    ("full", ((2, 3), [1.0, 2.0, 3.0]), {}),
+    ("arange", (100,), {}),
+    ("arange", (0,), {}),
+    ("arange", (-4,), {}),
+    ("arange", (5, 0, -1), {}),
+    ("arange", (-3, 7, 2), {}),
+    ("arange", (0.5, 10.3, 0.7), {}),
+    ("arange", (0, 1, 0.1), {}),
+    ("arange", (1e300, 1.7e308, 1e307), {}),
+    ("arange", (10,), {"dtype": onp.float16}),
+    ("arange", (0.1, 5.1, 0.5), {"dtype": onp.float32}),
+    ("arange", (0, 300, 7), {"dtype": onp.uint8}),
+    ("arange", (0, 5, 1.5), {"dtype": onp.int64}),
+    ("eye", (3,), {}),
+    ("eye", (4, 3, 1), {}),
+    ("eye", (4, 4, -2), {"dtype": onp.int32}),
+    ("eye", (3, 3, 10), {}),
+    ("eye", (0,), {"dtype": bool}),
+    ("identity", (4,), {"dtype": onp.float32}),
+    ("linspace", (0, 1), {}),
+    ("linspace", (0, 1, 5), {"endpoint": False}),
+    ("linspace", (2, 3, 1), {}),
+    ("linspace", (2, 3, 0), {}),
+    ("linspace", (1, 10, 10), {"dtype": int}),
+    ("linspace", (-5, 5.5, 7), {"axis": -1}),
+    ("linspace", (0, 1, 4), {"dtype": onp.float32}),
+    ("linspace", (0, 1, 3), {"dtype": complex}),
+    ("linspace", (0, 1e-310, 5), {}),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), CREATION)
+def test_creation_equals_numpy(name, args, kwargs):
+    # mjnp's `empty` is zeros (NumPy's is uninitialised)
+    expected = getattr(onp, name.replace("empty", "zeros"))(*args, **kwargs)
+    _same(getattr(np, name)(*args, **kwargs), expected)
+
+
+@pytest.mark.parametrize("args", [(0, 1, 5), (2, 3, 1), (0, 1, 0)])
+def test_linspace_retstep_equals_numpy(args):
+    y, step = np.linspace(*args, retstep=True)
+    y_np, step_np = onp.linspace(*args, retstep=True)
+    _same(y, y_np)
+    _same(step, onp.asarray(step_np))
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"dtype": onp.int32}, {"shape": (4,)}, {"dtype": bool, "order": "C"}]
+)
+def test_like_equals_numpy(name, kwargs):
+    x = onp.arange(6.0).reshape(2, 3)
+    expected = getattr(onp, name.replace("empty", "zeros"))(x, **kwargs)
+    _same(getattr(np, name)(np.asarray(x), **kwargs), expected)
+
+
+@pytest.mark.parametrize("x", [onp.arange(6.0).reshape(2, 3), onp.arange(4, dtype=onp.int32)])
+def test_full_like_equals_numpy(x):
+    _same(np.full_like(np.asarray(x), 7.5), onp.full_like(x, 7.5))
+
+
+CREATION_CALLS = {
+    "zeros": lambda n: np.zeros((n, n + 1)),
+    "ones": lambda n: np.ones(n, dtype=onp.float32),
+    "empty": lambda n: np.empty((n,)),
+    "full": lambda n: np.full((n, 2), 1.5),
+    "zeros_like": lambda n: np.zeros_like(X_LIKE),
+    "ones_like": lambda n: np.ones_like(X_LIKE, dtype=onp.int16),
+    "full_like": lambda n: np.full_like(X_LIKE, 0.25),
+    "arange": lambda n: np.arange(n),
+    "arange_float": lambda n: np.arange(0.0, n, 0.5),
+    "arange_range": lambda n: np.arange(2, n, 3),
+    "eye": lambda n: np.eye(n, n + 2, 1),
+    "identity": lambda n: np.identity(n),
+    "linspace": lambda n: np.linspace(0, 1, n),
+}
+X_LIKE = np.asarray(onp.arange(12.0).reshape(3, 4))
+
+
+@pytest.mark.parametrize("name", sorted(CREATION_CALLS))
+def test_creation_binds_and_compiles_nothing(name, monkeypatch, compiles):
+    monkeypatch.setattr(_creation, "lax", _NoLax())
+    for n in (37, 38):  # new shapes
+        out = CREATION_CALLS[name](n)
+        assert isinstance(out, mjcore.Array)
+    assert compiles[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "err"),
+    [
+        (lambda: np.zeros(-1), ValueError),
+        (lambda: np.zeros((2, 3), dtype=object), TypeError),
+        (lambda: np.ones((2, 3), order="X"), ValueError),
+        (lambda: np.full((2,), 2**64), OverflowError),
+        (lambda: np.arange(0, 5, 0), ZeroDivisionError),
+        (lambda: np.arange(5, like=onp.zeros(1)), NotImplementedError),
+        (lambda: np.eye(-1), ValueError),
+        (lambda: np.eye(3, dtype="S3"), TypeError),
+        (lambda: np.linspace(0, 1, -1), ValueError),
+        (lambda: np.linspace(0, 1, 5, axis=1), onp.exceptions.AxisError),
+        (lambda: np.zeros_like(X_LIKE, order="X"), ValueError),
+    ],
+)
+def test_creation_errors_name_the_function(call, err):
+    with pytest.raises(err, match="mjnp"):
+        call()
+
+
+def test_creation_device_argument_places_the_result():
+    cpu = mjcore.devices("cpu")[0]
+    for out in (np.zeros(3, device=cpu), np.arange(4, device="cpu"), np.eye(2, device=cpu)):
+        assert out.device == cpu
+
+
+def test_creation_under_jit_and_vmap_agrees_with_eager():
+    def f(x):
+        return (
+            np.zeros((3, 4)) + x,
+            np.arange(4) * x,
+            np.eye(3, 4, 1) * x,
+            np.linspace(0, 1, 5) * x,
+            np.full((2,), 2.5) * x,
+            np.ones_like(np.arange(3.0)) * x,
+        )
+
+    eager = f(np.asarray(1.5))
+    _same(mjcore.jit(f)(np.asarray(1.5)), [onp.asarray(e) for e in eager])
+    batched = mjcore.vmap(f)(np.asarray([1.5, 1.5]))
+    for b, e in zip(batched, eager, strict=True):
+        assert onp.array_equal(onp.asarray(b)[1], onp.asarray(e))
+    grad = mjcore.grad(lambda x: np.sum(np.arange(4) * x) + np.sum(np.eye(2) * x))(2.0)
+    assert float(grad) == 8.0  # 0 + 1 + 2 + 3, and the trace of eye(2)
