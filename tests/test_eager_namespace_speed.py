@@ -201,3 +201,100 @@ def test_creation_under_jit_and_vmap_agrees_with_eager():
         assert onp.array_equal(onp.asarray(b)[1], onp.asarray(e))
     grad = mjcore.grad(lambda x: np.sum(np.arange(4) * x) + np.sum(np.eye(2) * x))(2.0)
     assert float(grad) == 8.0  # 0 + 1 + 2 + 3, and the trace of eye(2)
+
+
+# --- functions of arrays: the NumPy path against NumPy and against the general path ----------
+
+_RNG = onp.random.default_rng(0)
+A2 = _RNG.standard_normal((4, 6))
+A2_NAN = onp.where(A2 > 1, onp.nan, onp.where(A2 < -1.2, onp.inf, A2))
+A3 = _RNG.standard_normal((2, 1, 3))
+V6 = _RNG.standard_normal(6).astype(onp.float32)
+I2 = _RNG.integers(-6, 6, (4, 6))
+IDX = onp.array([[0, 5, -1], [2, 2, 3]])
+IDX32 = onp.array([1, 0, 3], dtype=onp.int32)
+ALONG = _RNG.integers(0, 6, (4, 3))
+E0 = onp.zeros((0, 3))
+S0 = onp.asarray(2.5)
+
+# (name, mjnp/NumPy call taking the module, the arrays as a tuple)
+ARRAY_CASES = [
+    ("take", lambda m, a: m.take(a[0], a[1]), (A2, IDX)),
+    ("take_axis", lambda m, a: m.take(a[0], a[1], axis=1), (A2, IDX32)),
+    ("take_int", lambda m, a: m.take(a[0], 7), (A2,)),
+    ("take_wrap", lambda m, a: m.take(a[0], a[1], axis=0, mode="wrap"), (A2, IDX)),
+    ("take_clip", lambda m, a: m.take(a[0], a[1], mode="clip"), (V6, IDX)),
+    ("take_empty", lambda m, a: m.take(a[0], a[1], axis=0), (E0, IDX32[:0])),
+    ("take_along_axis", lambda m, a: m.take_along_axis(a[0], a[1], axis=1), (A2, ALONG)),
+    ("take_along_axis0", lambda m, a: m.take_along_axis(a[0], a[1], 0), (A2[:, :3], ALONG[:2] % 4)),
+    ("take_along_none", lambda m, a: m.take_along_axis(a[0], a[1], None), (A2, IDX32)),
+]
+# calls whose NumPy path falls back to the general one, which raises mjnp's error
+ARRAY_ERRORS = [
+    ("take_oob", lambda m, a: m.take(a[0], a[1] + 30), (A2, IDX), IndexError),
+    ("take_float", lambda m, a: m.take(a[0], a[1]), (A2, A2), TypeError),
+    ("take_axis_oob", lambda m, a: m.take(a[0], a[1], axis=2), (A2, IDX), IndexError),
+    ("take_empty_wrap", lambda m, a: m.take(a[0], a[1], mode="wrap"), (E0, IDX), IndexError),
+    ("along_oob", lambda m, a: m.take_along_axis(a[0], a[1] + 6, 1), (A2, ALONG), IndexError),
+    ("along_ndim", lambda m, a: m.take_along_axis(a[0], a[1], 1), (A2, IDX32), ValueError),
+]
+
+
+@pytest.fixture
+def general_path(monkeypatch):
+    """A context switch: inside, mjnp's NumPy paths are off (the general path runs)."""
+    from contextlib import contextmanager
+
+    from mjnp import _eager_host
+
+    @contextmanager
+    def general():
+        with monkeypatch.context() as m:
+            m.setattr(_eager_host, "is_eager_host", lambda: False)
+            yield
+
+    return general
+
+
+def _mj(arrays):
+    return tuple(np.asarray(a) for a in arrays)
+
+
+@pytest.mark.parametrize(("name", "call", "arrays"), ARRAY_CASES, ids=[c[0] for c in ARRAY_CASES])
+def test_numpy_path_equals_numpy_and_general_path(name, call, arrays, general_path, compiles):
+    fast = call(np, _mj(arrays))
+    assert compiles[0] == 0, "the NumPy path compiled something"
+    _same(fast, call(onp, arrays))
+    with general_path():
+        general = call(np, _mj(arrays))
+    fast = fast if isinstance(fast, tuple | list) else (fast,)
+    general = general if isinstance(general, tuple | list) else (general,)
+    for f, g in zip(fast, general, strict=True):
+        assert f.aval == g.aval  # shape, dtype and weak type as before
+        assert onp.asarray(f).tobytes() == onp.asarray(g).tobytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "arrays", "err"), ARRAY_ERRORS, ids=[c[0] for c in ARRAY_ERRORS]
+)
+def test_numpy_path_errors_are_the_general_paths(name, call, arrays, err, general_path):
+    with pytest.raises(err) as fast:
+        call(np, _mj(arrays))
+    with general_path(), pytest.raises(err) as general:
+        call(np, _mj(arrays))
+    assert str(fast.value) == str(general.value)
+    assert "mjnp" in str(fast.value)
+
+
+def test_take_under_transformations_agrees_with_eager():
+    x, i = np.asarray(A2), np.asarray(IDX)
+    eager = np.take(x, i, axis=1)
+    assert onp.array_equal(onp.asarray(mjcore.jit(lambda x: np.take(x, i, axis=1))(x)), eager)
+    batched = mjcore.vmap(lambda x: np.take(x, i, axis=0))(x)
+    assert onp.array_equal(onp.asarray(batched), onp.asarray(eager))
+    along = mjcore.jit(lambda x: np.take_along_axis(x, np.asarray(ALONG), 1))(x)
+    assert onp.array_equal(onp.asarray(along), onp.take_along_axis(A2, ALONG, 1))
+    g = mjcore.grad(lambda x: np.sum(np.take(x, i) * 2.0))(x)
+    expected = onp.zeros(A2.size)
+    onp.add.at(expected, IDX.ravel() % A2.size, 2.0)
+    assert onp.array_equal(onp.asarray(g).ravel(), expected)

@@ -1,0 +1,42 @@
+"""NumPy's own function on the host values, for mjnp functions called eagerly on CPU Arrays
+(issue 18): `take(x, i)` costs NumPy's `take` and one Array, not a gather through dispatch.
+
+A function takes this path only when every array argument is a concrete `mjcore.Array`, nothing
+is traced and the device is the CPU (`mjcore.dispatch.is_eager_host`), and its arrays are
+small (`HOST_ELEMENTS`, the size up to which dispatch runs a general primitive's host rule).
+Anything else (tracers, other devices, large arrays, NumPy errors) goes the general way, which
+computes the same values and raises mjnp's errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mjcore.array import Array as _Array
+from mjcore.array import wrap_host
+from mjcore.core import ShapedArray
+from mjcore.dispatch import array_value, is_eager_host
+
+Array = Any
+
+# Elements (of the largest operand or result) up to which these functions run NumPy: dispatch's
+# limit for a general primitive's host rule (gathers, pads, reversals; docs/eager.md).
+HOST_ELEMENTS = 1 << 15
+
+
+def host_value(x: Any) -> np.ndarray | None:
+    """The read-only host value of `x` when it is a small concrete Array and the call runs
+    eagerly on the CPU; else None."""
+    if type(x) is not _Array or x.aval.size > HOST_ELEMENTS or not is_eager_host():
+        return None
+    return array_value(x)
+
+
+def host_result(value: np.ndarray, weak_type: bool = False) -> Array:
+    """An Array holding `value`, a NumPy array that nothing else holds (no device transfer
+    until a compiled program needs it)."""
+    if type(value) is not np.ndarray:  # a NumPy scalar
+        value = np.asarray(value)
+    return wrap_host(value, ShapedArray(value.shape, value.dtype, weak_type))
