@@ -10,6 +10,7 @@ computes the same values and raises mjnp's errors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,12 +27,29 @@ Array = Any
 HOST_ELEMENTS = 1 << 15
 
 
-def host_value(x: Any) -> np.ndarray | None:
-    """The read-only host value of `x` when it is a small concrete Array and the call runs
-    eagerly on the CPU; else None."""
-    if type(x) is not _Array or x.aval.size > HOST_ELEMENTS or not is_eager_host():
+def host_value(x: Any, limit: float = HOST_ELEMENTS) -> np.ndarray | None:
+    """The read-only host value of `x` when it is a concrete Array of at most `limit` elements
+    and the call runs eagerly on the CPU; else None."""
+    if type(x) is not _Array or x.aval.size > limit or not is_eager_host():
         return None
     return array_value(x)
+
+
+def numpy_call(fn: Callable[..., Any], x: Any, *args: Any, **kwargs: Any) -> Array | None:
+    """`fn(value of x, *args, **kwargs)` as a strong Array (a tuple or list of them for a
+    tuple or list result) when `x` has a host value (`host_value`); None otherwise, and where
+    NumPy raises (the general path then raises mjnp's error). `args` and `kwargs` are what
+    NumPy reads the same way as the general path (Python ints, tuples of them, None)."""
+    v = host_value(x)
+    if v is None:
+        return None
+    try:
+        out = fn(v, *args, **kwargs)
+    except (ValueError, TypeError, IndexError):
+        return None
+    if type(out) is tuple or type(out) is list:
+        return type(out)(host_result(o) for o in out)
+    return host_result(out)
 
 
 def host_result(value: np.ndarray, weak_type: bool = False) -> Array:
@@ -40,3 +58,18 @@ def host_result(value: np.ndarray, weak_type: bool = False) -> Array:
     if type(value) is not np.ndarray:  # a NumPy scalar
         value = np.asarray(value)
     return wrap_host(value, ShapedArray(value.shape, value.dtype, weak_type))
+
+
+def plain(*args: Any) -> bool:
+    """Whether every argument is None, a Python int or a tuple or list of Python ints: static
+    arguments (axes, counts, sections) that NumPy reads as the general path does."""
+    for a in args:
+        if a is None or type(a) is int:
+            continue
+        if type(a) is tuple or type(a) is list:
+            for e in a:
+                if type(e) is not int:
+                    return False
+            continue
+        return False
+    return True

@@ -461,6 +461,10 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     padded with `fill_value` (default 0; a scalar or one value per axis), which works under
     `jit` and `vmap`.
     """
+    if size is None and fill_value is None:
+        v = host_value(a, math.inf)  # eagerly on CPU: NumPy's (the general path's too)
+        if v is not None and v.ndim:
+            return tuple(host_result(i.astype(np.int64, copy=False)) for i in np.nonzero(v))
     a = asarray_arg("nonzero", a)
     if a.ndim == 0:
         raise ValueError(
@@ -523,6 +527,9 @@ def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -
     if size is None:
         if fill_value is not None:
             raise ValueError("mjnp.argwhere: fill_value is only allowed together with size")
+        v = host_value(a, math.inf)  # eagerly on CPU: NumPy's, without a device transfer
+        if v is not None:
+            return host_result(np.argwhere(v).astype(np.int64, copy=False))
         value = _concrete("argwhere", asarray_arg("argwhere", a))
         return asarray_arg("argwhere", np.argwhere(value).astype(np.int64))
     a = asarray_arg("argwhere", a)
@@ -540,6 +547,9 @@ def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None
         return _nonzero_sized("flatnonzero", flat, size, fill_value)[0]
     if fill_value is not None:
         raise ValueError("mjnp.flatnonzero: fill_value is only allowed together with size")
+    v = host_value(a, math.inf)  # eagerly on CPU: NumPy's, without a device transfer
+    if v is not None:
+        return host_result(np.flatnonzero(v).astype(np.int64, copy=False))
     value = _concrete("flatnonzero", asarray_arg("flatnonzero", a))
     return asarray_arg("flatnonzero", np.flatnonzero(value).astype(np.int64))
 

@@ -19,6 +19,7 @@ from mjcore.core import Tracer
 from mjcore.dtypes import DTypeLike
 from mjnp import _elementwise as ew
 from mjnp._creation import _dtype, linspace
+from mjnp._eager_host import host_result, host_value
 from mjnp._index_tricks import indices
 from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
 
@@ -108,6 +109,10 @@ def meshgrid(
     """Coordinate arrays from coordinate vectors, as `numpy.meshgrid`."""
     if indexing not in ("xy", "ij"):
         raise ValueError("mjnp.meshgrid: Valid values for `indexing` are 'xy' and 'ij'.")
+    values = [host_value(x) for x in xi]
+    if xi and all(v is not None for v in values):  # eagerly on CPU: NumPy's grids
+        grids = np.meshgrid(*values, copy=copy, sparse=sparse, indexing=indexing)
+        return tuple(host_result(g) for g in grids)
     ndim = len(xi)
     outs = []
     for i, x in enumerate(xi):
