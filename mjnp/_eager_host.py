@@ -73,3 +73,12 @@ def plain(*args: Any) -> bool:
             continue
         return False
     return True
+
+
+def fused_handles(public: Callable[..., Any], fused: Callable[..., Any]) -> None:
+    """Give `public`, a function that tries NumPy first and else calls the `fuse_eagerly`
+    function `fused`, the latter's eager-fusion handles (tests and `uses_host` read them, as
+    they read `mjnp.ufunc`'s)."""
+    for attr, value in vars(fused).items():
+        if attr.startswith(("__fused", "__wrapped_fused")):
+            setattr(public, attr, value)

@@ -23,7 +23,7 @@ from mjcore.core import Tracer
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN
 from mjcore.lax.base import convert_element_type_p
-from mjnp._eager_host import host_result, host_value
+from mjnp._eager_host import fused_handles, host_result, host_value
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import (
     asarray_arg,
@@ -500,6 +500,9 @@ def _round_fused(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:
     if result is a:  # integers: a new array, as NumPy's (the input would follow its writes)
         result = convert_element_type_p.bind1(a, new_dtype=a.dtype, weak_type=a.weak_type)
     return write_out("round", out, result, "same_kind")
+
+
+fused_handles(round, _round_fused)
 
 
 def _round(a: ArrayLike, decimals: int) -> Array:

@@ -290,6 +290,14 @@ ARRAY_CASES = [
     ("isfinite", lambda m, a: m.isfinite(a[0]), (A2_NAN,)),
     ("isfinite_int", lambda m, a: m.isfinite(a[0]), (I2,)),
     ("isnan_complex", lambda m, a: m.isnan(a[0]), (A2_NAN + 1j,)),
+    ("nan_to_num", lambda m, a: m.nan_to_num(a[0]), (A2_NAN,)),
+    ("nan_to_num_f32", lambda m, a: m.nan_to_num(a[0]), (A2_NAN.astype(onp.float32),)),
+    (
+        "nan_to_num_fills",
+        lambda m, a: m.nan_to_num(a[0], nan=-1.0, posinf=9, neginf=-9.5),
+        (A2_NAN,),
+    ),
+    ("nan_to_num_complex", lambda m, a: m.nan_to_num(a[0], nan=2.0), (A2_NAN + 1j * A2_NAN[::-1],)),
 ]
 # calls whose NumPy path falls back to the general one, which raises mjnp's error
 ARRAY_ERRORS = [
