@@ -12,7 +12,7 @@ import mjcore
 import mjnp as np
 from mjcore import core
 from mjcore.backend import compat
-from mjnp import _creation
+from mjnp import _creation, _ranges
 
 F64 = onp.dtype("float64")
 
@@ -97,6 +97,13 @@ CREATION = [
     ("linspace", (0, 1, 4), {"dtype": onp.float32}),
     ("linspace", (0, 1, 3), {"dtype": complex}),
     ("linspace", (0, 1e-310, 5), {}),
+    ("logspace", (0, 2, 5), {}),
+    ("logspace", (1, 3, 4), {"base": 2.0}),
+    ("logspace", (0.5, -2, 7), {"endpoint": False, "dtype": onp.float32}),
+    ("geomspace", (1, 1000, 4), {}),
+    ("geomspace", (-1, -1000, 5), {}),
+    ("geomspace", (1, 256, 9), {"endpoint": False}),
+    ("geomspace", (1, 1000, 4), {"dtype": int}),
 ]
 
 
@@ -144,6 +151,8 @@ CREATION_CALLS = {
     "eye": lambda n: np.eye(n, n + 2, 1),
     "identity": lambda n: np.identity(n),
     "linspace": lambda n: np.linspace(0, 1, n),
+    "logspace": lambda n: np.logspace(0, 1, n),
+    "geomspace": lambda n: np.geomspace(1, 7, n),
 }
 X_LIKE = np.asarray(onp.arange(12.0).reshape(3, 4))
 
@@ -151,6 +160,8 @@ X_LIKE = np.asarray(onp.arange(12.0).reshape(3, 4))
 @pytest.mark.parametrize("name", sorted(CREATION_CALLS))
 def test_creation_binds_and_compiles_nothing(name, monkeypatch, compiles):
     monkeypatch.setattr(_creation, "lax", _NoLax())
+    monkeypatch.setattr(_ranges, "lax", _NoLax())
+    monkeypatch.setattr(_ranges, "ew", _NoLax())
     for n in (37, 38):  # new shapes
         out = CREATION_CALLS[name](n)
         assert isinstance(out, mjcore.Array)
@@ -171,6 +182,7 @@ def test_creation_binds_and_compiles_nothing(name, monkeypatch, compiles):
         (lambda: np.linspace(0, 1, -1), ValueError),
         (lambda: np.linspace(0, 1, 5, axis=1), onp.exceptions.AxisError),
         (lambda: np.zeros_like(X_LIKE, order="X"), ValueError),
+        (lambda: np.geomspace(0, 1), ValueError),
     ],
 )
 def test_creation_errors_name_the_function(call, err):
