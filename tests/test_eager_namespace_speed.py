@@ -302,6 +302,10 @@ ARRAY_CASES = [
     ("isfinite", lambda m, a: m.isfinite(a[0]), (A2_NAN,)),
     ("isfinite_int", lambda m, a: m.isfinite(a[0]), (I2,)),
     ("isnan_complex", lambda m, a: m.isnan(a[0]), (A2_NAN + 1j,)),
+    ("astype_int32", lambda m, a: a[0].astype(m.int32), (A2 * 1000,)),
+    ("astype_uint8", lambda m, a: a[0].astype(m.uint8), (I2 + 6,)),
+    ("astype_int8_wrap", lambda m, a: a[0].astype(m.int8), (I2 * 50,)),
+    ("astype_bool", lambda m, a: a[0].astype(bool), (A2_NAN,)),
     ("nan_to_num", lambda m, a: m.nan_to_num(a[0]), (A2_NAN,)),
     ("nan_to_num_f32", lambda m, a: m.nan_to_num(a[0]), (A2_NAN.astype(onp.float32),)),
     (
