@@ -604,23 +604,15 @@ def arange(
         ZeroDivisionError: for `step=0`, as NumPy.
         ConcretizationTypeError: for traced arguments (the length must be static).
     """
-    if (
-        type(start_or_stop) is int
-        and type(stop) in _INT_OR_NONE
-        and type(step) in _INT_OR_NONE
-        and dtype is None
-        and device is None
-        and like is None
-        and step != 0
-        and -_ARANGE_BOUND < start_or_stop < _ARANGE_BOUND
-        and (stop is None or -_ARANGE_BOUND < stop < _ARANGE_BOUND)
-        and (step is None or -_ARANGE_BOUND < step < _ARANGE_BOUND)
-        and is_eager_host()
-    ):
-        # Python ints: int64 values that cannot overflow, as NumPy computes them.
-        out = np.arange(start_or_stop) if stop is None else np.arange(start_or_stop, stop, step)
-        if out.size * 8 < _LARGE:
-            return host_result(out)
+    if dtype is None and device is None and like is None and is_eager_host():
+        bounds = (
+            (0, start_or_stop, 1 if step is None else step)
+            if stop is None
+            else (start_or_stop, stop, 1 if step is None else step)
+        )
+        if _small_python_range(*bounds):
+            # Python numbers: NumPy's arange, whose fill the general path computes too
+            return host_result(np.arange(*bounds))
     return _arange_general(start_or_stop, stop, step, dtype, device=device, like=like)
 
 
@@ -661,6 +653,27 @@ def _arange_general(
     length = max(math.ceil(span), 0)
     core.check_allocation((length,), dt)
     return _arange_values(start, step, length, dt)
+
+
+def _small_python_range(start: Any, stop: Any, step: Any) -> bool:
+    """Whether `arange(start, stop, step)` of these Python numbers is one NumPy makes as the
+    general path does, with no error to raise: ints (int64 arithmetic cannot overflow below
+    2**62) or finite floats (and ints a float64 holds exactly), a nonzero step, under a GiB."""
+    types = (type(start), type(stop), type(step))
+    if types == (int, int, int):
+        if not (step and all(-_ARANGE_BOUND < v < _ARANGE_BOUND for v in (start, stop, step))):
+            return False
+        return len(range(start, stop, step)) * 8 < _LARGE
+    for v in (start, stop, step):
+        if type(v) is float:
+            if not math.isfinite(v):
+                return False
+        elif type(v) is not int or not -(2**53) <= v <= 2**53:
+            return False
+    if not step:
+        return False
+    span = (stop - start) / step
+    return math.isfinite(span) and span * 8 < _LARGE
 
 
 def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
