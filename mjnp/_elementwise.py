@@ -490,7 +490,9 @@ def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A
     if out is None and type(decimals) is int:
         v = host_value(a)
         if v is not None:  # eagerly on CPU: NumPy's round (an int `decimals` is not fused)
-            return host_result(np.round(v, decimals), a.aval.weak_type)
+            # the general path keeps a weak type only where it computes no new values
+            weak = a.aval.weak_type and (decimals == 0 or (decimals > 0 and v.dtype.kind in "iu"))
+            return host_result(np.round(v, decimals), weak)
     return _round_fused(a, decimals, out)
 
 

@@ -188,7 +188,8 @@ def take_along_axis(
             except (IndexError, ValueError, TypeError):
                 out = None  # the general path raises mjnp's error
             if out is not None:
-                return host_result(out, arr.aval.weak_type)
+                # (the general path ravels `arr` for axis=None, which makes it strong)
+                return host_result(out, arr.aval.weak_type and axis is not None)
     if mode not in (None, "fill", "clip"):
         raise ValueError(f"mjnp.take_along_axis: mode must be None, 'fill' or 'clip', got {mode!r}")
     arr = asarray_arg("take_along_axis", arr)

@@ -185,7 +185,7 @@ def nan_to_num(
     if v is not None and _numpy_fills(v.dtype, nan, posinf, neginf):
         # eagerly on CPU: NumPy's, on a copy (mjnp's arrays are immutable whatever `copy` says)
         out = np.nan_to_num(v, copy=True, nan=nan, posinf=posinf, neginf=neginf)
-        return host_result(out, x.aval.weak_type)
+        return host_result(out)  # strong, as the general path's (`where` of a strong fill)
     return _nan_to_num(x, copy, nan, posinf, neginf)
 
 
