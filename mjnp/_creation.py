@@ -605,14 +605,11 @@ def arange(
         ConcretizationTypeError: for traced arguments (the length must be static).
     """
     if dtype is None and device is None and like is None and is_eager_host():
-        bounds = (
-            (0, start_or_stop, 1 if step is None else step)
-            if stop is None
-            else (start_or_stop, stop, 1 if step is None else step)
-        )
-        if _small_python_range(*bounds):
+        first, last = (0, start_or_stop) if stop is None else (start_or_stop, stop)
+        delta = 1 if step is None else step
+        if _small_python_range(first, last, delta):
             # Python numbers: NumPy's arange, whose fill the general path computes too
-            return host_result(np.arange(*bounds))
+            return host_result(np.arange(first, last, delta))
     return _arange_general(start_or_stop, stop, step, dtype, device=device, like=like)
 
 
@@ -659,11 +656,11 @@ def _small_python_range(start: Any, stop: Any, step: Any) -> bool:
     """Whether `arange(start, stop, step)` of these Python numbers is one NumPy makes as the
     general path does, with no error to raise: ints (int64 arithmetic cannot overflow below
     2**62) or finite floats (and ints a float64 holds exactly), a nonzero step, under a GiB."""
-    types = (type(start), type(stop), type(step))
-    if types == (int, int, int):
-        if not (step and all(-_ARANGE_BOUND < v < _ARANGE_BOUND for v in (start, stop, step))):
-            return False
-        return len(range(start, stop, step)) * 8 < _LARGE
+    if type(start) is int and type(stop) is int and type(step) is int:
+        b = _ARANGE_BOUND
+        if step and -b < start < b and -b < stop < b and -b < step < b:
+            return len(range(start, stop, step)) < _LARGE >> 3
+        return False
     for v in (start, stop, step):
         if type(v) is float:
             if not math.isfinite(v):
