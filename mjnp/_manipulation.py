@@ -265,7 +265,7 @@ def permute_dims(a: ArrayLike, /, axes: Sequence[int] | None = None) -> Array:
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Interchange two axes, as `numpy.swapaxes`."""
     if type(axis1) is int and type(axis2) is int:
-        out = numpy_call(_np.swapaxes, a, axis1, axis2)  # eagerly on CPU: NumPy's view
+        out = numpy_call(_np.ndarray.swapaxes, a, axis1, axis2)  # eagerly on CPU: NumPy's view
         if out is not None:
             return out
     a = asarray_strong("swapaxes", a)
@@ -317,7 +317,7 @@ def expand_dims(a: ArrayLike, axis: Axis) -> Array:
 def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
     """Remove size-1 axes (all of them, or those in `axis`), as `numpy.squeeze`."""
     if plain(axis):
-        out = numpy_call(_np.squeeze, a, axis)  # eagerly on CPU: NumPy's view
+        out = numpy_call(_np.ndarray.squeeze, a, axis)  # eagerly on CPU: NumPy's view
         if out is not None:
             return out
     a = asarray_strong("squeeze", a)
