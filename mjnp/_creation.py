@@ -20,11 +20,11 @@ import numpy as np
 
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
-from mjcore.array import wrap_host
-from mjcore.core import ShapedArray, Tracer, get_aval
+from mjcore.core import Tracer, get_aval
 from mjcore.dispatch import is_eager_host
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp._devices import check_device, on_device
+from mjnp._eager_host import host_result
 from mjnp._function_objects import c_function
 from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
@@ -152,12 +152,6 @@ def _fast_like(
 def _fits_int64(value: int | float, dt: np.dtype) -> bool:
     """Whether `full`'s Python int fill is an int64 fill that NumPy takes as it is."""
     return dt == _INT64 and type(value) is int and -_INT64_BOUND <= value < _INT64_BOUND
-
-
-def host_result(value: np.ndarray) -> Array:
-    """A strong Array holding `value`, a new NumPy array that nothing else holds (an eager
-    CPU result computed by NumPy: no device transfer until a compiled program needs it)."""
-    return wrap_host(value, ShapedArray(value.shape, value.dtype))
 
 
 def _strong(x: Array) -> Array:
