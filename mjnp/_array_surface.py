@@ -169,16 +169,17 @@ def _converter(dt: np.dtype) -> Callable[[Array], Array]:
     return fuse_eagerly(astype)
 
 
-# (aval, target dtype) -> the result's aval where NumPy's own cast is the conversion and runs
-# eagerly on the host (a float or complex target from bool, integer or float), else None
+# (aval, target dtype) -> the result's aval where the conversion runs eagerly on the host (its
+# host rule: NumPy's own cast, with XLA's saturation for floats out of an integer's range),
+# else None
 _host_casts: dict[tuple[Any, np.dtype], Any] = {}
 _HOST_CASTS_SIZE = 1024
 
 
 def _host_cast(x: Array, dt: np.dtype) -> Array | None:
     """`convert_element_type_p.bind1(x, new_dtype=dt, weak_type=False)` for a strong Array
-    `x`, eagerly on CPU, as its host rule computes it (`ndarray.astype`), without the fused
-    runner and rule frames; None where another path must convert."""
+    `x`, eagerly on CPU, as its host rule computes it (`ndarray.astype` for a float or complex
+    target), without the fused runner; None where another path must convert."""
     if not is_eager_host():
         return None
     aval = x.aval
@@ -186,17 +187,19 @@ def _host_cast(x: Array, dt: np.dtype) -> Array | None:
     if key in _host_casts:
         out_aval = _host_casts[key]
     else:
-        out_aval = None
-        if dt.kind in "fc" and aval.dtype.kind in "biuf":
-            params = {"new_dtype": dt, "weak_type": False}
-            avals_out, use_host = host_plan(convert_element_type_p, (aval,), params)
-            out_aval = avals_out[0] if use_host else None
+        params = {"new_dtype": dt, "weak_type": False}
+        avals_out, use_host = host_plan(convert_element_type_p, (aval,), params)
+        out_aval = avals_out[0] if use_host else None
         if len(_host_casts) >= _HOST_CASTS_SIZE:
             _host_casts.clear()
         _host_casts[key] = out_aval
     if out_aval is None:
         return None
-    out = array_value(x).astype(dt)  # under the user's NumPy error state, as NumPy's own cast
+    value = array_value(x)
+    if dt.kind in "fc" and value.dtype.kind in "biuf":
+        out = value.astype(dt)  # under the user's NumPy error state, as NumPy's own cast
+    else:  # the primitive's rule: XLA's saturation of floats out of an integer's range
+        out = convert_element_type_p.host_rule(value, new_dtype=dt, weak_type=False)
     return wrap_host(out, out_aval)
 
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
-from typing import Any, overload
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval
+from mjcore.dispatch import is_eager_host
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp._devices import check_device, on_device
+from mjnp._eager_host import host_result
 from mjnp._function_objects import c_function
 from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
@@ -30,6 +32,7 @@ from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
 ArrayLike = Any
 Array = Any
 ShapeLike = int | Sequence[int]
+F = TypeVar("F", bound=Callable[..., Any])
 
 _BOOL = np.dtype(bool)
 _INT64 = np.dtype("int64")
@@ -37,6 +40,13 @@ _FLOAT16 = np.dtype("float16")
 _FLOAT32 = np.dtype("float32")
 _FLOAT64 = np.dtype("float64")
 _MAX_SIZE = np.iinfo(np.intp).max
+_PY_REAL = (int, float)
+_PY_DTYPES = {int: _INT64, float: _FLOAT64}
+_INT_OR_NONE = (int, type(None))
+_ARANGE_BOUND = 2**62  # int64 arithmetic on these cannot overflow
+_LARGE = 1 << 30  # bytes: `core.check_allocation` looks at the machine's memory from here
+_LIKE_ORDERS = ("K", "C", "A")
+_INT64_BOUND = 2**63
 
 
 # --- argument checks ------------------------------------------------------------------------
@@ -95,6 +105,53 @@ def _check_like(fname: str, like: Any, device: Any = None) -> None:
     if like is not None:
         raise NotImplementedError(f"mjnp.{fname}: like= is not supported")
     check_device(fname, device)
+
+
+def _general_path(name: str) -> Callable[[F], F]:
+    """`on_device` for the general path of the creation function `name`, whose messages name
+    it (the public function tries NumPy first, without the placement wrapper's frame)."""
+
+    def decorate(fn: F) -> F:
+        fn.__name__ = fn.__qualname__ = name
+        return on_device(fn)
+
+    return decorate
+
+
+def _fast_new(
+    fname: str, shape: Any, dtype: DTypeLike | None, default: np.dtype
+) -> tuple[tuple[int, ...], np.dtype] | None:
+    """(shape, dtype) for NumPy to make a new array now: an eager CPU call whose shape is an int
+    or a tuple of non-negative ints and whose result is under a GiB (so that no allocation
+    check can fire); else None (the general path checks and raises)."""
+    if type(shape) is int:
+        shape = (shape,)
+    elif type(shape) is not tuple:
+        return None
+    size = 1
+    for d in shape:
+        if type(d) is not int or d < 0:
+            return None
+        size *= d
+    dt = default if dtype is None else _dtype_arg(fname, dtype, None)
+    if size * dt.itemsize >= _LARGE or not is_eager_host():
+        return None
+    return shape, dt
+
+
+def _fast_like(
+    fname: str, a: Array, dtype: DTypeLike | None, order: str
+) -> tuple[tuple[int, ...], np.dtype] | None:
+    """`_fast_new` for the shape and (by default) dtype of an Array `a`."""
+    if order not in _LIKE_ORDERS:
+        return None
+    aval = a.aval
+    return _fast_new(fname, aval.shape, dtype, aval.dtype)
+
+
+def _fits_int64(value: int | float, dt: np.dtype) -> bool:
+    """Whether `full`'s Python int fill is an int64 fill that NumPy takes as it is."""
+    return dt == _INT64 and type(value) is int and -_INT64_BOUND <= value < _INT64_BOUND
 
 
 def _strong(x: Array) -> Array:
@@ -194,8 +251,15 @@ def array(
 
 
 def _full(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype) -> Array:
-    """`lax.full` after NumPy's size checks (ValueError, MemoryError) for a new array."""
+    """`lax.full` after NumPy's size checks (ValueError, MemoryError) for a new array.
+
+    Eagerly on CPU it is NumPy's array itself (the primitive's host rule would broadcast the
+    same scalar, through ~8 µs of binds)."""
     core.check_allocation(shape, dtype)
+    if is_eager_host():
+        if type(value) is int and value in (0, 1):  # zeros, ones, empty and their _like forms
+            return host_result((np.zeros if value == 0 else np.ones)(shape, dtype))
+        return host_result(np.full(shape, value, dtype))
     return lax.full(shape, value, dtype)
 
 
@@ -221,7 +285,6 @@ def _filled(fname: str, shape: tuple[int, ...], fill_value: ArrayLike, dtype: np
     return lax.broadcast_to(fill, shape)
 
 
-@on_device
 def full(
     shape: ShapeLike,
     fill_value: ArrayLike,
@@ -235,13 +298,30 @@ def full(
 
     The default dtype is that of `array(fill_value)`.
     """
+    if device is None and like is None and order == "C" and type(fill_value) in _PY_REAL:
+        new = _fast_new("full", shape, dtype, _PY_DTYPES[type(fill_value)])
+        if new is not None and (new[1] == _FLOAT64 or _fits_int64(fill_value, new[1])):
+            return host_result(np.full(new[0], fill_value, new[1]))
+    return _full_general(shape, fill_value, dtype, order, device=device, like=like)
+
+
+@_general_path("full")
+def _full_general(
+    shape: ShapeLike,
+    fill_value: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """The general path of `full` (any arguments; `device=` placement)."""
     _check_order("full", order, "CF")
     _check_like("full", like, device)
     return _filled("full", _shape_arg("full", shape), fill_value, _dtype_arg("full", dtype, None))
 
 
 @c_function  # as NumPy's builtin: does not bind as a method
-@on_device
 def zeros(
     shape: ShapeLike,
     dtype: DTypeLike | None = None,
@@ -251,12 +331,28 @@ def zeros(
     like: None = None,
 ) -> Array:
     """An array of zeros, float64 by default, as `numpy.zeros`."""
+    if device is None and like is None and order == "C":
+        new = _fast_new("zeros", shape, dtype, _FLOAT64)
+        if new is not None:  # eagerly on CPU: NumPy's array itself
+            return host_result(np.zeros(*new))
+    return _zeros_general(shape, dtype, order, device=device, like=like)
+
+
+@_general_path("zeros")
+def _zeros_general(
+    shape: ShapeLike,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """The general path of `zeros` (any arguments; `device=` placement)."""
     _check_order("zeros", order, "CF")
     _check_like("zeros", like, device)
     return _full("zeros", _shape_arg("zeros", shape), 0, _dtype_arg("zeros", dtype, _FLOAT64))
 
 
-@on_device
 def ones(
     shape: ShapeLike,
     dtype: DTypeLike | None = None,
@@ -266,13 +362,29 @@ def ones(
     like: None = None,
 ) -> Array:
     """An array of ones, float64 by default, as `numpy.ones`."""
+    if device is None and like is None and order == "C":
+        new = _fast_new("ones", shape, dtype, _FLOAT64)
+        if new is not None:  # eagerly on CPU: NumPy's array itself
+            return host_result(np.ones(*new))
+    return _ones_general(shape, dtype, order, device=device, like=like)
+
+
+@_general_path("ones")
+def _ones_general(
+    shape: ShapeLike,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """The general path of `ones` (any arguments; `device=` placement)."""
     _check_order("ones", order, "CF")
     _check_like("ones", like, device)
     return _full("ones", _shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
 
 
 @c_function  # as NumPy's builtin: does not bind as a method
-@on_device
 def empty(
     shape: ShapeLike,
     dtype: DTypeLike | None = None,
@@ -285,6 +397,23 @@ def empty(
 
     NB: the contents are zeros (an uninitialised immutable array would be of no use).
     """
+    if device is None and like is None and order == "C":
+        new = _fast_new("empty", shape, dtype, _FLOAT64)
+        if new is not None:  # eagerly on CPU: NumPy's array itself
+            return host_result(np.zeros(*new))
+    return _empty_general(shape, dtype, order, device=device, like=like)
+
+
+@_general_path("empty")
+def _empty_general(
+    shape: ShapeLike,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """The general path of `empty` (any arguments; `device=` placement)."""
     _check_order("empty", order, "CF")
     _check_like("empty", like, device)
     return _full("empty", _shape_arg("empty", shape), 0, _dtype_arg("empty", dtype, _FLOAT64))
@@ -309,7 +438,6 @@ def _like_args(
     return out_shape, _dtype_arg(fname, dtype, a_dtype)
 
 
-@on_device
 def zeros_like(
     a: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -320,12 +448,29 @@ def zeros_like(
     device: Any = None,
 ) -> Array:
     """Zeros with the shape and dtype of `a` (or the given ones), as `numpy.zeros_like`."""
+    if type(a) is _Array and shape is None and device is None:
+        new = _fast_like("zeros_like", a, dtype, order)
+        if new is not None:
+            return host_result(np.zeros(*new))
+    return _zeros_like_general(a, dtype, order, subok, shape, device=device)
+
+
+@_general_path("zeros_like")
+def _zeros_like_general(
+    a: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """The general path of `zeros_like` (any arguments; `device=` placement)."""
     _check_like("zeros_like", None, device)
     out_shape, dt = _like_args("zeros_like", a, dtype, shape, order)
     return _full("like", out_shape, 0, dt)
 
 
-@on_device
 def ones_like(
     a: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -336,12 +481,29 @@ def ones_like(
     device: Any = None,
 ) -> Array:
     """Ones with the shape and dtype of `a` (or the given ones), as `numpy.ones_like`."""
+    if type(a) is _Array and shape is None and device is None:
+        new = _fast_like("ones_like", a, dtype, order)
+        if new is not None:
+            return host_result(np.ones(*new))
+    return _ones_like_general(a, dtype, order, subok, shape, device=device)
+
+
+@_general_path("ones_like")
+def _ones_like_general(
+    a: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """The general path of `ones_like` (any arguments; `device=` placement)."""
     _check_like("ones_like", None, device)
     out_shape, dt = _like_args("ones_like", a, dtype, shape, order)
     return _full("like", out_shape, 1, dt)
 
 
-@on_device
 def empty_like(
     prototype: ArrayLike,
     dtype: DTypeLike | None = None,
@@ -353,12 +515,29 @@ def empty_like(
 ) -> Array:
     """An array with the shape and dtype of `prototype`, as `numpy.empty_like` (zeros; see
     `empty`)."""
+    if type(prototype) is _Array and shape is None and device is None:
+        new = _fast_like("empty_like", prototype, dtype, order)
+        if new is not None:
+            return host_result(np.zeros(*new))
+    return _empty_like_general(prototype, dtype, order, subok, shape, device=device)
+
+
+@_general_path("empty_like")
+def _empty_like_general(
+    prototype: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """The general path of `empty_like` (any arguments; `device=` placement)."""
     _check_like("empty_like", None, device)
     out_shape, dt = _like_args("empty_like", prototype, dtype, shape, order)
     return _full("like", out_shape, 0, dt)
 
 
-@on_device
 def full_like(
     a: ArrayLike,
     fill_value: ArrayLike,
@@ -370,6 +549,25 @@ def full_like(
     device: Any = None,
 ) -> Array:
     """`fill_value` broadcast to the shape of `a`, in `a`'s dtype, as `numpy.full_like`."""
+    if type(a) is _Array and shape is None and device is None and type(fill_value) is float:
+        new = _fast_like("full_like", a, dtype, order)
+        if new is not None and new[1] == _FLOAT64:
+            return host_result(np.full(new[0], fill_value, new[1]))
+    return _full_like_general(a, fill_value, dtype, order, subok, shape, device=device)
+
+
+@_general_path("full_like")
+def _full_like_general(
+    a: ArrayLike,
+    fill_value: ArrayLike,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Any = None,
+) -> Array:
+    """The general path of `full_like` (any arguments; `device=` placement)."""
     _check_like("full_like", None, device)
     out_shape, dt = _like_args("full_like", a, dtype, shape, order)
     return _filled("full_like", out_shape, fill_value, dt)
@@ -379,7 +577,6 @@ def full_like(
 
 
 @c_function  # as NumPy's builtin: does not bind as a method
-@on_device
 def arange(
     start_or_stop: Any,
     stop: Any = None,
@@ -401,6 +598,26 @@ def arange(
         ZeroDivisionError: for `step=0`, as NumPy.
         ConcretizationTypeError: for traced arguments (the length must be static).
     """
+    if dtype is None and device is None and like is None and is_eager_host():
+        first, last = (0, start_or_stop) if stop is None else (start_or_stop, stop)
+        delta = 1 if step is None else step
+        if _small_python_range(first, last, delta):
+            # Python numbers: NumPy's arange, whose fill the general path computes too
+            return host_result(np.arange(first, last, delta))
+    return _arange_general(start_or_stop, stop, step, dtype, device=device, like=like)
+
+
+@_general_path("arange")
+def _arange_general(
+    start_or_stop: Any,
+    stop: Any = None,
+    step: Any = None,
+    dtype: DTypeLike | None = None,
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """The general path of `arange` (any arguments; `device=` placement)."""
     _check_like("arange", like, device)
     if stop is None:
         start, stop = 0, start_or_stop
@@ -427,6 +644,27 @@ def arange(
     length = max(math.ceil(span), 0)
     core.check_allocation((length,), dt)
     return _arange_values(start, step, length, dt)
+
+
+def _small_python_range(start: Any, stop: Any, step: Any) -> bool:
+    """Whether `arange(start, stop, step)` of these Python numbers is one NumPy makes as the
+    general path does, with no error to raise: ints (int64 arithmetic cannot overflow below
+    2**62) or finite floats (and ints a float64 holds exactly), a nonzero step, under a GiB."""
+    if type(start) is int and type(stop) is int and type(step) is int:
+        b = _ARANGE_BOUND
+        if step and -b < start < b and -b < stop < b and -b < step < b:
+            return len(range(start, stop, step)) < _LARGE >> 3
+        return False
+    for v in (start, stop, step):
+        if type(v) is float:
+            if not math.isfinite(v):
+                return False
+        elif type(v) is not int or not -(2**53) <= v <= 2**53:
+            return False
+    if not step:
+        return False
+    span = (stop - start) / step
+    return math.isfinite(span) and span * 8 < _LARGE
 
 
 def _concrete_scalar(fname: str, argname: str, x: Any) -> Any:
@@ -459,6 +697,16 @@ def _arange_values(start: Any, step: Any, length: int, dt: np.dtype) -> Array:
     first, second = first.astype(work), second.astype(work)
     with np.errstate(over="ignore"):
         delta = second - first
+    if is_eager_host():
+        # The same fill in NumPy (the primitives' host rules compute these steps one bind at
+        # a time): `first + i * delta` in `work`, element 1 `second` itself for floats.
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = np.arange(length, dtype=work)
+            values *= delta
+            values += first
+        if work.kind == "f":
+            values[1] = second
+        return host_result(values if work == dt else values.astype(dt))
     index = lax.iota(work, length)
     values = lax.add(
         lax.full((), first.item(), work), lax.mul(index, lax.full((), delta.item(), work))
@@ -498,6 +746,19 @@ def linspace(
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"mjnp.linspace: Number of samples, {num}, must be non-negative.")
+    if (
+        type(start) in _PY_REAL
+        and type(stop) in _PY_REAL
+        and axis in (0, -1)
+        and -_INT64_BOUND <= start < _INT64_BOUND
+        and -_INT64_BOUND <= stop < _INT64_BOUND
+        and is_eager_host()
+    ):
+        # Python numbers: NumPy's own linspace, in float64 as the general path's.
+        out_dt = _dtype_arg("linspace", dtype, _FLOAT64)
+        y, step = np.linspace(start, stop, num, endpoint, retstep=True, dtype=out_dt)
+        y = host_result(y)
+        return (y, host_result(np.array(step, _FLOAT64))) if retstep else y
     start, stop = asarray_arg("linspace", start), asarray_arg("linspace", stop)
     dt, _ = dtypes.result_type(start, stop, 1.0, fname="mjnp.linspace")
     out_dt = _dtype_arg("linspace", dtype, dt)
@@ -533,7 +794,6 @@ def linspace(
     return (y, step) if retstep else y
 
 
-@on_device
 def eye(
     N: int,  # noqa: N803  (NumPy's argument name)
     M: int | None = None,  # noqa: N803  (NumPy's argument name)
@@ -545,6 +805,33 @@ def eye(
     like: None = None,
 ) -> Array:
     """An `N` x `M` array with ones on diagonal `k` and zeros elsewhere, as `numpy.eye`."""
+    if (
+        type(N) is int
+        and type(M) in _INT_OR_NONE
+        and type(k) is int
+        and order == "C"
+        and device is None
+        and like is None
+    ):
+        cols = N if M is None else M
+        new = _fast_new("eye", (N, cols), dtype, _FLOAT64)
+        if new is not None:
+            return host_result(np.eye(N, cols, k, dtype=new[1]))
+    return _eye_general(N, M, k, dtype, order, device=device, like=like)
+
+
+@_general_path("eye")
+def _eye_general(
+    N: int,  # noqa: N803  (NumPy's argument name)
+    M: int | None = None,  # noqa: N803  (NumPy's argument name)
+    k: int = 0,
+    dtype: DTypeLike | None = float,
+    order: str = "C",
+    *,
+    device: Any = None,
+    like: None = None,
+) -> Array:
+    """The general path of `eye` (any arguments; `device=` placement)."""
     _check_order("eye", order, "CF")
     _check_like("eye", like, device)
     dt = _dtype_arg("eye", dtype, _FLOAT64)
@@ -553,6 +840,8 @@ def eye(
     shape = _shape_arg("eye", (rows, cols))
     core.check_allocation(shape, dt)
     k = operator.index(k)
+    if is_eager_host():
+        return host_result(np.eye(rows, cols, k, dtype=dt))
     row = lax.broadcasted_iota(_INT64, shape, 0)
     col = lax.broadcasted_iota(_INT64, shape, 1)
     on_diagonal = lax.eq(lax.add(row, lax.full((), k, _INT64)), col)

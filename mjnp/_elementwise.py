@@ -23,6 +23,7 @@ from mjcore.core import Tracer
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN
 from mjcore.lax.base import convert_element_type_p
+from mjnp._eager_host import fused_handles, host_result, host_value
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import (
     asarray_arg,
@@ -453,7 +454,7 @@ def ceil(x: ArrayLike, /) -> Array:
     return lax.ceil(x) if x.dtype.kind == "f" else x
 
 
-@ufunc_out
+@ufunc_out(host=np.trunc)  # on the host: NumPy's one call
 def trunc(x: ArrayLike, /) -> Array:
     """Elementwise rounding toward zero, as `numpy.trunc`; integers are returned unchanged."""
     (x,) = promote_args("trunc", x)
@@ -479,7 +480,6 @@ def rint(x: ArrayLike, /) -> Array:
     return _rint(x)
 
 
-@fuse_eagerly
 def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A001
     """Round to `decimals` decimal places, halves to even, as `numpy.round`.
 
@@ -487,10 +487,24 @@ def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A
     (so the result is the float nearest that, not always the nearest decimal), and integers
     with `decimals < 0` round in float64 and convert back. `out=` rebinds the given array.
     """
+    if out is None and type(decimals) is int:
+        v = host_value(a)
+        if v is not None:  # eagerly on CPU: NumPy's round (an int `decimals` is not fused)
+            # the general path keeps a weak type only where it computes no new values
+            weak = a.aval.weak_type and (decimals == 0 or (decimals > 0 and v.dtype.kind in "iu"))
+            return host_result(np.round(v, decimals), weak)
+    return _round_fused(a, decimals, out)
+
+
+@fuse_eagerly
+def _round_fused(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:
     result = _round(a, decimals)
     if result is a:  # integers: a new array, as NumPy's (the input would follow its writes)
         result = convert_element_type_p.bind1(a, new_dtype=a.dtype, weak_type=a.weak_type)
     return write_out("round", out, result, "same_kind")
+
+
+fused_handles(round, _round_fused)
 
 
 def _round(a: ArrayLike, decimals: int) -> Array:
@@ -645,7 +659,7 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.hypot(x1, x2)
 
 
-@ufunc_out
+@ufunc_out(host=np.square)  # on the host: NumPy's one call
 def square(x: ArrayLike, /) -> Array:
     """Elementwise `x * x`, as `numpy.square` (bool gives int8)."""
     (x,) = promote_args_numeric("square", x)
@@ -817,7 +831,7 @@ def _false_like(x: Array) -> Array:
     return lax.full(x.shape, False, _BOOL)
 
 
-@ufunc_out
+@ufunc_out(host=np.isnan)  # on the host: NumPy's one call
 def isnan(x: ArrayLike, /) -> Array:
     """Elementwise test for NaN (either part for complex), as `numpy.isnan`."""
     x = asarray_arg("isnan", x)
@@ -826,7 +840,7 @@ def isnan(x: ArrayLike, /) -> Array:
     return lax.ne(x, x)
 
 
-@ufunc_out
+@ufunc_out(host=np.isfinite)  # on the host: NumPy's one call
 def isfinite(x: ArrayLike, /) -> Array:
     """Elementwise test for neither infinite nor NaN (both parts for complex), as NumPy."""
     x = asarray_arg("isfinite", x)
@@ -837,7 +851,7 @@ def isfinite(x: ArrayLike, /) -> Array:
     return lax.is_finite(x)
 
 
-@ufunc_out
+@ufunc_out(host=np.isinf)  # on the host: NumPy's one call
 def isinf(x: ArrayLike, /) -> Array:
     """Elementwise test for positive or negative infinity (either part for complex), as NumPy."""
     x = asarray_arg("isinf", x)

@@ -25,6 +25,7 @@ from mjcore.errors import NonConcreteBooleanIndexError
 from mjcore.fp_errors import quiet_unless_eager
 from mjnp import _elementwise as ew
 from mjnp import _host_numpy
+from mjnp._eager_host import host_result, host_value
 from mjnp._indexing import _getitem, _update, getitem, host_values
 from mjnp._joining import stack
 from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape, single_axis
@@ -98,6 +99,10 @@ def take(
     mode: NaN for inexact dtypes, the lowest signed or highest unsigned integer, True.
     JAX's mode="fill" fills every out-of-bounds index, known or not.
     """
+    if out is None and fill_value is None and mode in _NUMPY_TAKE_MODES:
+        taken = _host_take(a, indices, axis, mode)
+        if taken is not None:
+            return taken
     mode = "fill" if mode == "fill" else _check_mode("take", mode)
     a, axis = single_axis("mjnp.take", asarray_arg("take", a), axis)
     idx = _integer_index("take", indices)
@@ -109,6 +114,38 @@ def take(
         taken = getitem(a, (*index, _moded("take", idx, a.shape[axis], mode)))
     # NumPy takes into a temporary of a's dtype and copies it back to `out`.
     return write_out("take", out, taken, "writeback")
+
+
+_NUMPY_TAKE_MODES = (None, "raise", "wrap", "clip")  # NumPy's meaning of them is mjnp's
+_AXIS_TYPES = (int, type(None))
+
+
+def _host_index(indices: Any) -> Any:
+    """The host value of an integer index Array (or a Python int) for NumPy, else None."""
+    if type(indices) is int:
+        return indices
+    i = host_value(indices)
+    if i is None or i.dtype.kind not in "iu" or i.dtype == np.uint64:
+        return None  # (NumPy will not cast uint64 indices to intp)
+    return i
+
+
+def _host_take(a: Any, indices: Any, axis: Any, mode: str | None) -> Array | None:
+    """`take` eagerly on CPU: NumPy's `take` of the host values (the general path computes
+    the same); None where the general path must run, or raise mjnp's error."""
+    if type(axis) not in _AXIS_TYPES:
+        return None
+    v = host_value(a)
+    if v is None:
+        return None
+    i = _host_index(indices)
+    if i is None:
+        return None
+    try:
+        out = np.take(v, i, axis, mode="raise" if mode is None else mode)
+    except (IndexError, ValueError, TypeError):
+        return None
+    return host_result(out, a.aval.weak_type)
 
 
 def _along_axis_index(name: str, arr: Array, indices: Array, axis: int) -> tuple[Any, ...]:
@@ -143,6 +180,17 @@ def take_along_axis(
     the lowest signed or highest unsigned integer, True); "fill" fills every out-of-bounds
     index, "clip" clamps it after wrapping negatives once.
     """
+    if mode is None and fill_value is None and type(axis) in _AXIS_TYPES:
+        v = host_value(arr)
+        i = None if v is None else _host_index(indices)
+        if i is not None and type(i) is not int:
+            try:
+                out = np.take_along_axis(v, i, axis)
+            except (IndexError, ValueError, TypeError):
+                out = None  # the general path raises mjnp's error
+            if out is not None:
+                # (the general path ravels `arr` for axis=None, which makes it strong)
+                return host_result(out, arr.aval.weak_type and axis is not None)
     if mode not in (None, "fill", "clip"):
         raise ValueError(f"mjnp.take_along_axis: mode must be None, 'fill' or 'clip', got {mode!r}")
     arr = asarray_arg("take_along_axis", arr)
@@ -429,6 +477,10 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     padded with `fill_value` (default 0; a scalar or one value per axis), which works under
     `jit` and `vmap`.
     """
+    if size is None and fill_value is None:
+        v = host_value(a, math.inf)  # eagerly on CPU: NumPy's (the general path's too)
+        if v is not None and v.ndim:
+            return tuple(host_result(i.astype(np.int64, copy=False)) for i in np.nonzero(v))
     a = asarray_arg("nonzero", a)
     if a.ndim == 0:
         raise ValueError(
@@ -491,6 +543,9 @@ def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -
     if size is None:
         if fill_value is not None:
             raise ValueError("mjnp.argwhere: fill_value is only allowed together with size")
+        v = host_value(a, math.inf)  # eagerly on CPU: NumPy's, without a device transfer
+        if v is not None:
+            return host_result(np.argwhere(v).astype(np.int64, copy=False))
         value = _concrete("argwhere", asarray_arg("argwhere", a))
         return asarray_arg("argwhere", np.argwhere(value).astype(np.int64))
     a = asarray_arg("argwhere", a)
@@ -508,6 +563,9 @@ def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None
         return _nonzero_sized("flatnonzero", flat, size, fill_value)[0]
     if fill_value is not None:
         raise ValueError("mjnp.flatnonzero: fill_value is only allowed together with size")
+    v = host_value(a, math.inf)  # eagerly on CPU: NumPy's, without a device transfer
+    if v is not None:
+        return host_result(np.flatnonzero(v).astype(np.int64, copy=False))
     value = _concrete("flatnonzero", asarray_arg("flatnonzero", a))
     return asarray_arg("flatnonzero", np.flatnonzero(value).astype(np.int64))
 

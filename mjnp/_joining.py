@@ -31,6 +31,7 @@ from mjcore.lax.structural import concatenate_p
 from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
 from mjnp._creation import linspace
+from mjnp._eager_host import numpy_call, plain
 from mjnp._indexing import host_values
 from mjnp._manipulation import (
     asarray_strong,
@@ -453,11 +454,19 @@ def _split(fname: str, ary: Array, indices_or_sections: Any, axis: int, equal: b
 
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Split into equal sections or at the given indices, as `numpy.split`."""
+    if plain(indices_or_sections, axis):
+        out = numpy_call(np.split, ary, indices_or_sections, axis)  # eagerly on CPU: NumPy's
+        if out is not None:
+            return out
     return _split("split", asarray_strong("split", ary), indices_or_sections, axis, True)
 
 
 def array_split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Split into (nearly) equal sections or at the given indices, as `numpy.array_split`."""
+    if plain(indices_or_sections, axis):
+        out = numpy_call(np.array_split, ary, indices_or_sections, axis)  # eagerly on CPU
+        if out is not None:
+            return out
     return _split(
         "array_split", asarray_strong("array_split", ary), indices_or_sections, axis, False
     )
@@ -502,6 +511,10 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
 
 def tile(A: ArrayLike, reps: Any) -> Array:  # noqa: N803  (NumPy's argument name)
     """Repeat the whole of `A` `reps` times along each axis, as `numpy.tile`."""
+    if plain(reps):
+        out = numpy_call(np.tile, A, reps)  # eagerly on CPU: NumPy's
+        if out is not None:
+            return out
     a = asarray_strong("tile", A)
     reps_arr = _concrete_ints("tile", "reps", reps)
     reps_t = tuple(int(r) for r in reps_arr.ravel()) if reps_arr.ndim else (int(reps_arr),)
@@ -522,6 +535,10 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None) -> Array:
     so it must be concrete: under `jit`, pass it as a static argument or close over a NumPy
     array.
     """
+    if plain(repeats, axis):
+        out = numpy_call(np.repeat, a, repeats, axis)  # eagerly on CPU: NumPy's
+        if out is not None:
+            return out
     a = asarray_strong("repeat", a)
     if isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
         raise ConcretizationTypeError(
@@ -560,6 +577,10 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None) -> Array:
 
 def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Reverse the order of elements along `axis` (all axes by default), as `numpy.flip`."""
+    if plain(axis):
+        out = numpy_call(np.flip, m, axis)  # eagerly on CPU: NumPy's view
+        if out is not None:
+            return out
     m = asarray_strong("flip", m)
     axes = tuple(range(m.ndim)) if axis is None else normalize_axes("flip", axis, m.ndim)
     return lax.rev(m, axes) if axes else m
@@ -567,6 +588,9 @@ def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
 
 def fliplr(m: ArrayLike) -> Array:
     """Reverse the columns (axis 1), as `numpy.fliplr`."""
+    out = numpy_call(np.fliplr, m)  # eagerly on CPU: NumPy's view
+    if out is not None:
+        return out
     m = asarray_strong("fliplr", m)
     if m.ndim < 2:
         raise ValueError(f"mjnp.fliplr: Input must be >= 2-d, got shape {m.shape}")
@@ -575,6 +599,9 @@ def fliplr(m: ArrayLike) -> Array:
 
 def flipud(m: ArrayLike) -> Array:
     """Reverse the rows (axis 0), as `numpy.flipud`."""
+    out = numpy_call(np.flipud, m)  # eagerly on CPU: NumPy's view
+    if out is not None:
+        return out
     m = asarray_strong("flipud", m)
     if m.ndim < 1:
         raise ValueError("mjnp.flipud: Input must be >= 1-d, got a 0-d array")
@@ -927,9 +954,46 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
 
     NB: callable modes are not implemented and raise NotImplementedError.
     """
+    if mode in _NUMPY_PADS and _plain_widths(pad_width) and _numpy_pad_kwargs(array, kwargs):
+        out = numpy_call(np.pad, array, pad_width, mode, **kwargs)  # eagerly on CPU: NumPy's
+        if out is not None:
+            return out
     out = _pad(array, pad_width, mode, **kwargs)
     # A new array, as NumPy's, also for zero widths (see `new_handle`).
     return new_handle(out) if out is array else out
+
+
+# modes whose NumPy padding the general path computes exactly (not the statistics, whose sums
+# may round differently, nor 'empty', which is zeros here)
+_NUMPY_PADS = ("constant", "edge", "wrap", "reflect", "symmetric")
+
+
+def _plain_widths(pad_width: Any) -> bool:
+    """Whether `pad_width` is an int or a (nested) tuple or list of Python ints."""
+    if type(pad_width) is int:
+        return True
+    if type(pad_width) is not tuple and type(pad_width) is not list:
+        return False
+    return all(type(w) is int or (type(w) in (tuple, list) and plain(w)) for w in pad_width)
+
+
+def _numpy_pad_kwargs(array: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether NumPy reads `pad`'s keywords as the general path does: `reflect_type`, and a
+    `constant_values` Python float for a float array or a small Python int (no cast can wrap
+    or raise)."""
+    for key, value in kwargs.items():
+        if key == "reflect_type":
+            continue
+        if key != "constant_values" or type(array) is not _Array:
+            return False
+        kind = array.aval.dtype.kind
+        if not (
+            (type(value) is float and kind in "fc")
+            or (type(value) is int and kind in "ifc" and -128 <= value <= 127)
+            or (type(value) is int and kind == "u" and 0 <= value <= 127)
+        ):
+            return False
+    return True
 
 
 def _pad(array: ArrayLike, pad_width: Any, mode: str, **kwargs: Any) -> Array:

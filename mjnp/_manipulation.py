@@ -23,6 +23,7 @@ from mjcore.dispatch import host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.lax.base import convert_element_type_p
 from mjnp._devices import check_device, on_device
+from mjnp._eager_host import numpy_call, plain
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any
@@ -229,6 +230,10 @@ def reshape(
 
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """A 1-D array of the elements of `a`, as `numpy.ravel` (orders 'C', 'F', 'A', 'K')."""
+    if order == "C" and type(a) is _Array and not a.aval.weak_type:
+        out = host_view(a, "reshape", (a.aval.size,))  # eagerly on CPU: NumPy's reshape
+        if out is not None:
+            return out
     a = asarray_strong("ravel", a)
     return reshape(a, (a.size,), order=_check_order("mjnp.ravel", order, "CFAK"))
 
@@ -259,6 +264,10 @@ def permute_dims(a: ArrayLike, /, axes: Sequence[int] | None = None) -> Array:
 
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Interchange two axes, as `numpy.swapaxes`."""
+    if type(axis1) is int and type(axis2) is int:
+        out = numpy_call(_np.ndarray.swapaxes, a, axis1, axis2)  # eagerly on CPU: NumPy's view
+        if out is not None:
+            return out
     a = asarray_strong("swapaxes", a)
     i = normalize_axis("mjnp.swapaxes", axis1, a.ndim)
     j = normalize_axis("mjnp.swapaxes", axis2, a.ndim)
@@ -269,6 +278,10 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
 
 def moveaxis(a: ArrayLike, source: Axis, destination: Axis) -> Array:
     """Move axes to new positions, the others keeping their order, as `numpy.moveaxis`."""
+    if plain(source, destination):
+        out = numpy_call(_np.moveaxis, a, source, destination)  # eagerly on CPU: NumPy's view
+        if out is not None:
+            return out
     a = asarray_strong("moveaxis", a)
     src = _moveaxis_axes("source", source, a.ndim)
     dst = _moveaxis_axes("destination", destination, a.ndim)
@@ -303,6 +316,10 @@ def expand_dims(a: ArrayLike, axis: Axis) -> Array:
 
 def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
     """Remove size-1 axes (all of them, or those in `axis`), as `numpy.squeeze`."""
+    if plain(axis):
+        out = numpy_call(_np.ndarray.squeeze, a, axis)  # eagerly on CPU: NumPy's view
+        if out is not None:
+            return out
     a = asarray_strong("squeeze", a)
     if axis is None:
         axes = tuple(i for i, d in enumerate(a.shape) if d == 1)

@@ -18,6 +18,7 @@ from mjcore import lax, while_loop
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
+from mjnp._eager_host import fused_handles, host_result, host_value
 from mjnp._floating_point import _const, _float_args, _where
 from mjnp._logic import isneginf, isposinf
 from mjnp._manipulation import normalize_axis
@@ -155,7 +156,22 @@ def angle(z: ArrayLike, deg: bool = False) -> Array:
 # --- NaN and complex cleanup ----------------------------------------------------------------
 
 
-@fuse_eagerly
+_WIDE = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _numpy_fills(dtype: np.dtype, *fills: Any) -> bool:
+    """Whether NumPy's `nan_to_num` fills an array of `dtype` with `fills` as the general path
+    does: the default fills, or Python floats (and ints it holds exactly) in float64 or
+    complex128, which no cast can overflow (a narrower dtype warns in NumPy, not here)."""
+    if dtype.kind not in "fc":
+        return False
+    if fills == (0.0, None, None):
+        return True
+    return dtype in _WIDE and all(
+        a is None or type(a) is float or (type(a) is int and -(2**53) <= a <= 2**53) for a in fills
+    )
+
+
 def nan_to_num(
     x: ArrayLike,
     copy: bool = True,
@@ -165,6 +181,22 @@ def nan_to_num(
 ) -> Array:
     """NaN to `nan`, infinities to `posinf`/`neginf` (default the largest finite values), as
     `numpy.nan_to_num`; integers and bools pass through."""
+    v = host_value(x)
+    if v is not None and _numpy_fills(v.dtype, nan, posinf, neginf):
+        # eagerly on CPU: NumPy's, on a copy (mjnp's arrays are immutable whatever `copy` says)
+        out = np.nan_to_num(v, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+        return host_result(out)  # strong, as the general path's (`where` of a strong fill)
+    return _nan_to_num(x, copy, nan, posinf, neginf)
+
+
+@fuse_eagerly
+def _nan_to_num(
+    x: ArrayLike,
+    copy: bool = True,
+    nan: float = 0.0,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Array:
     x = asarray_arg("nan_to_num", x)
     if x.dtype.kind == "c":
         re = nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf)
@@ -180,6 +212,9 @@ def nan_to_num(
     out = _where(ew.isnan(x), lax.full((), nan_value, x.dtype), x)
     out = _where(isposinf(x), lax.full((), big, x.dtype), out)
     return _where(isneginf(x), lax.full((), small, x.dtype), out)
+
+
+fused_handles(nan_to_num, _nan_to_num)
 
 
 def real_if_close(a: ArrayLike, tol: float = 100) -> Array:

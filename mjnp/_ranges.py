@@ -16,9 +16,11 @@ import numpy as np
 
 from mjcore import core, lax
 from mjcore.core import Tracer
+from mjcore.dispatch import is_eager_host
 from mjcore.dtypes import DTypeLike
 from mjnp import _elementwise as ew
 from mjnp._creation import _dtype, linspace
+from mjnp._eager_host import host_result, host_value
 from mjnp._index_tricks import indices
 from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
 
@@ -41,6 +43,15 @@ def logspace(
     axis: int = 0,
 ) -> Array:
     """`base ** linspace(start, stop, num)`, as `numpy.logspace`."""
+    if _python_reals(start, stop, base) and axis in (0, -1) and is_eager_host():
+        # eagerly on CPU: NumPy's (the general path computes NumPy's steps)
+        dt = np.float64 if dtype is None else _dtype("logspace", dtype)
+        try:
+            out = np.logspace(start, stop, num, endpoint, base, dt)
+        except (TypeError, ValueError):
+            out = None
+        if out is not None:
+            return host_result(out)
     if not isinstance(base, float | int) and np.ndim(base):
         shapes = [np.shape(a) for a in (start, stop, base)]
         ndmax = len(np.broadcast_shapes(*shapes))
@@ -51,6 +62,11 @@ def logspace(
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     out = ew.power(base, y)
     return out if dtype is None else lax.convert_element_type(out, _dtype("logspace", dtype))
+
+
+def _python_reals(*args: Any) -> bool:
+    """Whether every argument is a Python float or an int that a float64 holds exactly."""
+    return all(type(a) is float or (type(a) is int and -(2**53) <= a <= 2**53) for a in args)
 
 
 def _ndmin(x: Array, n: int) -> Array:
@@ -69,6 +85,15 @@ def geomspace(
 
     NB: the zero check (ValueError) needs concrete `start` and `stop`; traced ones skip it.
     """
+    if _python_reals(start, stop) and start and stop and axis in (0, -1) and is_eager_host():
+        # eagerly on CPU: NumPy's own
+        dt = np.float64 if dtype is None else _dtype("geomspace", dtype)
+        try:
+            out = np.geomspace(start, stop, num, endpoint, dt)
+        except (TypeError, ValueError):
+            out = None
+        if out is not None:
+            return host_result(out)
     start = asarray_strong("geomspace", start)
     stop = asarray_strong("geomspace", stop)
     for v in (start, stop):
@@ -108,6 +133,10 @@ def meshgrid(
     """Coordinate arrays from coordinate vectors, as `numpy.meshgrid`."""
     if indexing not in ("xy", "ij"):
         raise ValueError("mjnp.meshgrid: Valid values for `indexing` are 'xy' and 'ij'.")
+    values = [host_value(x) for x in xi]
+    if xi and all(v is not None for v in values):  # eagerly on CPU: NumPy's grids
+        grids = np.meshgrid(*values, copy=copy, sparse=sparse, indexing=indexing)
+        return tuple(host_result(g) for g in grids)
     ndim = len(xi)
     outs = []
     for i, x in enumerate(xi):
