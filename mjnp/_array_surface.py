@@ -199,7 +199,9 @@ def _host_cast(x: Array, dt: np.dtype) -> Array | None:
     if dt.kind in "fc" and value.dtype.kind in "biuf":
         out = value.astype(dt)  # under the user's NumPy error state, as NumPy's own cast
     else:  # the primitive's rule: XLA's saturation of floats out of an integer's range
-        out = convert_element_type_p.host_rule(value, new_dtype=dt, weak_type=False)
+        rule = convert_element_type_p.host_rule
+        assert rule is not None  # (convert has a host rule)
+        out = rule(value, new_dtype=dt, weak_type=False)
     return wrap_host(out, out_aval)
 
 

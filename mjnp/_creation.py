@@ -24,8 +24,8 @@ from mjcore.core import Tracer, get_aval
 from mjcore.dispatch import is_eager_host
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp._devices import check_device, on_device
-from mjnp._eager_host import host_result
 from mjnp._function_objects import c_function
+from mjnp._host_numpy import wrap
 from mjnp._manipulation import new_handle, normalize_axis
 from mjnp._promotion import asarray_arg, cast_python_scalar, check_arraylike
 
@@ -134,7 +134,7 @@ def _fast_new(
             return None
         size *= d
     dt = default if dtype is None else _dtype_arg(fname, dtype, None)
-    if size * dt.itemsize >= _LARGE or not is_eager_host():
+    if dt is None or size * dt.itemsize >= _LARGE or not is_eager_host():
         return None
     return shape, dt
 
@@ -258,8 +258,8 @@ def _full(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype) -> Ar
     core.check_allocation(shape, dtype)
     if is_eager_host():
         if type(value) is int and value in (0, 1):  # zeros, ones, empty and their _like forms
-            return host_result((np.zeros if value == 0 else np.ones)(shape, dtype))
-        return host_result(np.full(shape, value, dtype))
+            return wrap((np.zeros if value == 0 else np.ones)(shape, dtype))
+        return wrap(np.full(shape, value, dtype))
     return lax.full(shape, value, dtype)
 
 
@@ -301,7 +301,7 @@ def full(
     if device is None and like is None and order == "C" and type(fill_value) in _PY_REAL:
         new = _fast_new("full", shape, dtype, _PY_DTYPES[type(fill_value)])
         if new is not None and (new[1] == _FLOAT64 or _fits_int64(fill_value, new[1])):
-            return host_result(np.full(new[0], fill_value, new[1]))
+            return wrap(np.full(new[0], fill_value, new[1]))
     return _full_general(shape, fill_value, dtype, order, device=device, like=like)
 
 
@@ -334,7 +334,7 @@ def zeros(
     if device is None and like is None and order == "C":
         new = _fast_new("zeros", shape, dtype, _FLOAT64)
         if new is not None:  # eagerly on CPU: NumPy's array itself
-            return host_result(np.zeros(*new))
+            return wrap(np.zeros(*new))
     return _zeros_general(shape, dtype, order, device=device, like=like)
 
 
@@ -365,7 +365,7 @@ def ones(
     if device is None and like is None and order == "C":
         new = _fast_new("ones", shape, dtype, _FLOAT64)
         if new is not None:  # eagerly on CPU: NumPy's array itself
-            return host_result(np.ones(*new))
+            return wrap(np.ones(*new))
     return _ones_general(shape, dtype, order, device=device, like=like)
 
 
@@ -400,7 +400,7 @@ def empty(
     if device is None and like is None and order == "C":
         new = _fast_new("empty", shape, dtype, _FLOAT64)
         if new is not None:  # eagerly on CPU: NumPy's array itself
-            return host_result(np.zeros(*new))
+            return wrap(np.zeros(*new))
     return _empty_general(shape, dtype, order, device=device, like=like)
 
 
@@ -451,7 +451,7 @@ def zeros_like(
     if type(a) is _Array and shape is None and device is None:
         new = _fast_like("zeros_like", a, dtype, order)
         if new is not None:
-            return host_result(np.zeros(*new))
+            return wrap(np.zeros(*new))
     return _zeros_like_general(a, dtype, order, subok, shape, device=device)
 
 
@@ -484,7 +484,7 @@ def ones_like(
     if type(a) is _Array and shape is None and device is None:
         new = _fast_like("ones_like", a, dtype, order)
         if new is not None:
-            return host_result(np.ones(*new))
+            return wrap(np.ones(*new))
     return _ones_like_general(a, dtype, order, subok, shape, device=device)
 
 
@@ -518,7 +518,7 @@ def empty_like(
     if type(prototype) is _Array and shape is None and device is None:
         new = _fast_like("empty_like", prototype, dtype, order)
         if new is not None:
-            return host_result(np.zeros(*new))
+            return wrap(np.zeros(*new))
     return _empty_like_general(prototype, dtype, order, subok, shape, device=device)
 
 
@@ -552,7 +552,7 @@ def full_like(
     if type(a) is _Array and shape is None and device is None and type(fill_value) is float:
         new = _fast_like("full_like", a, dtype, order)
         if new is not None and new[1] == _FLOAT64:
-            return host_result(np.full(new[0], fill_value, new[1]))
+            return wrap(np.full(new[0], fill_value, new[1]))
     return _full_like_general(a, fill_value, dtype, order, subok, shape, device=device)
 
 
@@ -603,7 +603,7 @@ def arange(
         delta = 1 if step is None else step
         if _small_python_range(first, last, delta):
             # Python numbers: NumPy's arange, whose fill the general path computes too
-            return host_result(np.arange(first, last, delta))
+            return wrap(np.arange(first, last, delta))
     return _arange_general(start_or_stop, stop, step, dtype, device=device, like=like)
 
 
@@ -706,7 +706,7 @@ def _arange_values(start: Any, step: Any, length: int, dt: np.dtype) -> Array:
             values += first
         if work.kind == "f":
             values[1] = second
-        return host_result(values if work == dt else values.astype(dt))
+        return wrap(values if work == dt else values.astype(dt))
     index = lax.iota(work, length)
     values = lax.add(
         lax.full((), first.item(), work), lax.mul(index, lax.full((), delta.item(), work))
@@ -756,9 +756,9 @@ def linspace(
     ):
         # Python numbers: NumPy's own linspace, in float64 as the general path's.
         out_dt = _dtype_arg("linspace", dtype, _FLOAT64)
-        y, step = np.linspace(start, stop, num, endpoint, retstep=True, dtype=out_dt)
-        y = host_result(y)
-        return (y, host_result(np.array(step, _FLOAT64))) if retstep else y
+        values, step = np.linspace(start, stop, num, endpoint, retstep=True, dtype=out_dt)
+        y = wrap(values)
+        return (y, wrap(np.array(step, _FLOAT64))) if retstep else y
     start, stop = asarray_arg("linspace", start), asarray_arg("linspace", stop)
     dt, _ = dtypes.result_type(start, stop, 1.0, fname="mjnp.linspace")
     out_dt = _dtype_arg("linspace", dtype, dt)
@@ -816,7 +816,7 @@ def eye(
         cols = N if M is None else M
         new = _fast_new("eye", (N, cols), dtype, _FLOAT64)
         if new is not None:
-            return host_result(np.eye(N, cols, k, dtype=new[1]))
+            return wrap(np.eye(N, cols, k, dtype=new[1]))
     return _eye_general(N, M, k, dtype, order, device=device, like=like)
 
 
@@ -841,7 +841,7 @@ def _eye_general(
     core.check_allocation(shape, dt)
     k = operator.index(k)
     if is_eager_host():
-        return host_result(np.eye(rows, cols, k, dtype=dt))
+        return wrap(np.eye(rows, cols, k, dtype=dt))
     row = lax.broadcasted_iota(_INT64, shape, 0)
     col = lax.broadcasted_iota(_INT64, shape, 1)
     on_diagonal = lax.eq(lax.add(row, lax.full((), k, _INT64)), col)

@@ -23,7 +23,7 @@ from mjcore.core import Tracer
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.arithmetic import ROUND_TO_NEAREST_EVEN
 from mjcore.lax.base import convert_element_type_p
-from mjnp._eager_host import fused_handles, host_result, host_value
+from mjnp._host_numpy import fused_handles, host_value, wrap
 from mjnp._out import ufunc_out, write_out
 from mjnp._promotion import (
     asarray_arg,
@@ -492,7 +492,7 @@ def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A
         if v is not None:  # eagerly on CPU: NumPy's round (an int `decimals` is not fused)
             # the general path keeps a weak type only where it computes no new values
             weak = a.aval.weak_type and (decimals == 0 or (decimals > 0 and v.dtype.kind in "iu"))
-            return host_result(np.round(v, decimals), weak)
+            return wrap(np.round(v, decimals), weak)
     return _round_fused(a, decimals, out)
 
 

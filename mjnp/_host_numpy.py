@@ -1,11 +1,14 @@
-"""NumPy's own function on the host values of concrete eager CPU Arrays (issue 18).
+"""NumPy's own function on the host values of concrete eager CPU Arrays (issue 18): the one
+place mjnp functions take their direct NumPy paths from.
 
-Linear algebra and the matrix helpers bind many primitives eagerly (an `inv` is an LU custom
-call, two triangular solves and ~20 small ops: ~300 µs for an 8x8 matrix, NumPy's ~5 µs). When
-every argument is a strong concrete Array and nothing is traced on the CPU, the function's
-NumPy counterpart computes the result on the host values instead: NumPy's bits, dtypes and
-shapes, nothing compiled or bound. Anything else (tracers under jit/grad/vmap, Python scalars,
-lists, weak types, another device, large operands) takes the function's general path.
+Many mjnp functions bind several primitives eagerly (an `inv` is an LU custom call, two
+triangular solves and ~20 small ops: ~300 µs for an 8x8 matrix against NumPy's ~5 µs; `take`
+is a gather through dispatch; `zeros` a broadcast). When every array argument is a concrete
+Array and nothing is traced on the CPU (`mjcore.dispatch.is_eager_host`), the function's NumPy
+counterpart computes the result on the host values instead: NumPy's bits, dtypes and shapes,
+nothing compiled or bound. Anything else (tracers under jit/grad/vmap, another device, large
+operands, arguments NumPy would read differently, any error NumPy raises) takes the function's
+general path, which computes the same values and raises mjnp's own errors.
 """
 
 from __future__ import annotations
@@ -21,12 +24,15 @@ from mjcore.array import Array, wrap_host
 from mjcore.core import ShapedArray
 from mjcore.dispatch import array_value, is_eager_host
 
-# Elements per operand up to which the host path runs. NumPy's LAPACK calls are the kernels
-# XLA's CPU custom calls run: measured against `jit` of the mjnp function (loaded 2-core
-# machine, one run), NumPy took 0.54-0.93x XLA's time for inv, svd and eigh of 64x64 to 256x256
-# float64. Products stop at `dispatch.host_limit`'s bound for `dot_general` (2^15): NumPy's
-# threaded BLAS lost badly on a loaded machine from 256x256 (matmul 18.6 ms against 0.6 ms).
-HOST_ELEMENTS = 1 << 16
+# Elements (of the largest operand or result) up to which a function runs NumPy: dispatch's
+# limit for a general primitive's host rule (gathers, pads, reversals, sorts; docs/eager.md).
+HOST_ELEMENTS = 1 << 15
+# ... per operand for linear algebra: NumPy's LAPACK calls are the kernels XLA's CPU custom
+# calls run: measured against `jit` of the mjnp function (loaded 2-core machine, one run),
+# NumPy took 0.54-0.93x XLA's time for inv, svd and eigh of 64x64 to 256x256 float64.
+LAPACK_ELEMENTS = 1 << 16
+# Products stop at `dispatch.host_limit`'s bound for `dot_general` (2^15): NumPy's threaded
+# BLAS lost badly on a loaded machine from 256x256 (matmul 18.6 ms against 0.6 ms).
 PRODUCT_ELEMENTS = 1 << 15
 # The product of two operands' sizes bounds a product's result (an outer-like `matmul` of
 # (n, 1) and (1, n)) and its multiply-adds: past this, the general path's per-primitive
@@ -35,28 +41,83 @@ PAIR_ELEMENTS = 1 << 20
 _PLANS_SIZE = 1024
 
 
-def host_values(*args: Any) -> list[np.ndarray] | None:
+def host_value(x: Any, limit: float = HOST_ELEMENTS) -> np.ndarray | None:
+    """The read-only host value of `x` when it is a concrete Array of at most `limit` elements
+    and the call runs eagerly on the CPU; else None."""
+    if type(x) is not Array or x.aval.size > limit or not is_eager_host():
+        return None
+    return array_value(x)
+
+
+def host_values(*args: Any, limit: float = HOST_ELEMENTS) -> list[np.ndarray] | None:
     """The read-only host values of `args` when each is a strong concrete Array of at most
-    `HOST_ELEMENTS` elements and the call runs eagerly on the CPU, else None."""
+    `limit` elements and the call runs eagerly on the CPU, else None."""
     if not is_eager_host():
         return None
     values = []
     for x in args:
-        if type(x) is not Array or x.aval.weak_type:
+        if type(x) is not Array:
             return None
-        value = array_value(x)
-        if value.size > HOST_ELEMENTS:
+        aval = x.aval
+        if aval.weak_type or aval.size > limit:
             return None
-        values.append(value)
+        values.append(array_value(x))
     return values
 
 
-def wrap(value: Any) -> Array:
-    """A strong Array holding NumPy result `value` (an ndarray or a NumPy scalar), which
-    nothing else may hold (copy views of inputs first)."""
+def lapack_values(*args: Any) -> list[np.ndarray] | None:
+    """`host_values` up to `LAPACK_ELEMENTS` elements each (linear algebra)."""
+    return host_values(*args, limit=LAPACK_ELEMENTS)
+
+
+def wrap(value: Any, weak_type: bool = False) -> Array:
+    """An Array holding NumPy result `value` (an ndarray or a NumPy scalar), which nothing
+    else may hold (copy views of inputs first); no device transfer until a compiled program
+    needs it."""
     if type(value) is not np.ndarray:
         value = np.asarray(value)
-    return wrap_host(value, ShapedArray(value.shape, value.dtype))
+    return wrap_host(value, ShapedArray(value.shape, value.dtype, weak_type))
+
+
+def numpy_call(fn: Callable[..., Any], x: Any, *args: Any, **kwargs: Any) -> Any:
+    """`fn(value of x, *args, **kwargs)` as a strong Array (a tuple or list of them for a
+    tuple or list result) when `x` has a host value (`host_value`); None otherwise, and where
+    NumPy raises (the general path then raises mjnp's error). `args` and `kwargs` are what
+    NumPy reads the same way as the general path (Python ints, tuples of them, None)."""
+    v = host_value(x)
+    if v is None:
+        return None
+    try:
+        out = fn(v, *args, **kwargs)
+    except (ValueError, TypeError, IndexError):
+        return None
+    if type(out) is tuple or type(out) is list:
+        return type(out)(wrap(o) for o in out)
+    return wrap(out)
+
+
+def plain(*args: Any) -> bool:
+    """Whether every argument is None, a Python int or a tuple or list of Python ints: static
+    arguments (axes, counts, sections) that NumPy reads as the general path does."""
+    for a in args:
+        if a is None or type(a) is int:
+            continue
+        if type(a) is tuple or type(a) is list:
+            for e in a:
+                if type(e) is not int:
+                    return False
+            continue
+        return False
+    return True
+
+
+def fused_handles(public: Callable[..., Any], fused: Callable[..., Any]) -> None:
+    """Give `public`, a function that tries NumPy first and else calls the `fuse_eagerly`
+    function `fused`, the latter's eager-fusion handles (tests and `uses_host` read them, as
+    they read `mjnp.ufunc`'s)."""
+    for attr, value in vars(fused).items():
+        if attr.startswith(("__fused", "__wrapped_fused")):
+            setattr(public, attr, value)
 
 
 # dtypes NumPy's linalg computes in (bool and integers go to float64); others (float16,

@@ -25,7 +25,6 @@ from mjcore.errors import NonConcreteBooleanIndexError
 from mjcore.fp_errors import quiet_unless_eager
 from mjnp import _elementwise as ew
 from mjnp import _host_numpy
-from mjnp._eager_host import host_result, host_value
 from mjnp._indexing import _getitem, _update, getitem, host_values
 from mjnp._joining import stack
 from mjnp._manipulation import moveaxis, normalize_axis, ravel, reshape, single_axis
@@ -124,7 +123,7 @@ def _host_index(indices: Any) -> Any:
     """The host value of an integer index Array (or a Python int) for NumPy, else None."""
     if type(indices) is int:
         return indices
-    i = host_value(indices)
+    i = _host_numpy.host_value(indices)
     if i is None or i.dtype.kind not in "iu" or i.dtype == np.uint64:
         return None  # (NumPy will not cast uint64 indices to intp)
     return i
@@ -135,17 +134,17 @@ def _host_take(a: Any, indices: Any, axis: Any, mode: str | None) -> Array | Non
     the same); None where the general path must run, or raise mjnp's error."""
     if type(axis) not in _AXIS_TYPES:
         return None
-    v = host_value(a)
+    v = _host_numpy.host_value(a)
     if v is None:
         return None
     i = _host_index(indices)
     if i is None:
         return None
     try:
-        out = np.take(v, i, axis, mode="raise" if mode is None else mode)
+        out = np.take(v, i, axis, mode="raise" if mode is None else mode)  # type: ignore[call-overload]
     except (IndexError, ValueError, TypeError):
         return None
-    return host_result(out, a.aval.weak_type)
+    return _host_numpy.wrap(out, a.aval.weak_type)
 
 
 def _along_axis_index(name: str, arr: Array, indices: Array, axis: int) -> tuple[Any, ...]:
@@ -181,7 +180,7 @@ def take_along_axis(
     index, "clip" clamps it after wrapping negatives once.
     """
     if mode is None and fill_value is None and type(axis) in _AXIS_TYPES:
-        v = host_value(arr)
+        v = _host_numpy.host_value(arr)
         i = None if v is None else _host_index(indices)
         if i is not None and type(i) is not int:
             try:
@@ -190,7 +189,7 @@ def take_along_axis(
                 out = None  # the general path raises mjnp's error
             if out is not None:
                 # (the general path ravels `arr` for axis=None, which makes it strong)
-                return host_result(out, arr.aval.weak_type and axis is not None)
+                return _host_numpy.wrap(out, arr.aval.weak_type and axis is not None)
     if mode not in (None, "fill", "clip"):
         raise ValueError(f"mjnp.take_along_axis: mode must be None, 'fill' or 'clip', got {mode!r}")
     arr = asarray_arg("take_along_axis", arr)
@@ -429,7 +428,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     NB: a new array, not a read-only view.
     """
     if type(offset) is int and type(axis1) is int and type(axis2) is int:
-        values = _host_numpy.host_values(a)  # eagerly on the CPU: NumPy's own (copied)
+        values = _host_numpy.lapack_values(a)  # eagerly on the CPU: NumPy's own (copied)
         if values is not None and values[0].ndim >= 2:
             # (the method `numpy.diagonal` calls, without its Python wrapper)
             out = _host_numpy.attempt(values[0].diagonal, offset, axis1, axis2)
@@ -460,7 +459,7 @@ def trace(
 ) -> Array:
     """Sum along a diagonal, as `numpy.trace`."""
     if dtype is None and out is None and type(offset) is int:
-        values = _host_numpy.host_values(a)  # eagerly on the CPU: NumPy's own
+        values = _host_numpy.lapack_values(a)  # eagerly on the CPU: NumPy's own
         if values is not None and values[0].ndim >= 2 and values[0].dtype.kind in "biufc":
             if type(axis1) is int and type(axis2) is int:
                 result = _host_numpy.attempt(values[0].trace, offset, axis1, axis2)
@@ -478,9 +477,9 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     `jit` and `vmap`.
     """
     if size is None and fill_value is None:
-        v = host_value(a, math.inf)  # eagerly on CPU: NumPy's (the general path's too)
+        v = _host_numpy.host_value(a, math.inf)  # eagerly on CPU: NumPy's (the general path's too)
         if v is not None and v.ndim:
-            return tuple(host_result(i.astype(np.int64, copy=False)) for i in np.nonzero(v))
+            return tuple(_host_numpy.wrap(i.astype(np.int64, copy=False)) for i in np.nonzero(v))
     a = asarray_arg("nonzero", a)
     if a.ndim == 0:
         raise ValueError(
@@ -543,9 +542,10 @@ def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -
     if size is None:
         if fill_value is not None:
             raise ValueError("mjnp.argwhere: fill_value is only allowed together with size")
-        v = host_value(a, math.inf)  # eagerly on CPU: NumPy's, without a device transfer
+        # eagerly on CPU: NumPy's, without a device transfer
+        v = _host_numpy.host_value(a, math.inf)
         if v is not None:
-            return host_result(np.argwhere(v).astype(np.int64, copy=False))
+            return _host_numpy.wrap(np.argwhere(v).astype(np.int64, copy=False))
         value = _concrete("argwhere", asarray_arg("argwhere", a))
         return asarray_arg("argwhere", np.argwhere(value).astype(np.int64))
     a = asarray_arg("argwhere", a)
@@ -563,9 +563,9 @@ def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None
         return _nonzero_sized("flatnonzero", flat, size, fill_value)[0]
     if fill_value is not None:
         raise ValueError("mjnp.flatnonzero: fill_value is only allowed together with size")
-    v = host_value(a, math.inf)  # eagerly on CPU: NumPy's, without a device transfer
+    v = _host_numpy.host_value(a, math.inf)  # eagerly on CPU: NumPy's, without a device transfer
     if v is not None:
-        return host_result(np.flatnonzero(v).astype(np.int64, copy=False))
+        return _host_numpy.wrap(np.flatnonzero(v).astype(np.int64, copy=False))
     value = _concrete("flatnonzero", asarray_arg("flatnonzero", a))
     return asarray_arg("flatnonzero", np.flatnonzero(value).astype(np.int64))
 

@@ -31,7 +31,7 @@ from mjcore.lax.structural import concatenate_p
 from mjnp import _elementwise as ew
 from mjnp import _reductions, _statistics
 from mjnp._creation import linspace
-from mjnp._eager_host import numpy_call, plain
+from mjnp._host_numpy import numpy_call, plain
 from mjnp._indexing import host_values
 from mjnp._manipulation import (
     asarray_strong,

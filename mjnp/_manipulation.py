@@ -23,7 +23,7 @@ from mjcore.dispatch import host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.lax.base import convert_element_type_p
 from mjnp._devices import check_device, on_device
-from mjnp._eager_host import numpy_call, plain
+from mjnp._host_numpy import numpy_call, plain
 from mjnp._promotion import asarray_arg
 
 ArrayLike = Any

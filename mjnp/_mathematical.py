@@ -18,8 +18,8 @@ from mjcore import lax, while_loop
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
-from mjnp._eager_host import fused_handles, host_result, host_value
 from mjnp._floating_point import _const, _float_args, _where
+from mjnp._host_numpy import fused_handles, host_value, wrap
 from mjnp._logic import isneginf, isposinf
 from mjnp._manipulation import normalize_axis
 from mjnp._out import ufunc_out
@@ -185,7 +185,7 @@ def nan_to_num(
     if v is not None and _numpy_fills(v.dtype, nan, posinf, neginf):
         # eagerly on CPU: NumPy's, on a copy (mjnp's arrays are immutable whatever `copy` says)
         out = np.nan_to_num(v, copy=True, nan=nan, posinf=posinf, neginf=neginf)
-        return host_result(out)  # strong, as the general path's (`where` of a strong fill)
+        return wrap(out)  # strong, as the general path's (`where` of a strong fill)
     return _nan_to_num(x, copy, nan, posinf, neginf)
 
 

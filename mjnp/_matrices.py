@@ -14,7 +14,7 @@ import numpy as np
 from mjcore import lax
 from mjcore.dtypes import DTypeLike
 from mjnp._creation import _dtype, _size
-from mjnp._host_numpy import HOST_ELEMENTS, host_values, wrap
+from mjnp._host_numpy import LAPACK_ELEMENTS, lapack_values, wrap
 from mjnp._manipulation import asarray_strong, ravel
 
 ArrayLike = Any
@@ -48,12 +48,13 @@ def tri(
 
 def _masked(fname: str, m: ArrayLike, k: int, lower: bool) -> Array:
     if type(k) is int:
-        vals = host_values(m)
+        vals = lapack_values(m)
         # eagerly on the CPU, NumPy's own function (`mjnp._host_numpy`)
         # (a vector's result is a square matrix: bounded as the operands are)
-        ndim = 0 if vals is None else vals[0].ndim
-        if ndim > 1 or ndim == 1 and vals[0].size ** 2 <= HOST_ELEMENTS:
-            return wrap((np.tril if lower else np.triu)(vals[0], k))
+        if vals is not None:
+            ndim = vals[0].ndim
+            if ndim > 1 or ndim == 1 and vals[0].size ** 2 <= LAPACK_ELEMENTS:
+                return wrap((np.tril if lower else np.triu)(vals[0], k))
     m = asarray_strong(fname, m)
     if m.ndim == 0:
         raise TypeError(f"mjnp.{fname}: input must be at least 1-d, got a 0-d array")
@@ -79,10 +80,9 @@ def triu(m: ArrayLike, k: int = 0) -> Array:
 def diag(v: ArrayLike, k: int = 0) -> Array:
     """The `k`-th diagonal of a 2-d array, or a 2-d array with 1-d `v` on it, as `numpy.diag`."""
     if type(k) is int:
-        vals = host_values(v)
-        if vals is not None and (
-            vals[0].ndim == 2 or vals[0].ndim == 1 and (vals[0].size + abs(k)) ** 2 <= HOST_ELEMENTS
-        ):
+        vals = lapack_values(v)
+        small = vals is not None and (vals[0].size + abs(k)) ** 2 <= LAPACK_ELEMENTS
+        if vals is not None and (vals[0].ndim == 2 or vals[0].ndim == 1 and small):
             value = vals[0]
             # NumPy's diagonal of a matrix is a view of it (`np.diag` calls the method): mjnp's
             # is a new array

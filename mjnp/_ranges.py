@@ -20,7 +20,7 @@ from mjcore.dispatch import is_eager_host
 from mjcore.dtypes import DTypeLike
 from mjnp import _elementwise as ew
 from mjnp._creation import _dtype, linspace
-from mjnp._eager_host import host_result, host_value
+from mjnp._host_numpy import host_value, wrap
 from mjnp._index_tricks import indices
 from mjnp._manipulation import asarray_strong, moveaxis, new_handle, ravel
 
@@ -51,7 +51,7 @@ def logspace(
         except (TypeError, ValueError):
             out = None
         if out is not None:
-            return host_result(out)
+            return wrap(out)
     if not isinstance(base, float | int) and np.ndim(base):
         shapes = [np.shape(a) for a in (start, stop, base)]
         ndmax = len(np.broadcast_shapes(*shapes))
@@ -93,7 +93,7 @@ def geomspace(
         except (TypeError, ValueError):
             out = None
         if out is not None:
-            return host_result(out)
+            return wrap(out)
     start = asarray_strong("geomspace", start)
     stop = asarray_strong("geomspace", stop)
     for v in (start, stop):
@@ -135,8 +135,8 @@ def meshgrid(
         raise ValueError("mjnp.meshgrid: Valid values for `indexing` are 'xy' and 'ij'.")
     values = [host_value(x) for x in xi]
     if xi and all(v is not None for v in values):  # eagerly on CPU: NumPy's grids
-        grids = np.meshgrid(*values, copy=copy, sparse=sparse, indexing=indexing)
-        return tuple(host_result(g) for g in grids)
+        grids = np.meshgrid(*values, copy=copy, sparse=sparse, indexing=indexing)  # type: ignore[call-overload]
+        return tuple(wrap(g) for g in grids)
     ndim = len(xi)
     outs = []
     for i, x in enumerate(xi):

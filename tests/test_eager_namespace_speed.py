@@ -357,12 +357,12 @@ def general_path(monkeypatch):
     """A context switch: inside, mjnp's NumPy paths are off (the general path runs)."""
     from contextlib import contextmanager
 
-    from mjnp import _eager_host
+    from mjnp import _host_numpy
 
     @contextmanager
     def general():
         with monkeypatch.context() as m:
-            m.setattr(_eager_host, "is_eager_host", lambda: False)
+            m.setattr(_host_numpy, "is_eager_host", lambda: False)
             yield
 
     return general

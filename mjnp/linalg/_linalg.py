@@ -25,7 +25,7 @@ from mjnp._host_numpy import (
     PAIR_ELEMENTS,
     PRODUCT_ELEMENTS,
     attempt,
-    host_values,
+    lapack_values,
     linalg_dtype_ok,
     linalg_ok,
     wrap,
@@ -193,7 +193,7 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
         LinAlgError: eagerly, when the matrix is not positive definite; under a transformation
             such a matrix gives NaNs instead.
     """
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0]):
         out = attempt(np.linalg.cholesky, vals[0], upper=bool(upper))
         if out is not None:
@@ -213,7 +213,7 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Any:
     """
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"mjnp.linalg.qr: unrecognized mode {mode!r}")
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0], square=False):
         out = attempt(np.linalg.qr, vals[0], mode)
         if out is not None:
@@ -238,7 +238,7 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's n
     if UPLO not in ("L", "U", "l", "u"):
         raise ValueError(f"mjnp.linalg.eigh: UPLO argument must be 'L' or 'U', got {UPLO!r}")
     UPLO = UPLO.upper()  # noqa: N806  (NumPy accepts 'l' and 'u')
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0]):
         out = attempt(np.linalg.eigh, vals[0], UPLO)
         if out is not None:
@@ -253,7 +253,7 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's n
 def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:  # noqa: N803  (NumPy's name)
     """Eigenvalues of Hermitian matrices, as `numpy.linalg.eigvalsh`."""
     if UPLO in ("L", "U", "l", "u"):
-        vals = host_values(a)
+        vals = lapack_values(a)
         if vals is not None and linalg_ok(vals[0]):
             out = attempt(np.linalg.eigvalsh, vals[0], UPLO.upper())
             if out is not None:
@@ -281,7 +281,7 @@ def eig(a: ArrayLike, /) -> EigResult:
         LinAlgError: eagerly, for infinities or NaNs in `a` and when the iteration fails to
             converge (NaNs under a transformation).
     """
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0]):
         out = attempt(np.linalg.eig, vals[0])
         if out is not None:
@@ -298,7 +298,7 @@ def eig(a: ArrayLike, /) -> EigResult:
 
 def eigvals(a: ArrayLike, /) -> Array:
     """Eigenvalues of general square matrices, as `numpy.linalg.eigvals` (errors as `eig`)."""
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0]):
         out = attempt(np.linalg.eigvals, vals[0])
         if out is not None:
@@ -325,7 +325,7 @@ def svd(
             cause, as in NumPy (NaNs under a transformation).
     """
     if not hermitian:  # NumPy's hermitian SVD is eigh-based: mjnp computes the general one
-        vals = host_values(a)
+        vals = lapack_values(a)
         if vals is not None and linalg_ok(vals[0], square=False):
             out = attempt(np.linalg.svd, vals[0], bool(full_matrices), bool(compute_uv))
             if out is not None:
@@ -366,7 +366,7 @@ def _lu_parts(x: Array) -> tuple[Array, Array, Array, Array]:
 
 def det(a: ArrayLike) -> Array:
     """Determinant, as `numpy.linalg.det` (via LU)."""
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0]):
         out = attempt(np.linalg.det, vals[0])
         if out is not None:
@@ -380,7 +380,7 @@ def det(a: ArrayLike) -> Array:
 def slogdet(a: ArrayLike) -> SlogdetResult:
     """Sign (or phase) and natural log of the absolute determinant, as
     `numpy.linalg.slogdet`."""
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0]):
         out = attempt(np.linalg.slogdet, vals[0])
         if out is not None:
@@ -436,7 +436,7 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
         LinAlgError: for a singular `a` (an exactly zero pivot), eagerly; under a
             transformation it gives infinities or NaNs instead.
     """
-    vals = host_values(a, b)
+    vals = lapack_values(a, b)
     if (
         vals is not None
         and linalg_ok(vals[0])
@@ -484,7 +484,7 @@ def inv(a: ArrayLike) -> Array:
         LinAlgError: for a singular matrix (an exactly zero pivot), eagerly; under a
             transformation it gives infinities or NaNs instead.
     """
-    vals = host_values(a)
+    vals = lapack_values(a)
     if vals is not None and linalg_ok(vals[0]):
         out = attempt(np.linalg.inv, vals[0])
         if out is not None:
@@ -500,7 +500,7 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
         n = operator.index(n)
     except TypeError as err:
         raise TypeError("mjnp.linalg.matrix_power: exponent must be an integer") from err
-    vals = host_values(a)
+    vals = lapack_values(a)
     if (
         vals is not None
         and vals[0].dtype.kind in "biufc"
@@ -545,7 +545,7 @@ def matrix_rank(
 ) -> Array:
     """Rank by counting singular values above a tolerance, as `numpy.linalg.matrix_rank`."""
     if not hermitian and _plain(tol) and _plain(rtol):
-        vals = host_values(A)
+        vals = lapack_values(A)
         if vals is not None and linalg_dtype_ok(vals[0]):
             out = attempt(np.linalg.matrix_rank, vals[0], tol, rtol=rtol)
             if out is not None:
@@ -574,7 +574,7 @@ def matrix_rank(
 def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Array:
     """Moore-Penrose pseudo-inverse via the SVD, as `numpy.linalg.pinv`."""
     if not hermitian and _plain(rcond) and _plain(rtol):
-        vals = host_values(a)
+        vals = lapack_values(a)
         if vals is not None and linalg_ok(vals[0], square=False):
             # rtol=None is NumPy's unset rtol here (mjnp cannot tell them apart): rcond 1e-15
             kwargs = {} if rtol is None else {"rtol": rtol}
@@ -621,7 +621,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
     value: under a transformation the residuals are always computed (as in JAX).
     """
     if _plain(rcond):
-        vals = host_values(a, b)
+        vals = lapack_values(a, b)
         if (
             vals is not None
             and vals[0].ndim == 2
@@ -697,7 +697,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
 def cond(x: ArrayLike, p: Any = None) -> Array:
     """Condition number, as `numpy.linalg.cond` (inf for a singular matrix)."""
     if p is None or type(p) in (int, float, str):
-        vals = host_values(x)
+        vals = lapack_values(x)
         if vals is not None and linalg_ok(vals[0], square=p not in (None, 2, -2)):
             out = attempt(np.linalg.cond, vals[0], p)
             if out is not None:
@@ -799,7 +799,7 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro") ->
 def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A002
     """Vector or matrix norm, as `numpy.linalg.norm`."""
     if (ord is None or type(ord) in (int, float, str)) and _plain_axis(axis):
-        vals = host_values(x)
+        vals = lapack_values(x)
         if vals is not None and vals[0].dtype.kind in "biufc":
             out = attempt(np.linalg.norm, vals[0], ord, axis, bool(keepdims))
             if out is not None:
