@@ -409,10 +409,21 @@ def _namespace(name: str, op: str) -> Contender:
         fw = frameworks.load(name)
         data = namespace_ops.namespace_data(fw.put)
         fn = namespace_ops.NAMESPACE_OPS[op][1]
-        xp, block = fw.xp, fw.block
+        xp = fw.xp
         if name == "numpy":
             return lambda: fn(xp, data)
-        return lambda: block(fn(xp, data))
+
+        def run() -> Any:
+            # Arrays (or a tuple/list of them) are waited for; Python results (`tolist`,
+            # `float`) are not walked as pytrees, which would cost more than the call.
+            out = fn(xp, data)
+            leaves = out if type(out) is tuple or type(out) is list else (out,)
+            if leaves and hasattr(leaves[0], "block_until_ready"):
+                for leaf in leaves:
+                    leaf.block_until_ready()
+            return out
+
+        return run
 
     return Contender(name, prepare)
 
