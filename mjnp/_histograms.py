@@ -29,6 +29,7 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.gather import ScatterDimensionNumbers, scatter_add
 from mjnp import _elementwise as ew
 from mjnp._creation import linspace, zeros
+from mjnp._host_stats import host_values, wrap
 from mjnp._indexing import getitem
 from mjnp._indexing_functions import searchsorted
 from mjnp._joining import atleast_2d
@@ -138,6 +139,10 @@ def bincount(
         TypeError: for non-integer `x`, complex weights, or `minlength=None`.
         ConcretizationTypeError: for traced `x` without `length=`.
     """
+    if length is None and type(minlength) is int and minlength >= 0:
+        found = _host_bincount(x, weights, minlength)
+        if found is not None:
+            return found
     empty_list = isinstance(x, list | tuple) and len(x) == 0
     x = asarray_arg("bincount", x)
     if empty_list:
@@ -173,6 +178,25 @@ def bincount(
             )
         length = max(minlength, int(value.max()) + 1)
     return _count(x, weights, length)
+
+
+def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
+    """`numpy.bincount` of the host values (a non-empty 1-D integer Array, real weights), or
+    None where the general path runs (and raises where NumPy would)."""
+    values = host_values(x) if weights is None else host_values(x, weights)
+    if values is None:
+        return None
+    v = values[0]
+    if v.ndim != 1 or v.dtype.kind not in "biu" or v.size == 0 or v.dtype == np.uint64:
+        return None
+    w = None
+    if weights is not None:
+        w = values[1]
+        if w.shape != v.shape or w.dtype.kind not in "biuf":
+            return None
+    if v.min() < 0:
+        return None
+    return wrap(np.bincount(v, w, minlength))
 
 
 # --- bin edges ------------------------------------------------------------------------------
@@ -388,6 +412,45 @@ def _weighted_counts(idx: Array, weights: Array | None, count: int) -> Array:
     return astype(_count(idx, astype(weights, work), count), weights.dtype)
 
 
+def _host_histogram(
+    a: Any, bins: Any, range_: Any, density: Any, weights: Any
+) -> tuple[Array, Array] | None:
+    """`numpy.histogram` of the host values (a real Array; `bins` an int, an estimator's name
+    or an Array of edges; `range` None or two Python numbers; float weights), or None where
+    the general path runs, which also raises mjnp's errors for what NumPy rejects."""
+    arrays = [a]
+    if type(bins) is not int and type(bins) is not str:
+        arrays.append(bins)
+    if weights is not None:
+        arrays.append(weights)
+    values = host_values(*arrays)
+    if values is None or values[0].dtype.kind not in "iuf":
+        return None
+    if range_ is not None and not (
+        type(range_) is tuple
+        and len(range_) == 2
+        and all(type(r) is int or type(r) is float for r in range_)
+    ):
+        return None
+    if density is not None and type(density) is not bool:
+        return None
+    w = None
+    if weights is not None:
+        w = values[-1]
+        if w.dtype.kind != "f" or w.shape != values[0].shape:
+            return None
+    edges = bins
+    if type(bins) is not int and type(bins) is not str:
+        edges = values[1]
+        if edges.dtype.kind not in "iuf":
+            return None
+    try:
+        n, e = np.histogram(values[0], edges, range_, density, w)
+    except (ValueError, TypeError):  # the general path raises mjnp's message
+        return None
+    return wrap(n), wrap(e)
+
+
 def histogram(
     a: ArrayLike, bins: Any = 10, range: tuple[Any, Any] | None = None,  # noqa: A002
     density: bool | None = None, weights: ArrayLike | None = None,
@@ -404,6 +467,9 @@ def histogram(
         TypeError: for boolean weights with explicit edges (as NumPy), and for weights with a
             string estimator.
     """
+    found_host = _host_histogram(a, bins, range, density, weights)
+    if found_host is not None:
+        return found_host
     a, weights = _ravel_and_check_weights("histogram", a, weights)
     found = _bin_edges("histogram", a, bins, range, weights)
     edges = found.edges

@@ -21,6 +21,7 @@ from mjcore.core import Tracer
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
+from mjnp._host_stats import host_values, wrap
 from mjnp._indexing_functions import take
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axis
 from mjnp._promotion import promote_args
@@ -151,6 +152,12 @@ def unique(
         )
     if axis is not None:
         return _unique_axis(ar, return_index, return_inverse, return_counts, axis)
+    values = host_values(ar)
+    if values is not None and values[0].dtype.kind in "biuf" and type(equal_nan) is bool:
+        # NumPy's own unique (sorted; first indices by its stable argsort), as mjnp's
+        found = np.unique(values[0], return_index, return_inverse, return_counts, None,
+                          equal_nan=equal_nan)  # fmt: skip
+        return wrap(found) if type(found) is np.ndarray else tuple(wrap(f) for f in found)
     shape = np.shape(ar) if not hasattr(ar, "shape") else ar.shape
     u = _unique("unique", ar, equal_nan)
     outs = [u.values]

@@ -11,6 +11,7 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.eager_fusion import fuse_eagerly
+from mjnp._host_stats import host_values, wrap
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 
 ArrayLike = Any
@@ -44,11 +45,20 @@ def _sort_axis(fname: str, x: Array, axis: int | None) -> tuple[Array, int]:
     return x, normalize_axis(f"mjnp.{fname}", axis, x.ndim)
 
 
+def _host_sortable(value: np.ndarray, axis: Any) -> bool:
+    """Whether NumPy's stable sort of `value` along `axis` is mjnp's sort (real dtypes, whose
+    order NumPy and `lax.sort` agree on; an axis NumPy takes), for the direct host path."""
+    if value.dtype.kind not in "biuf":
+        return False
+    if axis is None:
+        return True
+    return type(axis) is int and -value.ndim <= axis < value.ndim
+
+
 def _indices(x: Array, axis: int) -> Array:
     return lax.broadcasted_iota(_INT64, x.shape, axis)
 
 
-@fuse_eagerly
 def sort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -61,9 +71,31 @@ def sort(
     """A sorted copy of `a` along `axis` (flattened if None), as `numpy.sort`; `descending`
     (the Array API's keyword, which NumPy lacks) reverses the order, NaNs first.
 
-    Every `kind` gives the same result (the values are totally ordered), so it is accepted and
-    ignored, as is `stable`.
+    Every `kind` gives the same values (NaNs last), so elsewhere it is ignored, as is `stable`,
+    and the sort is stable. Eagerly on small CPU arrays NumPy's own sort of that kind runs,
+    which gives NumPy's bits: an unstable kind may order -0.0 and 0.0 differently.
     """
+    values = host_values(a)
+    if values is not None and _host_sortable(values[0], axis):
+        _check_sort_args("sort", kind, order, stable)
+        # NumPy's own sort of that kind: NumPy's bits (its unstable kinds may put -0.0 and
+        # 0.0, equal values, in another order than the general path's stable sort)
+        out = np.sort(values[0], axis, kind=kind, stable=stable)
+        if descending:
+            out = np.flip(out, -1 if axis is None else axis).copy()
+        return wrap(out)
+    return _sort(a, axis, kind, order, stable, descending)
+
+
+@fuse_eagerly
+def _sort(
+    a: ArrayLike,
+    axis: int | None,
+    kind: str | None,
+    order: None,
+    stable: bool | None,
+    descending: bool,
+) -> Array:
     x = asarray_strong("sort", a)
     _check_sort_args("sort", kind, order, stable)
     x, axis = _sort_axis("sort", x, axis)
@@ -71,7 +103,6 @@ def sort(
     return lax.rev(out, (axis,)) if descending else out
 
 
-@fuse_eagerly
 def argsort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -87,6 +118,29 @@ def argsort(
     NB: the sort is always stable: ties keep their original order whatever `kind` says, one of
     the orders NumPy's unstable kinds may give. That holds for `descending=True` too.
     """
+    values = host_values(a)
+    if values is not None and _host_sortable(values[0], axis):
+        _check_sort_args("argsort", kind, order, stable)
+        v = values[0]
+        if axis is None:
+            v, axis = v.reshape(-1), 0
+        if not descending:
+            return wrap(np.argsort(v, axis, kind="stable"))
+        # as the general path: the stable order of the reversed array, reversed and mapped back
+        perm = np.argsort(np.flip(v, axis), axis, kind="stable")
+        return wrap(np.subtract(v.shape[axis] - 1, np.flip(perm, axis)))
+    return _argsort(a, axis, kind, order, stable, descending)
+
+
+@fuse_eagerly
+def _argsort(
+    a: ArrayLike,
+    axis: int | None,
+    kind: str | None,
+    order: None,
+    stable: bool | None,
+    descending: bool,
+) -> Array:
     x = asarray_strong("argsort", a)
     _check_sort_args("argsort", kind, order, stable)
     x, axis = single_axis("mjnp.argsort", x, axis)
