@@ -1,0 +1,336 @@
+"""The direct NumPy paths of sorting, sets, histograms, statistics and FFT (mjnp/_host_stats.py):
+on small eager CPU Arrays they give NumPy's bits, dtypes and shapes, compile nothing, raise
+mjnp's errors as before, and leave jit, vmap and grad as they were."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mjcore
+import mjnp
+from mjcore import core
+from mjcore.backend import compat
+from mjnp import _host_stats
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((5, 7))
+TIES = np.array(
+    [[2.0, -0.0, 1.0, 0.0, np.nan, 1.0, -np.inf], [0.0, 1.0, 1.0, -0.0, 2.0, np.nan, 0.5]]
+)
+INTS = rng.integers(0, 6, (4, 6))
+V = rng.standard_normal(16)
+W = rng.random((5, 7)) + 0.1
+C = X + 1j * rng.standard_normal((5, 7))
+NANS = np.where(rng.random((5, 7)) < 0.3, np.nan, X)
+NANS[1] = np.nan  # an all-NaN row
+
+# (name, function of (module, *arrays), NumPy arrays); a NumPy call that raises is not a case
+CASES = [
+    ("sort", lambda m, a: m.sort(a), [X]),
+    ("sort_axis0_f32", lambda m, a: m.sort(a, axis=0), [X.astype(np.float32)]),
+    ("sort_none_int", lambda m, a: m.sort(a, axis=None), [INTS]),
+    ("sort_stable_ties", lambda m, a: m.sort(a, kind="stable"), [TIES]),
+    ("sort_empty", lambda m, a: m.sort(a), [np.zeros((0, 3))]),
+    ("sort_0d", lambda m, a: m.sort(a, axis=None), [np.array(3.0)]),
+    ("argsort_stable_ties", lambda m, a: m.argsort(a, axis=1, stable=True), [TIES]),
+    ("argsort_int_ties", lambda m, a: m.argsort(a, axis=0, kind="stable"), [INTS]),
+    ("argsort_none", lambda m, a: m.argsort(a, axis=None, kind="stable"), [X]),
+    ("unique", lambda m, a: m.unique(a), [INTS]),
+    ("unique_all", lambda m, a: m.unique(a, True, True, True), [INTS]),
+    ("unique_nan", lambda m, a: m.unique(a, return_counts=True), [TIES]),
+    ("unique_nan_unequal", lambda m, a: m.unique(a, equal_nan=False), [TIES]),
+    ("unique_inverse_0d", lambda m, a: m.unique(a, return_inverse=True), [np.array(2.5)]),
+    ("unique_empty", lambda m, a: m.unique(a, True, True, True), [np.zeros(0)]),
+    ("unique_bool", lambda m, a: m.unique(a, return_index=True), [INTS > 2]),
+    ("histogram", lambda m, a: m.histogram(a), [V]),
+    ("histogram_f32_range", lambda m, a: m.histogram(a, 5, (-1, 1)), [V.astype(np.float32)]),
+    ("histogram_int", lambda m, a: m.histogram(a, bins=4), [INTS]),
+    ("histogram_auto", lambda m, a: m.histogram(a, bins="auto"), [V]),
+    (
+        "histogram_edges_w",
+        lambda m, a, e, w: m.histogram(a, e, weights=w, density=True),
+        [V, np.array([-2.0, -0.5, 0.0, 1.0, 3.0]), np.abs(V)],
+    ),  # fmt: skip
+    ("histogram_density", lambda m, a: m.histogram(a, density=True), [V]),
+    ("histogram_empty", lambda m, a: m.histogram(a), [np.zeros(0)]),
+    ("bincount", lambda m, a: m.bincount(a), [INTS.ravel()]),
+    ("bincount_w", lambda m, a, w: m.bincount(a, w, minlength=9), [INTS.ravel(), W.ravel()[:24]]),
+    ("bincount_bool", lambda m, a: m.bincount(a), [INTS.ravel() > 2]),
+    ("count_nonzero", lambda m, a: m.count_nonzero(a), [INTS]),
+    ("count_nonzero_axis", lambda m, a: m.count_nonzero(a, axis=(0,), keepdims=True), [TIES]),
+    ("count_nonzero_c", lambda m, a: m.count_nonzero(a, axis=1), [C]),
+    ("percentile", lambda m, a: m.percentile(a, 90), [X]),
+    ("percentile_f32", lambda m, a: m.percentile(a, [10, 50.5], axis=1), [X.astype(np.float32)]),
+    (
+        "quantile_q_array",
+        lambda m, a, q: m.quantile(a, q, axis=0, keepdims=True),
+        [X, np.array([0.0, 0.3, 1.0])],
+    ),  # fmt: skip
+    ("quantile_methods", lambda m, a: m.quantile(a, 0.35, method="median_unbiased"), [INTS]),
+    ("quantile_nearest", lambda m, a: m.quantile(a, 0.35, axis=1, method="nearest"), [INTS]),
+    ("quantile_nan", lambda m, a: m.quantile(a, 0.5, axis=1), [TIES]),
+    ("nanpercentile", lambda m, a: m.nanpercentile(a, 25, axis=1), [NANS]),
+    ("nanquantile", lambda m, a: m.nanquantile(a, [0.2, 0.9]), [NANS]),
+    ("median", lambda m, a: m.median(a, axis=1), [X]),
+    ("median_nan", lambda m, a: m.median(a, axis=1, keepdims=True), [TIES]),
+    ("median_int", lambda m, a: m.median(a), [INTS]),
+    ("nanmedian", lambda m, a: m.nanmedian(a, axis=0), [NANS]),
+    ("nanmean", lambda m, a: m.nanmean(a, axis=0), [NANS]),
+    ("nanmean_all", lambda m, a: m.nanmean(a), [NANS.astype(np.float32)]),
+    ("nanmean_int", lambda m, a: m.nanmean(a, axis=1), [INTS]),
+    ("nanmean_c", lambda m, a: m.nanmean(a, axis=1), [C]),
+    ("nansum", lambda m, a: m.nansum(a), [NANS]),
+    ("nansum_axis", lambda m, a: m.nansum(a, axis=1, keepdims=True), [NANS.astype(np.float32)]),
+    ("nansum_int", lambda m, a: m.nansum(a, axis=0), [INTS]),
+    ("nanvar", lambda m, a: m.nanvar(a, axis=0), [NANS]),
+    ("nanstd_ddof", lambda m, a: m.nanstd(a, axis=1, ddof=1), [NANS]),
+    ("average", lambda m, a: m.average(a, axis=0), [X]),
+    ("average_w", lambda m, a, w: m.average(a, axis=0, weights=w), [X, W[:, 0]]),
+    ("average_w_full", lambda m, a, w: m.average(a, weights=w, returned=True), [INTS, INTS + 1.0]),
+    ("argmax", lambda m, a: m.argmax(a, axis=1), [X]),
+    ("argmax_nan", lambda m, a: m.argmax(a), [TIES]),
+    ("argmin_keepdims", lambda m, a: m.argmin(a, axis=0, keepdims=True), [INTS]),
+    ("argmin_f32", lambda m, a: m.argmin(a), [X.astype(np.float32)]),
+    ("fft", lambda m, a: m.fft.fft(a), [V]),
+    ("fft_n_axis", lambda m, a: m.fft.fft(a, 9, axis=0, norm="ortho"), [X]),
+    ("fft_c64", lambda m, a: m.fft.fft(a), [C.astype(np.complex64)]),
+    ("ifft", lambda m, a: m.fft.ifft(a, norm="forward"), [C]),
+    ("rfft", lambda m, a: m.fft.rfft(a, axis=1), [X]),
+    ("rfft_f32", lambda m, a: m.fft.rfft(a), [X.astype(np.float32)]),
+    ("irfft", lambda m, a: m.fft.irfft(a, 12), [C]),
+    ("hfft", lambda m, a: m.fft.hfft(a), [C]),
+    ("ihfft", lambda m, a: m.fft.ihfft(a), [X]),
+    ("fft2", lambda m, a: m.fft.fft2(a), [X]),
+    ("fftn_s", lambda m, a: m.fft.fftn(a, s=(4, 8), axes=(0, 1)), [C]),
+    ("ifftn", lambda m, a: m.fft.ifftn(a, axes=(0,)), [C]),
+    ("rfftn", lambda m, a: m.fft.rfftn(a), [X]),
+    ("irfftn", lambda m, a: m.fft.irfftn(a), [C]),
+    ("rfft2", lambda m, a: m.fft.rfft2(a), [INTS]),
+    ("irfft2", lambda m, a: m.fft.irfft2(a), [C]),
+]
+
+
+def _flat(out):
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _host(a):
+    return np.asarray(a)
+
+
+@pytest.mark.parametrize(("name", "fun", "args"), CASES, ids=[c[0] for c in CASES])
+def test_fast_path_gives_numpy_bits_and_the_general_paths_dtypes(name, fun, args, monkeypatch):
+    with np.errstate(all="ignore"), _no_check():
+        expected = _flat(fun(np, *args))
+        fast = _flat(fun(mjnp, *[mjnp.asarray(a) for a in args]))
+        monkeypatch.setattr(_host_stats, "HOST_LIMIT", -1)  # every call takes the general path
+        general = _flat(fun(mjnp, *[mjnp.asarray(a) for a in args]))
+    assert len(fast) == len(expected) == len(general)
+    for f, e, g in zip(fast, expected, general, strict=True):
+        f, e, g = _host(f), np.asarray(e), _host(g)
+        assert f.dtype == e.dtype == g.dtype, (f.dtype, e.dtype, g.dtype)
+        assert f.shape == e.shape == g.shape, (f.shape, e.shape, g.shape)
+        # NumPy's bits: the same bytes, NaNs and signed zeros included
+        assert f.tobytes() == e.tobytes(), (f, e)
+        np.testing.assert_allclose(g, e, rtol=1e-5 if e.dtype.itemsize <= 8 else 1e-12, atol=1e-5)
+
+
+class _no_check:
+    """Warnings may come (empty slices, all-NaN rows) and are compared elsewhere."""
+
+    def __enter__(self):
+        import warnings
+
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("ignore")
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+
+def _count_compiles(monkeypatch):
+    compiles = []
+    original = compat.compile_and_load
+
+    def counting(*args, **kwargs):
+        compiles.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(compat, "compile_and_load", counting)
+    return compiles
+
+
+WEIGHTS_11 = mjnp.asarray(rng.random(11) + 0.1)
+FAST_CALLS = [
+    lambda x, i: mjnp.sort(x, axis=0),
+    lambda x, i: mjnp.argsort(x, axis=1),
+    lambda x, i: mjnp.argsort(x, descending=True),
+    lambda x, i: mjnp.unique(i, return_index=True, return_inverse=True, return_counts=True),
+    lambda x, i: mjnp.histogram(x, bins=7),
+    lambda x, i: mjnp.bincount(i.ravel()),
+    lambda x, i: mjnp.count_nonzero(i, axis=0),
+    lambda x, i: mjnp.percentile(x, [5, 95], axis=1),
+    lambda x, i: mjnp.median(x, axis=0),
+    lambda x, i: mjnp.nanmedian(x),
+    lambda x, i: mjnp.nanmean(x, axis=1),
+    lambda x, i: mjnp.nansum(x),
+    lambda x, i: mjnp.nanstd(x, ddof=1),
+    lambda x, i: mjnp.average(x, axis=1, weights=WEIGHTS_11),
+    lambda x, i: mjnp.argmax(x, axis=0),
+    lambda x, i: mjnp.argmin(x),
+    lambda x, i: mjnp.fft.fft(x),
+    lambda x, i: mjnp.fft.rfft2(x),
+    lambda x, i: mjnp.fft.irfft(x, axis=0),
+]
+
+
+def test_the_fast_path_binds_no_primitive_and_compiles_nothing(monkeypatch):
+    # shapes no other test uses, so no cache holds them
+    x = mjnp.asarray(rng.standard_normal((13, 11)))
+    i = mjnp.asarray(rng.integers(0, 9, (13, 11)))
+    compiles = _count_compiles(monkeypatch)
+    binds = []
+    original_bind = core.bind
+
+    def counting_bind(*args):
+        binds.append(args[0])
+        return original_bind(*args)
+
+    monkeypatch.setattr(core, "bind", counting_bind)
+    for k, call in enumerate(FAST_CALLS):
+        call(x, i)
+        assert binds == [], k
+    assert compiles == []
+    # the counter sees the general path: every call binds primitives there
+    monkeypatch.setattr(_host_stats, "HOST_LIMIT", -1)
+    for k, call in enumerate(FAST_CALLS):
+        del binds[:]
+        call(x, i)
+        call(x, i)  # a fused body replays on its second call: it binds too
+        assert binds, k
+
+
+def test_large_arrays_take_the_general_path():
+    # above the host limit the compiled sort runs: the same values, whichever path
+    x = rng.standard_normal(_host_stats.HOST_LIMIT + 1)
+    np.testing.assert_array_equal(np.asarray(mjnp.sort(mjnp.asarray(x))), np.sort(x))
+    assert _host_stats.host_values(mjnp.asarray(x)) is None
+
+
+def test_weak_and_traced_arguments_take_the_general_path():
+    weak = mjcore.jit(lambda v: v)(2.0)  # a weakly typed 0-d Array
+    assert weak.aval.weak_type
+    assert _host_stats.host_values(weak) is None
+    seen = []
+    mjcore.jit(lambda v: seen.append(_host_stats.host_values(v)) or v)(mjnp.asarray(X))
+    assert seen == [None]
+    assert _host_stats.host_values(np.asarray(X)) is None  # a NumPy array is not an Array
+    assert mjnp.sort(weak, axis=None).aval == mjnp.sort(mjnp.asarray(2.0), axis=None).aval
+
+
+ERRORS = [
+    (lambda: mjnp.sort(mjnp.asarray(X), kind="bogus"), ValueError, "mjnp.sort"),
+    (lambda: mjnp.sort(mjnp.asarray(X), axis=2), np.exceptions.AxisError, None),
+    (lambda: mjnp.argsort(mjnp.asarray(X), kind="stable", stable=True), ValueError, "mjnp.argsort"),
+    (lambda: mjnp.histogram(mjnp.asarray(NANS)), ValueError, "mjnp.histogram"),
+    (lambda: mjnp.histogram(mjnp.asarray(V), bins=0), ValueError, "mjnp.histogram"),
+    (lambda: mjnp.histogram(mjnp.asarray(V), range=(1, 0)), ValueError, "mjnp.histogram"),
+    (lambda: mjnp.bincount(mjnp.asarray(INTS.ravel() - 3)), ValueError, "mjnp.bincount"),
+    (lambda: mjnp.bincount(mjnp.asarray(INTS)), ValueError, "mjnp.bincount"),
+    (lambda: mjnp.argmax(mjnp.asarray(np.zeros((0, 3))), axis=0), ValueError, "mjnp.argmax"),
+    (lambda: mjnp.percentile(mjnp.asarray(X), 150), ValueError, "mjnp.percentile"),
+    (lambda: mjnp.quantile(mjnp.asarray(X), 0.5, method="bogus"), ValueError, "mjnp.quantile"),
+    (
+        lambda: mjnp.average(mjnp.asarray(X), weights=mjnp.asarray(X * 0)),
+        ZeroDivisionError,
+        "mjnp.average",
+    ),  # fmt: skip
+    (lambda: mjnp.count_nonzero(mjnp.asarray(X), axis=3), np.exceptions.AxisError, None),
+    (lambda: mjnp.fft.fft(mjnp.asarray(V), 0), ValueError, "mjnp.fft.fft"),
+    (lambda: mjnp.fft.rfft(mjnp.asarray(C)), TypeError, "mjnp.fft"),
+    (lambda: mjnp.fft.fft(mjnp.asarray(V), norm="bogus"), ValueError, "mjnp.fft.fft"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "text"), ERRORS)
+def test_errors_are_mjnps_as_on_the_general_path(call, error, text, monkeypatch):
+    with pytest.raises(error) as fast:
+        call()
+    monkeypatch.setattr(_host_stats, "HOST_LIMIT", -1)
+    with pytest.raises(error) as general:
+        call()
+    assert str(fast.value) == str(general.value)
+    if text is not None:
+        assert text in str(fast.value)
+
+
+def test_warnings_are_numpys():
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        mjnp.nanmean(mjnp.asarray(NANS), axis=1)
+    with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
+        mjnp.nanmedian(mjnp.asarray(NANS), axis=1)
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0 for slice"):
+        mjnp.nanvar(mjnp.asarray(NANS), axis=1)
+
+
+TRANSFORMED = [
+    ("sort", lambda x: mjnp.sort(x, axis=0)),
+    ("argsort", lambda x: mjnp.argsort(x, axis=1)),
+    ("median", lambda x: mjnp.median(x, axis=1)),
+    ("percentile", lambda x: mjnp.percentile(x, 30.0, axis=0)),
+    ("nanmean", lambda x: mjnp.nanmean(x, axis=0)),
+    ("nansum", lambda x: mjnp.nansum(x, axis=1)),
+    ("nanstd", lambda x: mjnp.nanstd(x, axis=1)),
+    ("average", lambda x: mjnp.average(x, axis=1, weights=mjnp.arange(1.0, 8.0))),
+    ("argmax", lambda x: mjnp.argmax(x, axis=1)),
+    ("count_nonzero", lambda x: mjnp.count_nonzero(x > 0, axis=0)),
+    ("histogram", lambda x: mjnp.histogram(x, bins=4, range=(-2.0, 2.0))[0]),
+    ("fft", lambda x: mjnp.fft.fft(x)),
+    ("rfft2", lambda x: mjnp.fft.rfft2(x)),
+]
+
+
+@pytest.mark.parametrize(("name", "fun"), TRANSFORMED, ids=[t[0] for t in TRANSFORMED])
+def test_jit_and_vmap_agree_with_the_eager_result(name, fun):
+    x = mjnp.asarray(X)
+    eager = np.asarray(fun(x))
+    np.testing.assert_allclose(np.asarray(mjcore.jit(fun)(x)), eager, rtol=1e-12, atol=1e-12)
+    batched = mjcore.vmap(fun)(mjnp.stack([x, x[::-1]]))
+    np.testing.assert_allclose(np.asarray(batched)[0], eager, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(batched)[1], np.asarray(fun(x[::-1])), rtol=1e-12, atol=1e-12
+    )
+
+
+DIFFERENTIABLE = [
+    ("sort", lambda x: mjnp.sort(x, axis=0)),
+    ("median", lambda x: mjnp.median(x, axis=1)),
+    ("percentile", lambda x: mjnp.percentile(x, [30.0, 90.0], axis=0)),
+    ("nanmean", lambda x: mjnp.nanmean(x, axis=0)),
+    ("nansum", lambda x: mjnp.nansum(x)),
+    ("nanvar", lambda x: mjnp.nanvar(x, axis=1, ddof=1)),
+    ("average", lambda x: mjnp.average(x, axis=0, weights=x[:, 0] ** 2)),
+    ("fft", lambda x: mjnp.abs(mjnp.fft.fft(x))),
+    ("irfft", lambda x: mjnp.fft.irfft(x, axis=0)),
+]
+
+
+@pytest.mark.parametrize(("name", "fun"), DIFFERENTIABLE, ids=[d[0] for d in DIFFERENTIABLE])
+def test_grad_matches_finite_differences(name, fun):
+    x = X.copy()
+    cot = np.asarray(fun(mjnp.asarray(x)))
+    weights = rng.standard_normal(cot.shape)
+
+    def loss(v):
+        return mjnp.sum(fun(v) * weights)
+
+    g = np.asarray(mjcore.grad(loss)(mjnp.asarray(x)))
+    eps = 1e-6
+    for idx in [(0, 0), (2, 3), (4, 6)]:
+        up, down = x.copy(), x.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        fd = (float(loss(mjnp.asarray(up))) - float(loss(mjnp.asarray(down)))) / (2 * eps)
+        assert abs(g[idx] - fd) <= 1e-5 * max(1.0, abs(fd)), (idx, g[idx], fd)
