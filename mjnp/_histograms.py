@@ -29,7 +29,7 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.gather import ScatterDimensionNumbers, scatter_add
 from mjnp import _elementwise as ew
 from mjnp._creation import linspace, zeros
-from mjnp._host_stats import host_values, wrap
+from mjnp._host_stats import host_values, numpy_call_warning, wrap
 from mjnp._indexing import getitem
 from mjnp._indexing_functions import searchsorted
 from mjnp._joining import atleast_2d
@@ -444,11 +444,8 @@ def _host_histogram(
         edges = values[1]
         if edges.dtype.kind not in "iuf":
             return None
-    try:
-        n, e = np.histogram(values[0], edges, range_, density, w)
-    except (ValueError, TypeError):  # the general path raises mjnp's message
-        return None
-    return wrap(n), wrap(e)
+    found = numpy_call_warning(np.histogram, values[0], edges, range_, density, w)
+    return None if found is None else (wrap(found[0]), wrap(found[1]))
 
 
 def histogram(

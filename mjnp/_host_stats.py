@@ -11,6 +11,7 @@ also raises its errors: a fast path falls back to it (`None`) whenever NumPy wou
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from mjcore.array import Array, wrap_host
 from mjcore.core import ShapedArray
 from mjcore.dispatch import array_value, is_eager_host
+from mjcore.fp_errors import warn_at_user_line
 
 # Elements per operand up to which NumPy runs the call (dispatch's default host limit: NumPy's
 # sort, search and FFT loops are within ~2x of XLA's there, and nothing compiles).
@@ -59,19 +61,63 @@ def numpy_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     path then raises mjnp's error, naming the function and the fix)."""
     try:
         return fn(*args, **kwargs)
-    except (ValueError, TypeError, IndexError, ZeroDivisionError):  # AxisError is a ValueError
+    except _REJECTED:
         return None
 
 
+_REJECTED = (ValueError, TypeError, IndexError, ZeroDivisionError)  # AxisError is a ValueError
+
+
+def numpy_call_warning(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """`numpy_call` for a NumPy function that may warn ("Mean of empty slice", "invalid value
+    encountered in divide"): its warnings come again at the user's line, as mjnp's own do
+    (NumPy's name a line inside NumPy), under the user's filters; none when NumPy rejects the
+    arguments (the general path warns and raises then)."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                return fn(*args, **kwargs)
+            except _REJECTED:
+                caught.clear()
+                return None
+    finally:  # also before NumPy's FloatingPointError (an errstate of "raise") propagates
+        for w in caught:
+            warn_at_user_line(str(w.message), w.category)
+
+
 def host_reduction(
-    fn: Any, a: Any, axis: Any, keepdims: Any, kinds: str = "biuf", **kwargs: Any
+    fn: Any,
+    a: Any,
+    axis: Any,
+    keepdims: Any,
+    kinds: str = "biuf",
+    warns: bool = True,
+    **kwargs: Any,
 ) -> Array | None:
     """NumPy's reduction `fn(value, axis, keepdims=keepdims, **kwargs)` of Array `a`'s host
-    value, wrapped; None where the general path runs (see `host_values`, `is_axis`)."""
+    value, wrapped; None where the general path runs (see `host_values`, `is_axis`). `warns`:
+    whether `fn` may warn (`numpy_call_warning`)."""
     if type(keepdims) is not bool or not is_axis(axis):
         return None
     values = host_values(a)
     if values is None or values[0].dtype.kind not in kinds:
         return None
-    out = numpy_call(fn, values[0], axis, keepdims=keepdims, **kwargs)
+    call = numpy_call_warning if warns else numpy_call
+    out = call(fn, values[0], axis, keepdims=keepdims, **kwargs)
     return None if out is None else wrap(out)
+
+
+def host_searchsorted(a: Any, v: Any, side: Any, sorter: Any) -> Array | None:
+    """`numpy.searchsorted` (its binary search) of a sorted 1-D Array `a` and an Array `v` of
+    the same real dtype, or None where the general path runs (and raises)."""
+    if sorter is not None or (side != "left" and side != "right"):
+        return None
+    values = host_values(a, v)
+    if values is None:
+        return None
+    a_value, v_value = values
+    if a_value.ndim != 1 or a_value.dtype != v_value.dtype or a_value.dtype.kind not in "biuf":
+        return None
+    return wrap(np.searchsorted(a_value, v_value, side))

@@ -17,7 +17,7 @@ from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp import _slice_warnings as slice_warnings
-from mjnp._host_stats import host_reduction, host_values, is_axis, numpy_call, wrap
+from mjnp._host_stats import host_reduction, host_values, is_axis, numpy_call_warning, wrap
 from mjnp._manipulation import asarray_strong, normalize_axes
 from mjnp._matrix_products import matmul
 from mjnp._out import write_out
@@ -411,7 +411,7 @@ def ptp(a: ArrayLike, axis: Axis = None, out: Any = None, keepdims: bool = False
 
 def count_nonzero(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
     """The number of nonzero elements over `axis` (int64), as `numpy.count_nonzero`."""
-    found = host_reduction(np.count_nonzero, a, axis, keepdims, "biufc")
+    found = host_reduction(np.count_nonzero, a, axis, keepdims, "biufc", warns=False)
     if found is not None:
         return found
     x = asarray_strong("count_nonzero", a)
@@ -501,7 +501,7 @@ def _host_quantile(
     if values is None or values[0].dtype.kind not in "biuf":
         return None
     fn = getattr(np, fname)
-    found = numpy_call(fn, values[0], q, axis, method=method, keepdims=keepdims)
+    found = numpy_call_warning(fn, values[0], q, axis, method=method, keepdims=keepdims)
     return None if found is None else wrap(found)
 
 
@@ -925,7 +925,7 @@ def average(
         values = host_values(a) if weights is None else host_values(a, weights)
         if values is not None and all(v.dtype.kind in "biuf" for v in values):
             w = None if weights is None else values[1]
-            found = numpy_call(np.average, values[0], axis, w, returned, keepdims=keepdims)
+            found = numpy_call_warning(np.average, values[0], axis, w, returned, keepdims=keepdims)
             if found is not None:
                 return (wrap(found[0]), wrap(found[1])) if returned else wrap(found)
     x = asarray_strong("average", a)

@@ -4,6 +4,8 @@ mjnp's errors as before, and leave jit, vmap and grad as they were."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -140,8 +142,6 @@ class _no_check:
     """Warnings may come (empty slices, all-NaN rows) and are compared elsewhere."""
 
     def __enter__(self):
-        import warnings
-
         self._ctx = warnings.catch_warnings()
         self._ctx.__enter__()
         warnings.simplefilter("ignore")
@@ -266,13 +266,22 @@ def test_errors_are_mjnps_as_on_the_general_path(call, error, text, monkeypatch)
         assert text in str(fast.value)
 
 
-def test_warnings_are_numpys():
-    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+def test_warnings_are_numpys_at_the_users_line():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         mjnp.nanmean(mjnp.asarray(NANS), axis=1)
-    with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
         mjnp.nanmedian(mjnp.asarray(NANS), axis=1)
-    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0 for slice"):
         mjnp.nanvar(mjnp.asarray(NANS), axis=1)
+        mjnp.median(mjnp.asarray(np.zeros(0)))
+    messages = [str(w.message) for w in caught]
+    assert "Mean of empty slice" in messages
+    assert "All-NaN slice encountered" in messages
+    assert "Degrees of freedom <= 0 for slice." in messages
+    assert {w.filename for w in caught} == {__file__}
+    with warnings.catch_warnings():  # an "error" filter raises them, after NumPy finished
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match="All-NaN slice encountered"):
+            mjnp.nanmedian(mjnp.asarray(NANS), axis=1)
 
 
 TRANSFORMED = [
