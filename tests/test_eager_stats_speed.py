@@ -59,6 +59,13 @@ CASES = [
     ("bincount", lambda m, a: m.bincount(a), [INTS.ravel()]),
     ("bincount_w", lambda m, a, w: m.bincount(a, w, minlength=9), [INTS.ravel(), W.ravel()[:24]]),
     ("bincount_bool", lambda m, a: m.bincount(a), [INTS.ravel() > 2]),
+    ("searchsorted", lambda m, a, v: m.searchsorted(a, v), [np.sort(V), X]),
+    (
+        "searchsorted_right",
+        lambda m, a, v: m.searchsorted(a, v, "right"),
+        [np.sort(TIES[0]), TIES],
+    ),  # fmt: skip
+    ("searchsorted_int_0d", lambda m, a, v: m.searchsorted(a, v), [np.arange(5), np.array(3)]),
     ("count_nonzero", lambda m, a: m.count_nonzero(a), [INTS]),
     ("count_nonzero_axis", lambda m, a: m.count_nonzero(a, axis=(0,), keepdims=True), [TIES]),
     ("count_nonzero_c", lambda m, a: m.count_nonzero(a, axis=1), [C]),
@@ -170,6 +177,7 @@ FAST_CALLS = [
     lambda x, i: mjnp.unique(i, return_index=True, return_inverse=True, return_counts=True),
     lambda x, i: mjnp.histogram(x, bins=7),
     lambda x, i: mjnp.bincount(i.ravel()),
+    lambda x, i: mjnp.searchsorted(x[0], x),
     lambda x, i: mjnp.count_nonzero(i, axis=0),
     lambda x, i: mjnp.percentile(x, [5, 95], axis=1),
     lambda x, i: mjnp.median(x, axis=0),
@@ -239,6 +247,16 @@ ERRORS = [
     (lambda: mjnp.histogram(mjnp.asarray(V), range=(1, 0)), ValueError, "mjnp.histogram"),
     (lambda: mjnp.bincount(mjnp.asarray(INTS.ravel() - 3)), ValueError, "mjnp.bincount"),
     (lambda: mjnp.bincount(mjnp.asarray(INTS)), ValueError, "mjnp.bincount"),
+    (
+        lambda: mjnp.searchsorted(mjnp.asarray(X), mjnp.asarray(V)),
+        ValueError,
+        "mjnp.searchsorted",
+    ),  # fmt: skip
+    (
+        lambda: mjnp.searchsorted(mjnp.asarray(V), mjnp.asarray(V), "middle"),
+        ValueError,
+        "mjnp.searchsorted",
+    ),  # fmt: skip
     (lambda: mjnp.argmax(mjnp.asarray(np.zeros((0, 3))), axis=0), ValueError, "mjnp.argmax"),
     (lambda: mjnp.percentile(mjnp.asarray(X), 150), ValueError, "mjnp.percentile"),
     (lambda: mjnp.quantile(mjnp.asarray(X), 0.5, method="bogus"), ValueError, "mjnp.quantile"),
@@ -294,6 +312,8 @@ TRANSFORMED = [
     ("nanstd", lambda x: mjnp.nanstd(x, axis=1)),
     ("average", lambda x: mjnp.average(x, axis=1, weights=mjnp.arange(1.0, 8.0))),
     ("argmax", lambda x: mjnp.argmax(x, axis=1)),
+    ("searchsorted", lambda x: mjnp.searchsorted(mjnp.sort(x[0]), x)),
+    ("unique_size", lambda x: mjnp.unique(mjnp.round(x), size=4)),
     ("count_nonzero", lambda x: mjnp.count_nonzero(x > 0, axis=0)),
     ("histogram", lambda x: mjnp.histogram(x, bins=4, range=(-2.0, 2.0))[0]),
     ("fft", lambda x: mjnp.fft.fft(x)),
