@@ -366,6 +366,9 @@ def histogram_bin_edges(
     edges, or the name of a NumPy estimator ('auto', 'fd', ...; eager only, see the module
     docstring).
     """
+    found = _host_histogram(a, bins, range, None, weights, edges_only=True)
+    if found is not None:
+        return found
     a, weights = _ravel_and_check_weights("histogram_bin_edges", a, weights)
     return _bin_edges("histogram_bin_edges", a, bins, range, weights).edges
 
@@ -412,11 +415,12 @@ def _weighted_counts(idx: Array, weights: Array | None, count: int) -> Array:
 
 
 def _host_histogram(
-    a: Any, bins: Any, range_: Any, density: Any, weights: Any
-) -> tuple[Array, Array] | None:
-    """`numpy.histogram` of the host values (a real Array; `bins` an int, an estimator's name
-    or an Array of edges; `range` None or two Python numbers; float weights), or None where
-    the general path runs, which also raises mjnp's errors for what NumPy rejects."""
+    a: Any, bins: Any, range_: Any, density: Any, weights: Any, edges_only: bool = False
+) -> Any:
+    """`numpy.histogram` (or `histogram_bin_edges`) of the host values (a real Array; `bins`
+    an int, an estimator's name or an Array of edges; `range` None or two Python numbers;
+    float weights), or None where the general path runs, which also raises mjnp's errors for
+    what NumPy rejects."""
     arrays = [a]
     if type(bins) is not int and type(bins) is not str:
         arrays.append(bins)
@@ -443,8 +447,44 @@ def _host_histogram(
         edges = values[1]
         if edges.dtype.kind not in "iuf":
             return None
+    if edges_only:
+        found = numpy_call_warning(np.histogram_bin_edges, values[0], edges, range_, w)
+        return None if found is None else wrap(found)
     found = numpy_call_warning(np.histogram, values[0], edges, range_, density, w)
     return None if found is None else (wrap(found[0]), wrap(found[1]))
+
+
+def _is_range_pairs(range_: Any, d: int) -> bool:
+    """Whether `range_` is None or `d` (lo, hi) tuples of Python numbers (histogramdd's)."""
+    if range_ is None:
+        return True
+    if (type(range_) is not tuple and type(range_) is not list) or len(range_) != d:
+        return False
+    return all(
+        type(r) is tuple and len(r) == 2 and all(type(v) is int or type(v) is float for v in r)
+        for r in range_
+    )
+
+
+def _host_histogramdd(
+    fn: Any, arrays: list[Any], bins: Any, range_: Any, density: Any, weights: Any
+) -> Any:
+    """NumPy's `histogram2d(x, y, ...)` or `histogramdd(sample, ...)` of small eager real
+    Arrays with an int `bins`, or None where the general path runs (and raises)."""
+    if type(bins) is not int or (density is not None and type(density) is not bool):
+        return None
+    values = host_values(*arrays) if weights is None else host_values(*arrays, weights)
+    if values is None or any(v.dtype.kind not in "iuf" for v in values):
+        return None
+    w = None
+    if weights is not None:
+        w = values.pop()
+        if w.dtype.kind != "f":
+            return None
+    d = len(values) if fn is np.histogram2d else (values[0].shape[-1] if values[0].ndim else 0)
+    if not _is_range_pairs(range_, d):
+        return None
+    return numpy_call_warning(fn, *values, bins, range_, density, w)
 
 
 def histogram(
@@ -534,6 +574,9 @@ def histogramdd(
             edges or weights of another length.
         TypeError: for non-integer scalar bins and complex weights.
     """
+    found = _host_histogramdd(np.histogramdd, [sample], bins, range, density, weights)
+    if found is not None:
+        return wrap(found[0]), [wrap(e) for e in found[1]]
     columns = _sample_columns(sample)
     d = columns.shape[1]
     if isinstance(bins, str):
@@ -589,6 +632,9 @@ def histogram2d(
 ) -> tuple[Array, Array, Array]:  # fmt: skip
     """The 2-D histogram of the points (`x`, `y`) and its x and y edges, as
     `numpy.histogram2d`; `bins` is an integer, an array of edges, or one of each per axis."""
+    found = _host_histogramdd(np.histogram2d, [x, y], bins, range, density, weights)
+    if found is not None:
+        return wrap(found[0]), wrap(found[1]), wrap(found[2])
     try:
         n = len(bins)
     except TypeError:

@@ -50,6 +50,12 @@ def host_values(*args: Any) -> list[np.ndarray] | None:
     return values
 
 
+def host_size_ok(n: int) -> bool:
+    """Whether a result of `n` elements made from Python values (no array arguments) is made
+    by NumPy now: eagerly on the CPU, at most `HOST_LIMIT` elements."""
+    return n <= HOST_LIMIT and is_eager_host()
+
+
 def wrap(value: Any) -> Array:
     """A strong Array holding NumPy's fresh result `value` (an ndarray or NumPy scalar)."""
     out = value if type(value) is np.ndarray else np.asarray(value)

@@ -155,6 +155,12 @@ def _argsort(
 
 def lexsort(keys: ArrayLike | Sequence[ArrayLike], axis: int = -1) -> Array:
     """Indices (int64) that sort by several keys, the last key primary, as `numpy.lexsort`."""
+    if (type(keys) is list or type(keys) is tuple) and keys and type(axis) is int:
+        values = host_values(*keys)
+        if values is not None and values[0].ndim and -values[0].ndim <= axis < values[0].ndim:
+            shape = values[0].shape
+            if all(v.shape == shape and v.dtype.kind in "biuf" for v in values):
+                return wrap(np.lexsort(values, axis))  # stable, NaNs last, as the general path
     if isinstance(keys, list | tuple):
         arrays = [asarray_strong("lexsort", k) for k in keys]
     else:
@@ -193,6 +199,24 @@ def _check_kth(fname: str, kth: Any, n: int, size: int) -> None:
             raise ValueError(f"mjnp.{fname}: kth(={k}) out of bounds ({n})")
 
 
+def _host_full_sort(
+    fname: str, a: Any, kth: Any, axis: Any, kind: Any, order: Any, fn: Any
+) -> Array | None:
+    """`partition`/`argpartition` of a small eager real Array as the general path computes it
+    (a full stable sort, by NumPy's `fn`: sort or argsort), after its `kth` check; None where
+    the general path runs (and raises)."""
+    if kind != "introselect" or order is not None:
+        return None
+    values = host_values(a)
+    if values is None or not _host_sortable(values[0], axis):
+        return None
+    v = values[0]
+    if axis is None:
+        v, axis = v.reshape(-1), 0
+    _check_kth(fname, kth, v.shape[axis], v.size)
+    return wrap(fn(v, axis, kind="stable"))
+
+
 def partition(
     a: ArrayLike,
     kth: int | Sequence[int],
@@ -205,6 +229,9 @@ def partition(
 
     NB: the result is fully sorted, one of the arrangements NumPy allows.
     """
+    found = _host_full_sort("partition", a, kth, axis, kind, order, np.sort)
+    if found is not None:
+        return found
     x = asarray_strong("partition", a)
     if kind != "introselect":
         raise ValueError(f"mjnp.partition: kind must be 'introselect', got {kind!r}")
@@ -225,6 +252,9 @@ def argpartition(
 
     NB: the indices fully sort `a` (stably), one of the arrangements NumPy allows.
     """
+    found = _host_full_sort("argpartition", a, kth, axis, kind, order, np.argsort)
+    if found is not None:
+        return found
     x = asarray_strong("argpartition", a)
     if kind != "introselect":
         raise ValueError(f"mjnp.argpartition: kind must be 'introselect', got {kind!r}")
@@ -238,6 +268,9 @@ def sort_complex(a: ArrayLike) -> Array:
     """`a` sorted along its last axis by real then imaginary part, as a complex array, as
     `numpy.sort_complex` (int8/int16/uint8/uint16 give complex64, other real types
     complex128)."""
+    values = host_values(a)
+    if values is not None and values[0].dtype.kind in "biuf" and values[0].ndim:
+        return wrap(np.sort_complex(values[0]))
     x = sort(a)
     if x.dtype.kind == "c":
         return x

@@ -279,6 +279,10 @@ def nanprod(
     where: ArrayLike = True,
 ) -> Array:
     """`prod` with NaNs counted as one, as `numpy.nanprod`."""
+    if dtype is None and out is None and initial is None and where is True:
+        found = host_reduction(np.nanprod, a, axis, keepdims, "biufc")
+        if found is not None:
+            return found
     x = _replace_nan("nanprod", a, 1)
     return red.prod(x, axis, dtype, out, keepdims, initial, where)
 
@@ -352,6 +356,10 @@ def nanmax(
     where: ArrayLike = True,
 ) -> Array:
     """`max` ignoring NaNs, as `numpy.nanmax` (an all-NaN slice gives NaN)."""
+    if out is None and initial is None and where is True:
+        found = host_reduction(np.nanmax, a, axis, keepdims)
+        if found is not None:
+            return found
     return _nan_extremum("nanmax", red.max, a, axis, out, keepdims, initial, where, -np.inf)
 
 
@@ -364,6 +372,10 @@ def nanmin(
     where: ArrayLike = True,
 ) -> Array:
     """`min` ignoring NaNs, as `numpy.nanmin` (an all-NaN slice gives NaN)."""
+    if out is None and initial is None and where is True:
+        found = host_reduction(np.nanmin, a, axis, keepdims)
+        if found is not None:
+            return found
     return _nan_extremum("nanmin", red.min, a, axis, out, keepdims, initial, where, np.inf)
 
 
@@ -391,6 +403,10 @@ def nanargmax(
     Raises:
         ValueError: for an all-NaN slice (eagerly; under jit such a slice gives 0).
     """
+    if out is None and (axis is None or type(axis) is int):
+        found = host_reduction(np.nanargmax, a, axis, keepdims, warns=False)
+        if found is not None:
+            return found
     return _nan_arg_extremum("nanargmax", red.argmax, a, axis, out, keepdims, -np.inf)
 
 
@@ -398,6 +414,10 @@ def nanargmin(
     a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
 ) -> Array:
     """`argmin` ignoring NaNs, as `numpy.nanargmin` (all-NaN slices as in `nanargmax`)."""
+    if out is None and (axis is None or type(axis) is int):
+        found = host_reduction(np.nanargmin, a, axis, keepdims, warns=False)
+        if found is not None:
+            return found
     return _nan_arg_extremum("nanargmin", red.argmin, a, axis, out, keepdims, np.inf)
 
 
@@ -981,6 +1001,21 @@ def _cov_weights(kind: str, weights: ArrayLike, n: int) -> Array:
     return w
 
 
+def _host_cov(fn: Any, m: Any, y: Any, rowvar: Any, **kwargs: Any) -> Array | None:
+    """NumPy's `cov`/`corrcoef` of small eager real Arrays (`bias` and `rowvar` bools, `ddof`
+    None or an int), or None where the general path runs (and raises)."""
+    if type(rowvar) is not bool or type(kwargs.get("bias", False)) is not bool:
+        return None
+    ddof = kwargs.get("ddof")
+    if ddof is not None and type(ddof) is not int:
+        return None
+    values = host_values(m) if y is None else host_values(m, y)
+    if values is None or any(v.dtype.kind not in "biuf" for v in values):
+        return None
+    found = numpy_call_warning(fn, values[0], None if y is None else values[1], rowvar, **kwargs)
+    return None if found is None else wrap(found)
+
+
 def cov(
     m: ArrayLike,
     y: ArrayLike | None = None,
@@ -998,6 +1033,10 @@ def cov(
     The weights' values are checked (integer, non-negative) and "Degrees of freedom <= 0 for
     slice" is warned eagerly only; under `jit` such weights compute as NumPy's formula does.
     """
+    if fweights is None and aweights is None and dtype is None:
+        found = _host_cov(np.cov, m, y, rowvar, bias=bias, ddof=ddof)
+        if found is not None:
+            return found
     if ddof is not None and ddof != int(ddof):
         raise ValueError(f"mjnp.cov: ddof must be integer, got {ddof!r}")
     x = asarray_strong("cov", m)
@@ -1080,6 +1119,10 @@ def corrcoef(
     x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, *, dtype: DTypeLike | None = None
 ) -> Array:
     """Pearson correlation coefficients, as `numpy.corrcoef` (clipped to [-1, 1])."""
+    if dtype is None:
+        found = _host_cov(np.corrcoef, x, y, rowvar)
+        if found is not None:
+            return found
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return ew.true_divide(c, c)

@@ -19,7 +19,7 @@ from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp._creation import asarray
 from mjnp._devices import check_device, to_device
-from mjnp._host_stats import host_values, numpy_call, wrap
+from mjnp._host_stats import host_size_ok, host_values, numpy_call, wrap
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
 from mjnp._out import write_out
@@ -382,6 +382,16 @@ def _window_length(fname: str, n: Any) -> int:
     return int(n)
 
 
+def _host_freq(fn: Any, n: Any, d: Any, device: Any, dtype: Any) -> Array | None:
+    """NumPy's `fftfreq`/`rfftfreq` for a positive Python int `n` and a nonzero Python float or
+    int `d`, computed eagerly on the CPU (float64, as the general path); None elsewhere."""
+    if device is not None or dtype is not None or type(n) is not int or n <= 0:
+        return None
+    if (type(d) is not float and type(d) is not int) or d == 0 or not host_size_ok(n):
+        return None
+    return wrap(fn(n, d))
+
+
 def _freq(
     fname: str, ints: np.ndarray, n: int, d: Any, device: Any, dtype: DTypeLike | None
 ) -> Array:
@@ -414,6 +424,9 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None
         # NumPy's `empty(n)` rejects a bool length with TypeError (n=False divides by zero
         # before that, and rfftfreq takes a bool as an int).
         raise TypeError("mjnp.fft.fftfreq: n must be an integer, not a bool (got True)")
+    found = _host_freq(np.fft.fftfreq, n, d, device, dtype)
+    if found is not None:
+        return found
     n = _window_length("fftfreq", n)
     half = (n - 1) // 2 + 1
     ints = np.concatenate([np.arange(0, half), np.arange(-(n // 2), 0)]).astype(np.int64)
@@ -422,11 +435,21 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None
 
 def rfftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None = None) -> Array:
     """Sample frequencies of `rfft`, as `numpy.fft.rfftfreq`; `dtype` as in `fftfreq`."""
+    found = _host_freq(np.fft.rfftfreq, n, d, device, dtype)
+    if found is not None:
+        return found
     n = _window_length("rfftfreq", n)
     return _freq("rfftfreq", np.arange(0, n // 2 + 1, dtype=np.int64), n, d, device, dtype)
 
 
 def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
+    if axes is None or type(axes) is int or _int_list(axes):
+        values = host_values(x)
+        if values is not None and values[0].dtype.kind in "biufc":
+            fn = np.fft.fftshift if sign == 1 else np.fft.ifftshift
+            found = numpy_call(fn, values[0], axes)
+            if found is not None:
+                return wrap(found)
     x = asarray_strong(f"fft.{fname}", x)
     if axes is None:
         axes = tuple(range(x.ndim))
