@@ -57,8 +57,11 @@ def host_size_ok(n: int) -> bool:
 
 
 def wrap(value: Any) -> Array:
-    """A strong Array holding NumPy's fresh result `value` (an ndarray or NumPy scalar)."""
+    """A strong Array holding NumPy's result `value` (an ndarray or NumPy scalar), copied when
+    it is (a view of) an operand's host value, which NumPy may return as it is."""
     out = value if type(value) is np.ndarray else np.asarray(value)
+    if not out.flags.writeable:  # an operand's read-only host value (histogram's edges) or a view
+        out = out.copy()
     return wrap_host(out, ShapedArray(out.shape, out.dtype))
 
 

@@ -278,6 +278,14 @@ def test_the_fast_path_binds_no_primitive_and_compiles_nothing(monkeypatch):
         assert binds, k
 
 
+def test_results_do_not_share_an_operands_host_value():
+    # NumPy's histogram returns the edges it was given, as they are
+    edges = mjnp.asarray(np.array([-1.0, 0.0, 2.0]))
+    _, out = mjnp.histogram(mjnp.asarray(V), edges)
+    assert not np.shares_memory(np.asarray(out), np.asarray(edges))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(edges))
+
+
 def test_large_arrays_take_the_general_path():
     # above the host limit the compiled sort runs: the same values, whichever path
     x = rng.standard_normal(_host_stats.HOST_LIMIT + 1)
