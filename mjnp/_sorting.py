@@ -90,11 +90,11 @@ def sort(
 @fuse_eagerly
 def _sort(
     a: ArrayLike,
-    axis: int | None,
-    kind: str | None,
-    order: None,
-    stable: bool | None,
-    descending: bool,
+    axis: int | None = -1,
+    kind: str | None = None,
+    order: None = None,
+    stable: bool | None = None,
+    descending: bool = False,
 ) -> Array:
     x = asarray_strong("sort", a)
     _check_sort_args("sort", kind, order, stable)
@@ -135,11 +135,11 @@ def argsort(
 @fuse_eagerly
 def _argsort(
     a: ArrayLike,
-    axis: int | None,
-    kind: str | None,
-    order: None,
-    stable: bool | None,
-    descending: bool,
+    axis: int | None = -1,
+    kind: str | None = None,
+    order: None = None,
+    stable: bool | None = None,
+    descending: bool = False,
 ) -> Array:
     x = asarray_strong("argsort", a)
     _check_sort_args("argsort", kind, order, stable)

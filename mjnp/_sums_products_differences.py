@@ -194,7 +194,13 @@ def diff(
 
 
 @fuse_eagerly
-def _diff(a: ArrayLike, n: int, axis: int, prepend: ArrayLike, append: ArrayLike) -> Array:
+def _diff(
+    a: ArrayLike,
+    n: int = 1,
+    axis: int = -1,
+    prepend: ArrayLike = _NO_VALUE,
+    append: ArrayLike = _NO_VALUE,
+) -> Array:
     x = asarray_strong("diff", a)
     n = int(n)
     if n == 0:
