@@ -21,8 +21,8 @@ from mjcore.core import ShapedArray
 from mjcore.dispatch import array_value, is_eager_host
 from mjcore.fp_errors import warn_at_user_line
 
-# Elements per operand up to which NumPy runs the call (dispatch's default host limit: NumPy's
-# sort, search and FFT loops are within ~2x of XLA's there, and nothing compiles).
+# Elements per operand up to which NumPy runs the call: dispatch's default host limit (not
+# re-measured per function here; above it the general path runs as before).
 HOST_LIMIT = 1 << 15
 
 

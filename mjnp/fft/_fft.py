@@ -9,6 +9,7 @@ their result to `out`.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,7 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
+from mjnp import _host_stats
 from mjnp._creation import asarray
 from mjnp._devices import check_device, to_device
 from mjnp._host_stats import host_size_ok, host_values, numpy_call, wrap
@@ -34,7 +36,7 @@ def _host_fft(fn: Any, a: Any, n: Any, axis: Any, norm: Any, out: Any, kinds: st
     whose dtype kind is in `kinds`; None where the general path runs (and raises)."""
     if out is not None or norm not in _NORMS or type(axis) is not int:
         return None
-    if n is not None and type(n) is not int:
+    if n is not None and (type(n) is not int or n > _host_stats.HOST_LIMIT):
         return None
     values = host_values(a)
     if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
@@ -53,6 +55,8 @@ def _host_fftn(fn: Any, a: Any, s: Any, axes: Any, norm: Any, out: Any, kinds: s
     if out is not None or norm not in _NORMS:
         return None
     if not (axes is None or _int_list(axes)) or not (s is None or (_int_list(s) and axes)):
+        return None
+    if s is not None and math.prod(s) > _host_stats.HOST_LIMIT:
         return None
     values = host_values(a)
     if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
