@@ -59,9 +59,11 @@ def host_size_ok(n: int) -> bool:
 def wrap(value: Any) -> Array:
     """A strong Array holding NumPy's result `value` (an ndarray or NumPy scalar), copied when
     it is (a view of) an operand's host value, which NumPy may return as it is."""
-    out = value if type(value) is np.ndarray else np.asarray(value)
-    if not out.flags.writeable:  # an operand's read-only host value (histogram's edges) or a view
-        out = out.copy()
+    if type(value) is np.ndarray:
+        # an operand's read-only host value (histogram's edges), or a view of one, is copied
+        out = value if value.flags.writeable else value.copy()
+    else:
+        out = np.asarray(value)  # a NumPy scalar: a new array
     return wrap_host(out, ShapedArray(out.shape, out.dtype))
 
 
@@ -139,4 +141,4 @@ def host_searchsorted(a: Any, v: Any, side: Any, sorter: Any) -> Array | None:
     a_value, v_value = values
     if a_value.ndim != 1 or a_value.dtype != v_value.dtype or a_value.dtype.kind not in "biuf":
         return None
-    return wrap(np.searchsorted(a_value, v_value, side))
+    return wrap(a_value.searchsorted(v_value, side))  # what numpy.searchsorted calls

@@ -431,6 +431,10 @@ def ptp(a: ArrayLike, axis: Axis = None, out: Any = None, keepdims: bool = False
 
 def count_nonzero(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
     """The number of nonzero elements over `axis` (int64), as `numpy.count_nonzero`."""
+    if axis is None and keepdims is False:  # the common call, without host_reduction's frames
+        values = host_values(a)
+        if values is not None and values[0].dtype.kind in "biufc":
+            return wrap(np.count_nonzero(values[0]))
     found = host_reduction(np.count_nonzero, a, axis, keepdims, "biufc", warns=False)
     if found is not None:
         return found
