@@ -29,6 +29,7 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.gather import ScatterDimensionNumbers, scatter_add
 from mjnp import _elementwise as ew
 from mjnp._creation import linspace, zeros
+from mjnp._host_stats import host_values, numpy_call, numpy_call_warning, wrap
 from mjnp._indexing import getitem
 from mjnp._indexing_functions import searchsorted
 from mjnp._joining import atleast_2d
@@ -138,6 +139,10 @@ def bincount(
         TypeError: for non-integer `x`, complex weights, or `minlength=None`.
         ConcretizationTypeError: for traced `x` without `length=`.
     """
+    if length is None and type(minlength) is int and minlength >= 0:
+        found = _host_bincount(x, weights, minlength)
+        if found is not None:
+            return found
     empty_list = isinstance(x, list | tuple) and len(x) == 0
     x = asarray_arg("bincount", x)
     if empty_list:
@@ -173,6 +178,24 @@ def bincount(
             )
         length = max(minlength, int(value.max()) + 1)
     return _count(x, weights, length)
+
+
+def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
+    """`numpy.bincount` of the host values (a non-empty 1-D integer Array, real weights), or
+    None where the general path runs (and raises where NumPy would)."""
+    values = host_values(x) if weights is None else host_values(x, weights)
+    if values is None:
+        return None
+    v = values[0]
+    if v.ndim != 1 or v.dtype.kind not in "biu" or v.size == 0 or v.dtype == np.uint64:
+        return None
+    w = None
+    if weights is not None:
+        w = values[1]
+        if w.shape != v.shape or w.dtype.kind not in "biuf":
+            return None
+    found = numpy_call(np.bincount, v, w, minlength)  # None for negative values
+    return None if found is None else wrap(found)
 
 
 # --- bin edges ------------------------------------------------------------------------------
@@ -343,6 +366,9 @@ def histogram_bin_edges(
     edges, or the name of a NumPy estimator ('auto', 'fd', ...; eager only, see the module
     docstring).
     """
+    found = _host_histogram(a, bins, range, None, weights, edges_only=True)
+    if found is not None:
+        return found
     a, weights = _ravel_and_check_weights("histogram_bin_edges", a, weights)
     return _bin_edges("histogram_bin_edges", a, bins, range, weights).edges
 
@@ -388,6 +414,79 @@ def _weighted_counts(idx: Array, weights: Array | None, count: int) -> Array:
     return astype(_count(idx, astype(weights, work), count), weights.dtype)
 
 
+def _host_histogram(
+    a: Any, bins: Any, range_: Any, density: Any, weights: Any, edges_only: bool = False
+) -> Any:
+    """`numpy.histogram` (or `histogram_bin_edges`) of the host values (a real Array; `bins`
+    an int, an estimator's name or an Array of edges; `range` None or two Python numbers;
+    float weights), or None where the general path runs, which also raises mjnp's errors for
+    what NumPy rejects."""
+    arrays = [a]
+    if type(bins) is not int and type(bins) is not str:
+        arrays.append(bins)
+    if weights is not None:
+        arrays.append(weights)
+    values = host_values(*arrays)
+    if values is None or values[0].dtype.kind not in "iuf":
+        return None
+    if range_ is not None and not (
+        type(range_) is tuple
+        and len(range_) == 2
+        and all(type(r) is int or type(r) is float for r in range_)
+    ):
+        return None
+    if density is not None and type(density) is not bool:
+        return None
+    w = None
+    if weights is not None:
+        w = values[-1]
+        if w.dtype.kind != "f" or w.shape != values[0].shape:
+            return None
+    edges = bins
+    if type(bins) is not int and type(bins) is not str:
+        edges = values[1]
+        if edges.dtype.kind not in "iuf":
+            return None
+    if edges_only:
+        found = numpy_call_warning(np.histogram_bin_edges, values[0], edges, range_, w)
+        return None if found is None else wrap(found)
+    found = numpy_call_warning(np.histogram, values[0], edges, range_, density, w)
+    return None if found is None else (wrap(found[0]), wrap(found[1]))
+
+
+def _is_range_pairs(range_: Any, d: int) -> bool:
+    """Whether `range_` is None or `d` (lo, hi) tuples of Python numbers (histogramdd's)."""
+    if range_ is None:
+        return True
+    if (type(range_) is not tuple and type(range_) is not list) or len(range_) != d:
+        return False
+    return all(
+        type(r) is tuple and len(r) == 2 and all(type(v) is int or type(v) is float for v in r)
+        for r in range_
+    )
+
+
+def _host_histogramdd(
+    fn: Any, arrays: list[Any], bins: Any, range_: Any, density: Any, weights: Any
+) -> Any:
+    """NumPy's `histogram2d(x, y, ...)` or `histogramdd(sample, ...)` of small eager real
+    Arrays with an int `bins`, or None where the general path runs (and raises)."""
+    if type(bins) is not int or (density is not None and type(density) is not bool):
+        return None
+    values = host_values(*arrays) if weights is None else host_values(*arrays, weights)
+    if values is None or any(v.dtype.kind not in "iuf" for v in values):
+        return None
+    w = None
+    if weights is not None:
+        w = values.pop()
+        if w.dtype.kind != "f":
+            return None
+    d = len(values) if fn is np.histogram2d else (values[0].shape[-1] if values[0].ndim else 0)
+    if not _is_range_pairs(range_, d):
+        return None
+    return numpy_call_warning(fn, *values, bins, range_, density, w)
+
+
 def histogram(
     a: ArrayLike, bins: Any = 10, range: tuple[Any, Any] | None = None,  # noqa: A002
     density: bool | None = None, weights: ArrayLike | None = None,
@@ -404,6 +503,9 @@ def histogram(
         TypeError: for boolean weights with explicit edges (as NumPy), and for weights with a
             string estimator.
     """
+    found_host = _host_histogram(a, bins, range, density, weights)
+    if found_host is not None:
+        return found_host
     a, weights = _ravel_and_check_weights("histogram", a, weights)
     found = _bin_edges("histogram", a, bins, range, weights)
     edges = found.edges
@@ -472,6 +574,9 @@ def histogramdd(
             edges or weights of another length.
         TypeError: for non-integer scalar bins and complex weights.
     """
+    found = _host_histogramdd(np.histogramdd, [sample], bins, range, density, weights)
+    if found is not None:
+        return wrap(found[0]), [wrap(e) for e in found[1]]
     columns = _sample_columns(sample)
     d = columns.shape[1]
     if isinstance(bins, str):
@@ -527,6 +632,9 @@ def histogram2d(
 ) -> tuple[Array, Array, Array]:  # fmt: skip
     """The 2-D histogram of the points (`x`, `y`) and its x and y edges, as
     `numpy.histogram2d`; `bins` is an integer, an array of edges, or one of each per axis."""
+    found = _host_histogramdd(np.histogram2d, [x, y], bins, range, density, weights)
+    if found is not None:
+        return wrap(found[0]), wrap(found[1]), wrap(found[2])
     try:
         n = len(bins)
     except TypeError:

@@ -584,14 +584,22 @@ def _less_nan_last(x: Array, y: Array) -> Array:
     return ew.logical_or(ew.less(x, y), ew.logical_and(ew.isnan(y), ew.logical_not(ew.isnan(x))))
 
 
+# (here, not in the import block above, which other eager paths edit)
+from mjnp._host_stats import host_searchsorted  # noqa: E402
+
+
 def searchsorted(
     a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLike | None = None
 ) -> Array:
     """Insertion points of `v` in the sorted 1-D `a`, as `numpy.searchsorted`.
 
     Counts the elements of `a` before each value (O(len(a)) per value), so it is exact for
-    every dtype (NaN sorts last) and works under jit and vmap.
+    every dtype (NaN sorts last) and works under jit and vmap. Eagerly, on small CPU Arrays
+    of one real dtype, NumPy's binary search runs instead (the same result for a sorted `a`).
     """
+    found = host_searchsorted(a, v, side, sorter)  # NumPy's binary search, small eager Arrays
+    if found is not None:
+        return found
     if side not in ("left", "right"):
         raise ValueError(f"mjnp.searchsorted: side must be 'left' or 'right', got {side!r}")
     a = asarray_arg("searchsorted", a)

@@ -16,6 +16,7 @@ from mjcore.core import ShapedArray
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.reductions import reduce_sum_p
+from mjnp._host_stats import host_values, numpy_call, wrap
 from mjnp._manipulation import (
     asarray_strong,
     multi_axis,
@@ -406,6 +407,21 @@ amin = min
 # --- argmax, argmin -------------------------------------------------------------------------
 
 
+def _host_arg_extremum(fn: Any, a: Any, axis: Any, keepdims: Any) -> Array | None:
+    """NumPy's argmax/argmin of a small eager real Array (NaN: the first one wins in both);
+    None where the general path runs, which also raises for an empty axis."""
+    if (axis is not None and type(axis) is not int) or type(keepdims) is not bool:
+        return None
+    values = host_values(a)
+    if values is None or values[0].dtype.kind not in "biuf":
+        return None
+    # the ndarray method numpy.argmax/argmin call (their wrapper costs ~1 µs); keepdims=False
+    # is not passed (a keyword costs ~1 µs more)
+    method = getattr(values[0], fn.__name__)
+    found = numpy_call(method, axis, keepdims=True) if keepdims else numpy_call(method, axis)
+    return None if found is None else wrap(found)
+
+
 def _arg_extremum(
     fname: str,
     lax_arg: Callable[..., Array],
@@ -432,21 +448,37 @@ def _arg_extremum(
     return write_out(fname, out, result, "writeback")
 
 
-@fuse_eagerly
 def argmax(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False):
     """Index of the maximum along `axis` (of the flattened array if None), as `numpy.argmax`.
 
     The first occurrence wins; the result is int64.
     """
-    return _arg_extremum("argmax", lax.argmax, a, axis, out, keepdims)
+    if out is None:
+        found = _host_arg_extremum(np.argmax, a, axis, keepdims)
+        if found is not None:
+            return found
+    return _argmax(a, axis, out, keepdims=keepdims)
 
 
 @fuse_eagerly
+def _argmax(a: ArrayLike, axis: int | None, out: Any, *, keepdims: bool) -> Array:
+    return _arg_extremum("argmax", lax.argmax, a, axis, out, keepdims)
+
+
 def argmin(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False):
     """Index of the minimum along `axis` (of the flattened array if None), as `numpy.argmin`.
 
     The first occurrence wins; the result is int64.
     """
+    if out is None:
+        found = _host_arg_extremum(np.argmin, a, axis, keepdims)
+        if found is not None:
+            return found
+    return _argmin(a, axis, out, keepdims=keepdims)
+
+
+@fuse_eagerly
+def _argmin(a: ArrayLike, axis: int | None, out: Any, *, keepdims: bool) -> Array:
     return _arg_extremum("argmin", lax.argmin, a, axis, out, keepdims)
 
 

@@ -21,6 +21,7 @@ from mjcore.core import Tracer
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
+from mjnp._host_stats import host_values, numpy_call, wrap
 from mjnp._indexing_functions import take
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axis
 from mjnp._promotion import promote_args
@@ -151,6 +152,12 @@ def unique(
         )
     if axis is not None:
         return _unique_axis(ar, return_index, return_inverse, return_counts, axis)
+    values = host_values(ar)
+    if values is not None and values[0].dtype.kind in "biuf" and type(equal_nan) is bool:
+        # NumPy's own unique (sorted; first indices by its stable argsort), as mjnp's
+        found = np.unique(values[0], return_index, return_inverse, return_counts, None,
+                          equal_nan=equal_nan)  # fmt: skip
+        return wrap(found) if type(found) is np.ndarray else tuple(wrap(f) for f in found)
     shape = np.shape(ar) if not hasattr(ar, "shape") else ar.shape
     u = _unique("unique", ar, equal_nan)
     outs = [u.values]
@@ -263,9 +270,37 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: Array
 
 
+def _host_unique(x: Any, index: bool, inverse: bool, counts: bool) -> list[Array] | None:
+    """`numpy.unique(x, ..., equal_nan=False)` of a small eager real Array (the Array API forms:
+    sorted values, NaNs apart), wrapped; None where the general path runs."""
+    values = host_values(x)
+    if values is None or values[0].dtype.kind not in "biuf":
+        return None
+    found = np.unique(values[0], index, inverse, counts, equal_nan=False)
+    return [wrap(found)] if type(found) is np.ndarray else [wrap(f) for f in found]
+
+
+def _host_pair(fn: Any, ar1: Any, ar2: Any, **kwargs: Any) -> Any:
+    """NumPy's set routine `fn(ar1, ar2, **kwargs)` of two small eager Arrays of one real dtype
+    (no promotion to differ on), wrapped (a tuple stays a tuple); None elsewhere."""
+    values = host_values(ar1, ar2)
+    if values is None:
+        return None
+    a, b = values
+    if a.dtype != b.dtype or a.dtype.kind not in "biuf":
+        return None
+    found = numpy_call(fn, a, b, **kwargs)
+    if found is None:
+        return None
+    return wrap(found) if type(found) is np.ndarray else tuple(wrap(f) for f in found)
+
+
 def unique_all(x: ArrayLike) -> UniqueAllResult:
     """Unique values with first indices, inverse indices (shaped like `x`) and counts, as
     `numpy.unique_all` (the values are sorted)."""
+    found = _host_unique(x, True, True, True)
+    if found is not None:
+        return UniqueAllResult(*found)
     shape = np.shape(x) if not hasattr(x, "shape") else x.shape
     u = _unique("unique_all", x, equal_nan=False)
     return UniqueAllResult(u.values, u.indices, lax.reshape(u.inverse, tuple(shape)), u.counts)
@@ -273,12 +308,18 @@ def unique_all(x: ArrayLike) -> UniqueAllResult:
 
 def unique_counts(x: ArrayLike) -> UniqueCountsResult:
     """Unique values and their counts, as `numpy.unique_counts` (the values are sorted)."""
+    found = _host_unique(x, False, False, True)
+    if found is not None:
+        return UniqueCountsResult(*found)
     u = _unique("unique_counts", x, equal_nan=False)
     return UniqueCountsResult(u.values, u.counts)
 
 
 def unique_inverse(x: ArrayLike) -> UniqueInverseResult:
     """Unique values and inverse indices shaped like `x`, as `numpy.unique_inverse`."""
+    found = _host_unique(x, False, True, False)
+    if found is not None:
+        return UniqueInverseResult(*found)
     shape = np.shape(x) if not hasattr(x, "shape") else x.shape
     u = _unique("unique_inverse", x, equal_nan=False)
     return UniqueInverseResult(u.values, lax.reshape(u.inverse, tuple(shape)))
@@ -286,6 +327,9 @@ def unique_inverse(x: ArrayLike) -> UniqueInverseResult:
 
 def unique_values(x: ArrayLike) -> Array:
     """The unique values, as `numpy.unique_values` (sorted here)."""
+    found = _host_unique(x, False, False, False)
+    if found is not None:
+        return found[0]
     return _unique("unique_values", x, equal_nan=False).values
 
 
@@ -301,6 +345,10 @@ def isin(
     `element`; NaN is in nothing). Works under jit: it compares all pairs."""
     if kind not in (None, "sort", "table"):
         raise ValueError(f"mjnp.isin: invalid kind {kind!r}; expected None, 'sort' or 'table'")
+    if type(invert) is bool and kind is None:
+        found = _host_pair(np.isin, element, test_elements, invert=invert)
+        if found is not None:
+            return found
     e, t = promote_args(
         "isin", asarray_strong("isin", element), asarray_strong("isin", test_elements)
     )
@@ -324,6 +372,10 @@ def intersect1d(
 ) -> Any:
     """The sorted unique values in both arrays, as `numpy.intersect1d` (optionally with the
     indices of their first occurrences in each)."""
+    if assume_unique is False and type(return_indices) is bool:
+        found = _host_pair(np.intersect1d, ar1, ar2, return_indices=return_indices)
+        if found is not None:
+            return found
     a, b = _promoted_pair("intersect1d", ar1, ar2)
     u1, u2 = _unique("intersect1d", a), _unique("intersect1d", b)
     values, indices1 = _compress("intersect1d", isin(u1.values, u2.values), u1.values, u1.indices)
@@ -335,6 +387,9 @@ def intersect1d(
 
 def union1d(ar1: ArrayLike, ar2: ArrayLike) -> Array:
     """The sorted unique values in either array, as `numpy.union1d`."""
+    found = _host_pair(np.union1d, ar1, ar2)
+    if found is not None:
+        return found
     a, b = _promoted_pair("union1d", ar1, ar2)
     both = lax.concatenate([_flat("union1d", a), _flat("union1d", b)], 0)
     return _unique("union1d", both).values
@@ -344,6 +399,10 @@ def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Ar
     """The unique values of `ar1` not in `ar2` (sorted unless `assume_unique`), as
     `numpy.setdiff1d`."""
     # NB: as NumPy, the result keeps the dtype of `ar1` (no promotion with `ar2`).
+    if assume_unique is False:
+        found = _host_pair(np.setdiff1d, ar1, ar2)
+        if found is not None:
+            return found
     a, b = asarray_strong("setdiff1d", ar1), asarray_strong("setdiff1d", ar2)
     values = _flat("setdiff1d", a) if assume_unique else _unique("setdiff1d", a).values
     (out,) = _compress("setdiff1d", isin(values, b, invert=True), values)
@@ -352,6 +411,10 @@ def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Ar
 
 def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Array:
     """The sorted values in exactly one of the arrays, as `numpy.setxor1d`."""
+    if assume_unique is False:
+        found = _host_pair(np.setxor1d, ar1, ar2)
+        if found is not None:
+            return found
     a, b = _promoted_pair("setxor1d", ar1, ar2)
     u1 = _flat("setxor1d", a) if assume_unique else _unique("setxor1d", a).values
     u2 = _flat("setxor1d", b) if assume_unique else _unique("setxor1d", b).values

@@ -17,6 +17,7 @@ from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp import _slice_warnings as slice_warnings
+from mjnp._host_stats import host_reduction, host_values, is_axis, numpy_call_warning, wrap
 from mjnp._manipulation import asarray_strong, normalize_axes
 from mjnp._matrix_products import matmul
 from mjnp._out import write_out
@@ -164,6 +165,18 @@ def std(
     return write_out("std", out, result, "same_kind")  # NumPy's sqrt writes `out`
 
 
+def _plain_moments(dtype: Any, out: Any, ddof: Any, where: Any, mean: Any, correction: Any) -> bool:
+    """Whether a var/std-like call has only the arguments its direct NumPy path takes."""
+    return (
+        dtype is None
+        and out is None
+        and where is True
+        and mean is _NO_VALUE
+        and correction is _NO_VALUE
+        and (type(ddof) is int or type(ddof) is float)
+    )
+
+
 def _inexact_only(fname: str, dtype: DTypeLike | None, out: Any) -> None:
     """NumPy's nanmean/nanvar/nanstd of an inexact array refuse an exact dtype or out."""
     if dtype is not None:
@@ -192,6 +205,10 @@ def nanvar(
     correction: float = _NO_VALUE,
 ) -> Array:
     """`var` ignoring NaNs, as `numpy.nanvar` (an all-NaN slice gives NaN)."""
+    if _plain_moments(dtype, out, ddof, where, mean, correction):
+        found = host_reduction(np.nanvar, a, axis, keepdims, ddof=ddof)
+        if found is not None:
+            return found
     a = asarray_strong("nanvar", a)
     if a.dtype.kind not in "fc":  # NumPy's nanvar is var without NaNs (and its warnings)
         return var(
@@ -216,6 +233,10 @@ def nanstd(
     correction: float = _NO_VALUE,
 ) -> Array:
     """`std` ignoring NaNs, as `numpy.nanstd`."""
+    if _plain_moments(dtype, out, ddof, where, mean, correction):
+        found = host_reduction(np.nanstd, a, axis, keepdims, ddof=ddof)
+        if found is not None:
+            return found
     a = asarray_strong("nanstd", a)
     if a.dtype.kind not in "fc":  # NumPy's nanstd is std without NaNs (and its warnings)
         return std(
@@ -240,6 +261,10 @@ def nansum(
     where: ArrayLike = True,
 ) -> Array:
     """`sum` with NaNs counted as zero, as `numpy.nansum`."""
+    if dtype is None and out is None and initial is None and where is True:
+        found = host_reduction(np.nansum, a, axis, keepdims, "biufc")
+        if found is not None:
+            return found
     x = _replace_nan("nansum", a, 0)
     return red.sum(x, axis, dtype, out, keepdims, initial, where)
 
@@ -254,6 +279,10 @@ def nanprod(
     where: ArrayLike = True,
 ) -> Array:
     """`prod` with NaNs counted as one, as `numpy.nanprod`."""
+    if dtype is None and out is None and initial is None and where is True:
+        found = host_reduction(np.nanprod, a, axis, keepdims, "biufc")
+        if found is not None:
+            return found
     x = _replace_nan("nanprod", a, 1)
     return red.prod(x, axis, dtype, out, keepdims, initial, where)
 
@@ -268,6 +297,10 @@ def nanmean(
     where: ArrayLike = True,
 ) -> Array:
     """`mean` of the non-NaN elements, as `numpy.nanmean` (an all-NaN slice gives NaN)."""
+    if dtype is None and out is None and where is True:
+        found = host_reduction(np.nanmean, a, axis, keepdims, "biufc")
+        if found is not None:
+            return found
     x = asarray_strong("nanmean", a)
     if x.dtype.kind not in "fc":
         return red.mean(x, axis, dtype, out, keepdims, where=where)
@@ -323,6 +356,10 @@ def nanmax(
     where: ArrayLike = True,
 ) -> Array:
     """`max` ignoring NaNs, as `numpy.nanmax` (an all-NaN slice gives NaN)."""
+    if out is None and initial is None and where is True:
+        found = host_reduction(np.nanmax, a, axis, keepdims)
+        if found is not None:
+            return found
     return _nan_extremum("nanmax", red.max, a, axis, out, keepdims, initial, where, -np.inf)
 
 
@@ -335,6 +372,10 @@ def nanmin(
     where: ArrayLike = True,
 ) -> Array:
     """`min` ignoring NaNs, as `numpy.nanmin` (an all-NaN slice gives NaN)."""
+    if out is None and initial is None and where is True:
+        found = host_reduction(np.nanmin, a, axis, keepdims)
+        if found is not None:
+            return found
     return _nan_extremum("nanmin", red.min, a, axis, out, keepdims, initial, where, np.inf)
 
 
@@ -362,6 +403,10 @@ def nanargmax(
     Raises:
         ValueError: for an all-NaN slice (eagerly; under jit such a slice gives 0).
     """
+    if out is None and (axis is None or type(axis) is int):
+        found = host_reduction(np.nanargmax, a, axis, keepdims, warns=False)
+        if found is not None:
+            return found
     return _nan_arg_extremum("nanargmax", red.argmax, a, axis, out, keepdims, -np.inf)
 
 
@@ -369,6 +414,10 @@ def nanargmin(
     a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
 ) -> Array:
     """`argmin` ignoring NaNs, as `numpy.nanargmin` (all-NaN slices as in `nanargmax`)."""
+    if out is None and (axis is None or type(axis) is int):
+        found = host_reduction(np.nanargmin, a, axis, keepdims, warns=False)
+        if found is not None:
+            return found
     return _nan_arg_extremum("nanargmin", red.argmin, a, axis, out, keepdims, np.inf)
 
 
@@ -382,6 +431,13 @@ def ptp(a: ArrayLike, axis: Axis = None, out: Any = None, keepdims: bool = False
 
 def count_nonzero(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
     """The number of nonzero elements over `axis` (int64), as `numpy.count_nonzero`."""
+    if axis is None and keepdims is False:  # the common call, without host_reduction's frames
+        values = host_values(a)
+        if values is not None and values[0].dtype.kind in "biufc":
+            return wrap(np.count_nonzero(values[0]))
+    found = host_reduction(np.count_nonzero, a, axis, keepdims, "biufc", warns=False)
+    if found is not None:
+        return found
     x = asarray_strong("count_nonzero", a)
     nonzero = lax.convert_element_type(x, _BOOL)
     return red.sum(nonzero, axis, _INT64, keepdims=keepdims)
@@ -452,6 +508,27 @@ def _lerp(a: Array, b: Array, t: Array, out_dtype: np.dtype) -> Array:
     return ew.where(ew.greater_equal(t, 0.5), high, low)
 
 
+def _host_quantile(
+    fname: str, a: Any, q: Any, axis: Axis, method: str, keepdims: Any
+) -> Array | None:
+    """NumPy's `fname` (quantile, percentile or their nan* forms) of a real Array `a` with `q` a
+    Python number, a list of them or an Array; None where the general path runs."""
+    q_array = type(q) is not int and type(q) is not float
+    if q_array and not (type(q) is list and all(type(v) is int or type(v) is float for v in q)):
+        found = host_values(a, q)
+        if found is None or found[1].dtype.kind not in "iuf":
+            return None
+        q = found[1]
+    if type(keepdims) is not bool or not is_axis(axis):
+        return None
+    values = host_values(a)
+    if values is None or values[0].dtype.kind not in "biuf":
+        return None
+    fn = getattr(np, fname)
+    found = numpy_call_warning(fn, values[0], q, axis, method=method, keepdims=keepdims)
+    return None if found is None else wrap(found)
+
+
 def _quantile(
     fname: str,
     a: ArrayLike,
@@ -469,6 +546,10 @@ def _quantile(
         raise TypeError(
             f"mjnp.{fname}: the 'interpolation' argument was renamed 'method' in NumPy 1.22"
         )
+    if out is None and weights is None and type(method) is str and method in _METHODS:
+        found = _host_quantile(fname, a, q, axis, method, keepdims)
+        if found is not None:
+            return found
     x = asarray_strong(fname, a)
     if x.dtype.kind == "c":
         raise TypeError(f"mjnp.{fname}: a must be an array of real numbers")
@@ -768,6 +849,10 @@ def median(
 ) -> Array:
     """Median over `axis`, as `numpy.median`: the mean of the middle one or two sorted values
     (NaN if the slice holds a NaN or is empty)."""
+    if out is None:
+        found = host_reduction(np.median, a, axis, keepdims)
+        if found is not None:
+            return found
     x = asarray_strong("median", a)
     shape = x.shape
     s, axes = _move_to_last("median", x, axis)
@@ -794,6 +879,10 @@ def nanmedian(
     keepdims: bool = False,
 ) -> Array:
     """Median of the non-NaN elements, as `numpy.nanmedian` (all-NaN slices give NaN)."""
+    if out is None:
+        found = host_reduction(np.nanmedian, a, axis, keepdims)
+        if found is not None:
+            return found
     x = asarray_strong("nanmedian", a)
     if x.dtype.kind not in "fc":  # complex: NaNs sort last, as NumPy's
         return median(x, axis, out, overwrite_input, keepdims)
@@ -856,6 +945,13 @@ def average(
         ZeroDivisionError: if the weights sum to zero (checked eagerly; under jit the result
             is NaN or inf).
     """
+    if type(returned) is bool and type(keepdims) is bool and is_axis(axis):
+        values = host_values(a) if weights is None else host_values(a, weights)
+        if values is not None and all(v.dtype.kind in "biuf" for v in values):
+            w = None if weights is None else values[1]
+            found = numpy_call_warning(np.average, values[0], axis, w, returned, keepdims=keepdims)
+            if found is not None:
+                return (wrap(found[0]), wrap(found[1])) if returned else wrap(found)
     x = asarray_strong("average", a)
     if axis is not None:
         # As numpy.average, which normalizes first (so a bool axis counts as an int there).
@@ -909,6 +1005,21 @@ def _cov_weights(kind: str, weights: ArrayLike, n: int) -> Array:
     return w
 
 
+def _host_cov(fn: Any, m: Any, y: Any, rowvar: Any, **kwargs: Any) -> Array | None:
+    """NumPy's `cov`/`corrcoef` of small eager real Arrays (`bias` and `rowvar` bools, `ddof`
+    None or an int), or None where the general path runs (and raises)."""
+    if type(rowvar) is not bool or type(kwargs.get("bias", False)) is not bool:
+        return None
+    ddof = kwargs.get("ddof")
+    if ddof is not None and type(ddof) is not int:
+        return None
+    values = host_values(m) if y is None else host_values(m, y)
+    if values is None or any(v.dtype.kind not in "biuf" for v in values):
+        return None
+    found = numpy_call_warning(fn, values[0], None if y is None else values[1], rowvar, **kwargs)
+    return None if found is None else wrap(found)
+
+
 def cov(
     m: ArrayLike,
     y: ArrayLike | None = None,
@@ -926,6 +1037,10 @@ def cov(
     The weights' values are checked (integer, non-negative) and "Degrees of freedom <= 0 for
     slice" is warned eagerly only; under `jit` such weights compute as NumPy's formula does.
     """
+    if fweights is None and aweights is None and dtype is None:
+        found = _host_cov(np.cov, m, y, rowvar, bias=bias, ddof=ddof)
+        if found is not None:
+            return found
     if ddof is not None and ddof != int(ddof):
         raise ValueError(f"mjnp.cov: ddof must be integer, got {ddof!r}")
     x = asarray_strong("cov", m)
@@ -1008,6 +1123,10 @@ def corrcoef(
     x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, *, dtype: DTypeLike | None = None
 ) -> Array:
     """Pearson correlation coefficients, as `numpy.corrcoef` (clipped to [-1, 1])."""
+    if dtype is None:
+        found = _host_cov(np.corrcoef, x, y, rowvar)
+        if found is not None:
+            return found
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return ew.true_divide(c, c)

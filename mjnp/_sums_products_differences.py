@@ -14,6 +14,7 @@ from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
+from mjnp._host_stats import host_values, numpy_call, wrap
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 from mjnp._out import write_out
 from mjnp._promotion import promote_args
@@ -121,6 +122,19 @@ def cumulative_prod(
     return write_out("cumulative_prod", out, result)
 
 
+def _host_call(fn: Any, a: Any, *args: Any) -> Array | None:
+    """NumPy's `fn(value, *args)` (Python ints or None) of a small eager Array `a`, wrapped;
+    None where the general path runs (and raises)."""
+    for arg in args:
+        if arg is not None and type(arg) is not int:
+            return None
+    values = host_values(a)
+    if values is None or values[0].dtype.kind not in "biufc":
+        return None
+    found = numpy_call(fn, values[0], *args)
+    return None if found is None else wrap(found)
+
+
 def _replace_nan(fname: str, a: ArrayLike, value: int) -> Array:
     x = asarray_strong(fname, a)
     if x.dtype.kind not in "fc":
@@ -132,6 +146,10 @@ def nancumsum(
     a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
     """`cumsum` with NaNs counted as zero, as `numpy.nancumsum`."""
+    if dtype is None and out is None:
+        found = _host_call(np.nancumsum, a, axis)
+        if found is not None:
+            return found
     return cumsum(_replace_nan("nancumsum", a, 0), axis, dtype, out)
 
 
@@ -139,6 +157,10 @@ def nancumprod(
     a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
 ) -> Array:
     """`cumprod` with NaNs counted as one, as `numpy.nancumprod`."""
+    if dtype is None and out is None:
+        found = _host_call(np.nancumprod, a, axis)
+        if found is not None:
+            return found
     return cumprod(_replace_nan("nancumprod", a, 1), axis, dtype, out)
 
 
@@ -156,7 +178,6 @@ def _edge(fname: str, value: ArrayLike, x: Array, axis: int) -> Array:
     return v
 
 
-@fuse_eagerly
 def diff(
     a: ArrayLike,
     n: int = 1,
@@ -165,6 +186,21 @@ def diff(
     append: ArrayLike = _NO_VALUE,
 ) -> Array:
     """The `n`-th discrete difference along `axis`, as `numpy.diff` (bool uses `!=`)."""
+    if prepend is _NO_VALUE and append is _NO_VALUE and type(n) is int and n > 0:
+        found = _host_call(np.diff, a, n, axis)
+        if found is not None:
+            return found
+    return _diff(a, n, axis, prepend, append)
+
+
+@fuse_eagerly
+def _diff(
+    a: ArrayLike,
+    n: int = 1,
+    axis: int = -1,
+    prepend: ArrayLike = _NO_VALUE,
+    append: ArrayLike = _NO_VALUE,
+) -> Array:
     x = asarray_strong("diff", a)
     n = int(n)
     if n == 0:
@@ -203,6 +239,10 @@ def ediff1d(
 ) -> Array:
     """Differences of the flattened array, with optional values around, as `numpy.ediff1d`
     (in the dtype of `ary`; `to_begin`/`to_end` must cast to it safely)."""
+    if to_end is None and to_begin is None:
+        found = _host_call(np.ediff1d, ary)
+        if found is not None:
+            return found
     x = asarray_strong("ediff1d", ary)
     x = lax.reshape(x, (x.size,))
     parts: list[Any] = []

@@ -177,6 +177,9 @@ def test_more_functions_run_fused_and_match_numpy(name, make_args, kwargs, monke
     fused = _get(np, name)
     if name == "where":  # one-argument where is nonzero (value-dependent): its 3-argument body
         fused = np._elementwise._where
+    if name in ("sort", "argsort", "diff"):  # NumPy's own function first on small eager Arrays
+        module = np._sorting if "sort" in name else np._sums_products_differences
+        fused = getattr(module, "_" + name)  # ... then this fused body
     assert hasattr(fused, "__wrapped_fused__"), f"mjnp.{name} is not fused"
     args = make_args(np, np.asarray(a), np.asarray(b))
     want = _get(onp, name)(*make_args(onp, a, b), **kwargs)

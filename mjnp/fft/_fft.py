@@ -9,6 +9,7 @@ their result to `out`.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -17,8 +18,10 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
+from mjnp import _host_stats
 from mjnp._creation import asarray
 from mjnp._devices import check_device, to_device
+from mjnp._host_stats import host_size_ok, host_values, numpy_call, wrap
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
 from mjnp._out import write_out
@@ -26,6 +29,40 @@ from mjnp._out import write_out
 ArrayLike = Any
 Array = Any
 _NORMS = (None, "backward", "ortho", "forward")
+
+
+def _host_fft(fn: Any, a: Any, n: Any, axis: Any, norm: Any, out: Any, kinds: str) -> Any:
+    """NumPy's one-axis transform `fn` (pocketfft: NumPy's bits) of a small eager Array `a`
+    whose dtype kind is in `kinds`; None where the general path runs (and raises)."""
+    if out is not None or norm not in _NORMS or type(axis) is not int:
+        return None
+    if n is not None and (type(n) is not int or n > _host_stats.HOST_LIMIT):
+        return None
+    values = host_values(a)
+    if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
+        return None
+    found = numpy_call(fn, values[0], n, axis, norm)
+    return None if found is None else wrap(found)
+
+
+def _int_list(v: Any) -> bool:
+    return (type(v) is tuple or type(v) is list) and all(type(i) is int for i in v)
+
+
+def _host_fftn(fn: Any, a: Any, s: Any, axes: Any, norm: Any, out: Any, kinds: str) -> Any:
+    """NumPy's n-dimensional transform `fn` of a small eager Array `a`, as `_host_fft`; `s`
+    without `axes` (deprecated in NumPy 2, which warns) takes the general path."""
+    if out is not None or norm not in _NORMS:
+        return None
+    if not (axes is None or _int_list(axes)) or not (s is None or (_int_list(s) and axes)):
+        return None
+    if s is not None and math.prod(s) > _host_stats.HOST_LIMIT:
+        return None
+    values = host_values(a)
+    if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
+        return None
+    found = numpy_call(fn, values[0], s, axes, norm)
+    return None if found is None else wrap(found)
 
 
 def _check_norm(fname: str, norm: str | None) -> str:
@@ -103,6 +140,9 @@ def fft(
     a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Array:
     """One-dimensional discrete Fourier transform, as `numpy.fft.fft`."""
+    found = _host_fft(np.fft.fft, a, n, axis, norm, out, "biufc")
+    if found is not None:
+        return found
     norm = _check_norm("fft", norm)
     x = _complex_input(asarray_strong("fft.fft", a))
     return write_out("fft.fft", out, _raw_fft("fft", x, n, axis, norm, "FFT"), "same_kind")
@@ -112,6 +152,9 @@ def ifft(
     a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Array:
     """One-dimensional inverse discrete Fourier transform, as `numpy.fft.ifft`."""
+    found = _host_fft(np.fft.ifft, a, n, axis, norm, out, "biufc")
+    if found is not None:
+        return found
     norm = _check_norm("ifft", norm)
     x = _complex_input(asarray_strong("fft.ifft", a))
     return write_out("fft.ifft", out, _raw_fft("ifft", x, n, axis, norm, "IFFT"), "same_kind")
@@ -122,6 +165,9 @@ def rfft(
 ) -> Array:
     """Discrete Fourier transform of real input (the `n // 2 + 1` non-negative frequency
     terms), as `numpy.fft.rfft`."""
+    found = _host_fft(np.fft.rfft, a, n, axis, norm, out, "biuf")
+    if found is not None:
+        return found
     norm = _check_norm("rfft", norm)
     x = _real_input(asarray_strong("fft.rfft", a))
     return write_out("fft.rfft", out, _raw_fft("rfft", x, n, axis, norm, "RFFT"), "same_kind")
@@ -131,6 +177,9 @@ def irfft(
     a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Array:
     """Inverse of `rfft`: `n` real outputs (default `2 * (m - 1)`), as `numpy.fft.irfft`."""
+    found = _host_fft(np.fft.irfft, a, n, axis, norm, out, "biufc")
+    if found is not None:
+        return found
     norm = _check_norm("irfft", norm)
     a = asarray_strong("fft.irfft", a)
     result = _c2r_output(a, _raw_fft("irfft", _complex_input(a), n, axis, norm, "IRFFT"))
@@ -142,6 +191,9 @@ def hfft(
 ) -> Array:
     """Transform of a Hermitian-symmetric signal given by its first half (a real spectrum),
     as `numpy.fft.hfft`."""
+    found = _host_fft(np.fft.hfft, a, n, axis, norm, out, "biufc")
+    if found is not None:
+        return found
     norm = _check_norm("hfft", norm)
     a = asarray_strong("fft.hfft", a)
     x = lax.conj(_complex_input(a))
@@ -153,6 +205,9 @@ def ihfft(
     a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Array:
     """Inverse of `hfft`, as `numpy.fft.ihfft`."""
+    found = _host_fft(np.fft.ihfft, a, n, axis, norm, out, "biuf")
+    if found is not None:
+        return found
     norm = _check_norm("ihfft", norm)
     x = _real_input(asarray_strong("fft.ihfft", a))
     result = lax.conj(_raw_fft("ihfft", x, n, axis, _swap_direction(norm), "RFFT"))
@@ -199,6 +254,9 @@ def fftn(
     out: Any = None,
 ) -> Array:
     """N-dimensional discrete Fourier transform, as `numpy.fft.fftn`."""
+    found = _host_fftn(np.fft.fftn, a, s, axes, norm, out, "biufc")
+    if found is not None:
+        return found
     return write_out("fft.fftn", out, _c2c_nd("fftn", a, s, axes, norm, "FFT"), "same_kind")
 
 
@@ -210,6 +268,9 @@ def ifftn(
     out: Any = None,
 ) -> Array:
     """N-dimensional inverse discrete Fourier transform, as `numpy.fft.ifftn`."""
+    found = _host_fftn(np.fft.ifftn, a, s, axes, norm, out, "biufc")
+    if found is not None:
+        return found
     return write_out("fft.ifftn", out, _c2c_nd("ifftn", a, s, axes, norm, "IFFT"), "same_kind")
 
 
@@ -221,6 +282,9 @@ def fft2(
     out: Any = None,
 ) -> Array:
     """Two-dimensional discrete Fourier transform, as `numpy.fft.fft2`."""
+    found = _host_fftn(np.fft.fft2, a, s, axes, norm, out, "biufc")
+    if found is not None:
+        return found
     return write_out("fft.fft2", out, _c2c_nd("fft2", a, s, axes, norm, "FFT"), "same_kind")
 
 
@@ -232,6 +296,9 @@ def ifft2(
     out: Any = None,
 ) -> Array:
     """Two-dimensional inverse discrete Fourier transform, as `numpy.fft.ifft2`."""
+    found = _host_fftn(np.fft.ifft2, a, s, axes, norm, out, "biufc")
+    if found is not None:
+        return found
     return write_out("fft.ifft2", out, _c2c_nd("ifft2", a, s, axes, norm, "IFFT"), "same_kind")
 
 
@@ -243,6 +310,9 @@ def rfftn(
     out: Any = None,
 ) -> Array:
     """N-dimensional transform of real input, as `numpy.fft.rfftn`."""
+    found = _host_fftn(np.fft.rfftn, a, s, axes, norm, out, "biuf")
+    if found is not None:
+        return found
     norm = _check_norm("rfftn", norm)
     x = _real_input(asarray_strong("fft.rfftn", a))
     shape, axes = _cook_nd_args("rfftn", x, s, axes)
@@ -262,6 +332,9 @@ def irfftn(
     out: Any = None,
 ) -> Array:
     """Inverse of `rfftn`, as `numpy.fft.irfftn`."""
+    found = _host_fftn(np.fft.irfftn, a, s, axes, norm, out, "biufc")
+    if found is not None:
+        return found
     norm = _check_norm("irfftn", norm)
     a = asarray_strong("fft.irfftn", a)
     x = _complex_input(a)
@@ -282,6 +355,9 @@ def rfft2(
     out: Any = None,
 ) -> Array:
     """Two-dimensional transform of real input, as `numpy.fft.rfft2`."""
+    found = _host_fftn(np.fft.rfft2, a, s, axes, norm, out, "biuf")
+    if found is not None:
+        return found
     return write_out("fft.rfft2", out, rfftn(a, s, axes, norm), "same_kind")
 
 
@@ -293,6 +369,9 @@ def irfft2(
     out: Any = None,
 ) -> Array:
     """Inverse of `rfft2`, as `numpy.fft.irfft2`."""
+    found = _host_fftn(np.fft.irfft2, a, s, axes, norm, out, "biufc")
+    if found is not None:
+        return found
     return write_out("fft.irfft2", out, irfftn(a, s, axes, norm), "same_kind")
 
 
@@ -305,6 +384,16 @@ def _window_length(fname: str, n: Any) -> int:
             "pass an int, e.g. int(n) for a whole-number float"
         )
     return int(n)
+
+
+def _host_freq(fn: Any, n: Any, d: Any, device: Any, dtype: Any) -> Array | None:
+    """NumPy's `fftfreq`/`rfftfreq` for a positive Python int `n` and a nonzero Python float or
+    int `d`, computed eagerly on the CPU (float64, as the general path); None elsewhere."""
+    if device is not None or dtype is not None or type(n) is not int or n <= 0:
+        return None
+    if (type(d) is not float and type(d) is not int) or d == 0 or not host_size_ok(n):
+        return None
+    return wrap(fn(n, d))
 
 
 def _freq(
@@ -339,6 +428,9 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None
         # NumPy's `empty(n)` rejects a bool length with TypeError (n=False divides by zero
         # before that, and rfftfreq takes a bool as an int).
         raise TypeError("mjnp.fft.fftfreq: n must be an integer, not a bool (got True)")
+    found = _host_freq(np.fft.fftfreq, n, d, device, dtype)
+    if found is not None:
+        return found
     n = _window_length("fftfreq", n)
     half = (n - 1) // 2 + 1
     ints = np.concatenate([np.arange(0, half), np.arange(-(n // 2), 0)]).astype(np.int64)
@@ -347,11 +439,21 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None
 
 def rfftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | None = None) -> Array:
     """Sample frequencies of `rfft`, as `numpy.fft.rfftfreq`; `dtype` as in `fftfreq`."""
+    found = _host_freq(np.fft.rfftfreq, n, d, device, dtype)
+    if found is not None:
+        return found
     n = _window_length("rfftfreq", n)
     return _freq("rfftfreq", np.arange(0, n // 2 + 1, dtype=np.int64), n, d, device, dtype)
 
 
 def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
+    if axes is None or type(axes) is int or _int_list(axes):
+        values = host_values(x)
+        if values is not None and values[0].dtype.kind in "biufc":
+            fn = np.fft.fftshift if sign == 1 else np.fft.ifftshift
+            found = numpy_call(fn, values[0], axes)
+            if found is not None:
+                return wrap(found)
     x = asarray_strong(f"fft.{fname}", x)
     if axes is None:
         axes = tuple(range(x.ndim))
