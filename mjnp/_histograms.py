@@ -29,7 +29,8 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.gather import ScatterDimensionNumbers, scatter_add
 from mjnp import _elementwise as ew
 from mjnp._creation import linspace, zeros
-from mjnp._host_stats import host_values, numpy_call, numpy_call_warning, wrap
+from mjnp._host_numpy import host_values, wrap
+from mjnp._host_stats import call_or_none, numpy_call_warning
 from mjnp._indexing import getitem
 from mjnp._indexing_functions import searchsorted
 from mjnp._joining import atleast_2d
@@ -194,7 +195,7 @@ def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
         w = values[1]
         if w.shape != v.shape or w.dtype.kind not in "biuf":
             return None
-    found = numpy_call(np.bincount, v, w, minlength)  # None for negative values
+    found = call_or_none(np.bincount, v, w, minlength)  # None for negative values
     return None if found is None else wrap(found)
 
 

@@ -41,25 +41,37 @@ PAIR_ELEMENTS = 1 << 20
 _PLANS_SIZE = 1024
 
 
-def host_value(x: Any, limit: float = HOST_ELEMENTS) -> np.ndarray | None:
-    """The read-only host value of `x` when it is a concrete Array of at most `limit` elements
-    and the call runs eagerly on the CPU; else None."""
-    if type(x) is not Array or x.aval.size > limit or not is_eager_host():
+def host_value(x: Any, limit: float | None = None) -> np.ndarray | None:
+    """The read-only host value of `x` when it is a concrete Array of at most `limit`
+    (default `HOST_ELEMENTS`) elements and the call runs eagerly on the CPU; else None."""
+    if type(x) is not Array or not is_eager_host():
+        return None
+    if x.aval.size > (HOST_ELEMENTS if limit is None else limit):
         return None
     return array_value(x)
 
 
-def host_values(*args: Any, limit: float = HOST_ELEMENTS) -> list[np.ndarray] | None:
+def host_values(*args: Any, limit: float | None = None) -> list[np.ndarray] | None:
     """The read-only host values of `args` when each is a strong concrete Array of at most
-    `limit` elements and the call runs eagerly on the CPU, else None."""
+    `limit` (default `HOST_ELEMENTS`) elements and the call runs eagerly on the CPU, else
+    None (the general path runs)."""
     if not is_eager_host():
         return None
+    bound = HOST_ELEMENTS if limit is None else limit
+    if len(args) == 1:  # unrolled: most calls have one array
+        a = args[0]
+        if type(a) is not Array:
+            return None
+        aval = a.aval
+        if aval.weak_type or aval.size > bound:
+            return None
+        return [array_value(a)]
     values = []
     for x in args:
         if type(x) is not Array:
             return None
         aval = x.aval
-        if aval.weak_type or aval.size > limit:
+        if aval.weak_type or aval.size > bound:
             return None
         values.append(array_value(x))
     return values
@@ -70,12 +82,22 @@ def lapack_values(*args: Any) -> list[np.ndarray] | None:
     return host_values(*args, limit=LAPACK_ELEMENTS)
 
 
+def host_size_ok(n: int) -> bool:
+    """Whether a result of `n` elements made from Python values (no array arguments) is made
+    by NumPy now: eagerly on the CPU, at most `HOST_ELEMENTS` elements."""
+    return n <= HOST_ELEMENTS and is_eager_host()
+
+
 def wrap(value: Any, weak_type: bool = False) -> Array:
-    """An Array holding NumPy result `value` (an ndarray or a NumPy scalar), which nothing
-    else may hold (copy views of inputs first); no device transfer until a compiled program
-    needs it."""
-    if type(value) is not np.ndarray:
-        value = np.asarray(value)
+    """An Array holding NumPy's result `value` (an ndarray or a NumPy scalar); no device
+    transfer until a compiled program needs it. An operand's read-only host value (NumPy may
+    return it as it is: `histogram`'s edges), or a view of one, is copied, so no two Arrays
+    share one value."""
+    if type(value) is np.ndarray:
+        if not value.flags.writeable:
+            value = value.copy()
+    else:
+        value = np.asarray(value)  # a NumPy scalar: a new array
     return wrap_host(value, ShapedArray(value.shape, value.dtype, weak_type))
 
 

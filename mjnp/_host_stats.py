@@ -1,9 +1,10 @@
-"""Direct NumPy paths for sorting, sets, histograms, statistics and FFT on small eager arrays.
+"""Direct NumPy paths for sorting, sets, histograms, statistics and FFT on small eager arrays
+(the statistics-specific parts; the gate and the wrapping are `mjnp._host_numpy`'s).
 
 Those functions (sort, unique, histogram, percentile, fft, ...) are several primitives each,
 some without host rules (sort), so eagerly they cost several dispatches or XLA executions where
 NumPy takes a few microseconds. When every array argument is a concrete, strong, eager CPU Array
-of at most `HOST_LIMIT` elements, the mjnp function calls NumPy's own function on the host
+of at most `HOST_ELEMENTS` elements, the mjnp function calls NumPy's own function on the host
 values instead: the same code NumPy runs, so the same bits, dtypes and shapes. Anything traced,
 transformed, on another device, weakly typed or larger takes the function's general path, which
 also raises its errors: a fast path falls back to it (`None`) whenever NumPy would raise.
@@ -14,57 +15,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import numpy as np
-
-from mjcore.array import Array, wrap_host
-from mjcore.core import ShapedArray
-from mjcore.dispatch import array_value, is_eager_host
+from mjcore.array import Array
 from mjcore.fp_errors import warn_at_user_line
-
-# Elements per operand up to which NumPy runs the call: dispatch's default host limit (not
-# re-measured per function here; above it the general path runs as before).
-HOST_LIMIT = 1 << 15
-
-
-def host_values(*args: Any) -> list[np.ndarray] | None:
-    """The read-only host values of `args` when every one is a strong eager CPU Array of at
-    most `HOST_LIMIT` elements and nothing is traced; else None (the general path runs)."""
-    if not is_eager_host():
-        return None
-    if len(args) == 1:  # unrolled: most calls have one array
-        a = args[0]
-        if type(a) is not Array:
-            return None
-        aval = a.aval
-        if aval.weak_type or aval.size > HOST_LIMIT:
-            return None
-        return [array_value(a)]
-    values = []
-    for a in args:
-        if type(a) is not Array:
-            return None
-        aval = a.aval
-        if aval.weak_type or aval.size > HOST_LIMIT:
-            return None
-        values.append(array_value(a))
-    return values
-
-
-def host_size_ok(n: int) -> bool:
-    """Whether a result of `n` elements made from Python values (no array arguments) is made
-    by NumPy now: eagerly on the CPU, at most `HOST_LIMIT` elements."""
-    return n <= HOST_LIMIT and is_eager_host()
-
-
-def wrap(value: Any) -> Array:
-    """A strong Array holding NumPy's result `value` (an ndarray or NumPy scalar), copied when
-    it is (a view of) an operand's host value, which NumPy may return as it is."""
-    if type(value) is np.ndarray:
-        # an operand's read-only host value (histogram's edges), or a view of one, is copied
-        out = value if value.flags.writeable else value.copy()
-    else:
-        out = np.asarray(value)  # a NumPy scalar: a new array
-    return wrap_host(out, ShapedArray(out.shape, out.dtype))
+from mjnp._host_numpy import host_values, wrap
 
 
 def is_axis(axis: Any) -> bool:
@@ -75,20 +28,21 @@ def is_axis(axis: Any) -> bool:
     return type(axis) is tuple and all(type(i) is int for i in axis)
 
 
-def numpy_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+_REJECTED = (ValueError, TypeError, IndexError, ZeroDivisionError)  # AxisError is a ValueError
+
+
+def call_or_none(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """`fn(*args, **kwargs)` of NumPy, or None where NumPy rejects the arguments (the general
-    path then raises mjnp's error, naming the function and the fix)."""
+    path then raises mjnp's error, naming the function and the fix); NumPy's other errors
+    (a FloatingPointError under `errstate(...='raise')`) propagate, as NumPy's would."""
     try:
         return fn(*args, **kwargs)
     except _REJECTED:
         return None
 
 
-_REJECTED = (ValueError, TypeError, IndexError, ZeroDivisionError)  # AxisError is a ValueError
-
-
 def numpy_call_warning(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """`numpy_call` for a NumPy function that may warn ("Mean of empty slice", "invalid value
+    """`call_or_none` for a NumPy function that may warn ("Mean of empty slice", "invalid value
     encountered in divide"): its warnings come again at the user's line, as mjnp's own do
     (NumPy's name a line inside NumPy), under the user's filters; none when NumPy rejects the
     arguments (the general path warns and raises then)."""
@@ -123,7 +77,7 @@ def host_reduction(
     values = host_values(a)
     if values is None or values[0].dtype.kind not in kinds:
         return None
-    call = numpy_call_warning if warns else numpy_call
+    call = numpy_call_warning if warns else call_or_none
     if keepdims:
         kwargs["keepdims"] = True  # (NumPy's method calls take ~1 µs longer with a keyword)
     out = call(fn, values[0], axis, **kwargs)

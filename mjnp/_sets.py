@@ -21,7 +21,8 @@ from mjcore.core import Tracer
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
-from mjnp._host_stats import host_values, numpy_call, wrap
+from mjnp._host_numpy import host_values, wrap
+from mjnp._host_stats import call_or_none
 from mjnp._indexing_functions import take
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axis
 from mjnp._promotion import promote_args
@@ -155,8 +156,9 @@ def unique(
     values = host_values(ar)
     if values is not None and values[0].dtype.kind in "biuf" and type(equal_nan) is bool:
         # NumPy's own unique (sorted; first indices by its stable argsort), as mjnp's
-        found = np.unique(values[0], return_index, return_inverse, return_counts, None,
-                          equal_nan=equal_nan)  # fmt: skip
+        found = np.unique(  # type: ignore[call-overload]
+            values[0], return_index, return_inverse, return_counts, None, equal_nan=equal_nan
+        )
         return wrap(found) if type(found) is np.ndarray else tuple(wrap(f) for f in found)
     shape = np.shape(ar) if not hasattr(ar, "shape") else ar.shape
     u = _unique("unique", ar, equal_nan)
@@ -276,7 +278,7 @@ def _host_unique(x: Any, index: bool, inverse: bool, counts: bool) -> list[Array
     values = host_values(x)
     if values is None or values[0].dtype.kind not in "biuf":
         return None
-    found = np.unique(values[0], index, inverse, counts, equal_nan=False)
+    found = np.unique(values[0], index, inverse, counts, equal_nan=False)  # type: ignore[call-overload]
     return [wrap(found)] if type(found) is np.ndarray else [wrap(f) for f in found]
 
 
@@ -289,7 +291,7 @@ def _host_pair(fn: Any, ar1: Any, ar2: Any, **kwargs: Any) -> Any:
     a, b = values
     if a.dtype != b.dtype or a.dtype.kind not in "biuf":
         return None
-    found = numpy_call(fn, a, b, **kwargs)
+    found = call_or_none(fn, a, b, **kwargs)
     if found is None:
         return None
     return wrap(found) if type(found) is np.ndarray else tuple(wrap(f) for f in found)

@@ -11,7 +11,7 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.eager_fusion import fuse_eagerly
-from mjnp._host_stats import host_values, wrap
+from mjnp._host_numpy import host_values, wrap
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 
 ArrayLike = Any
@@ -80,7 +80,7 @@ def sort(
         _check_sort_args("sort", kind, order, stable)
         # NumPy's own sort of that kind: NumPy's bits (its unstable kinds may put -0.0 and
         # 0.0, equal values, in another order than the general path's stable sort)
-        out = np.sort(values[0], axis, kind=kind, stable=stable)
+        out = np.sort(values[0], axis, kind=kind, stable=stable)  # type: ignore[arg-type]
         if descending:
             out = np.flip(out, -1 if axis is None else axis).copy()
         return wrap(out)

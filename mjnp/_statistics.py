@@ -17,7 +17,8 @@ from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp import _slice_warnings as slice_warnings
-from mjnp._host_stats import host_reduction, host_values, is_axis, numpy_call_warning, wrap
+from mjnp._host_numpy import host_values, wrap
+from mjnp._host_stats import host_reduction, is_axis, numpy_call_warning
 from mjnp._manipulation import asarray_strong, normalize_axes
 from mjnp._matrix_products import matmul
 from mjnp._out import write_out

@@ -14,7 +14,8 @@ from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
-from mjnp._host_stats import host_values, numpy_call, wrap
+from mjnp._host_numpy import host_values, wrap
+from mjnp._host_stats import call_or_none
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 from mjnp._out import write_out
 from mjnp._promotion import promote_args
@@ -131,7 +132,7 @@ def _host_call(fn: Any, a: Any, *args: Any) -> Array | None:
     values = host_values(a)
     if values is None or values[0].dtype.kind not in "biufc":
         return None
-    found = numpy_call(fn, values[0], *args)
+    found = call_or_none(fn, values[0], *args)
     return None if found is None else wrap(found)
 
 

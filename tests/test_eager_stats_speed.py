@@ -1,4 +1,4 @@
-"""The direct NumPy paths of sorting, sets, histograms, statistics and FFT (mjnp/_host_stats.py):
+"""The direct NumPy paths of sorting, sets, histograms, statistics and FFT (mjnp/_host_stats.py, mjnp/_host_numpy.py):
 on small eager CPU Arrays they give NumPy's bits, dtypes and shapes, compile nothing, raise
 mjnp's errors as before, and leave jit, vmap and grad as they were."""
 
@@ -13,7 +13,7 @@ import mjcore
 import mjnp
 from mjcore import core
 from mjcore.backend import compat
-from mjnp import _host_stats
+from mjnp import _host_numpy
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((5, 7))
@@ -173,7 +173,7 @@ def test_fast_path_gives_numpy_bits_and_the_general_paths_dtypes(name, fun, args
     with np.errstate(all="ignore"), _no_check():
         expected = _flat(fun(np, *args))
         fast = _flat(fun(mjnp, *[mjnp.asarray(a) for a in args]))
-        monkeypatch.setattr(_host_stats, "HOST_LIMIT", -1)  # every call takes the general path
+        monkeypatch.setattr(_host_numpy, "HOST_ELEMENTS", -1)  # every call takes the general path
         general = _flat(fun(mjnp, *[mjnp.asarray(a) for a in args]))
     assert len(fast) == len(expected) == len(general)
     for f, e, g in zip(fast, expected, general, strict=True):
@@ -270,7 +270,7 @@ def test_the_fast_path_binds_no_primitive_and_compiles_nothing(monkeypatch):
         assert binds == [], k
     assert compiles == []
     # the counter sees the general path: every call binds primitives there
-    monkeypatch.setattr(_host_stats, "HOST_LIMIT", -1)
+    monkeypatch.setattr(_host_numpy, "HOST_ELEMENTS", -1)
     for k, call in enumerate(FAST_CALLS):
         del binds[:]
         call(x, i)
@@ -288,19 +288,19 @@ def test_results_do_not_share_an_operands_host_value():
 
 def test_large_arrays_take_the_general_path():
     # above the host limit the compiled sort runs: the same values, whichever path
-    x = rng.standard_normal(_host_stats.HOST_LIMIT + 1)
+    x = rng.standard_normal(_host_numpy.HOST_ELEMENTS + 1)
     np.testing.assert_array_equal(np.asarray(mjnp.sort(mjnp.asarray(x))), np.sort(x))
-    assert _host_stats.host_values(mjnp.asarray(x)) is None
+    assert _host_numpy.host_values(mjnp.asarray(x)) is None
 
 
 def test_weak_and_traced_arguments_take_the_general_path():
     weak = mjcore.jit(lambda v: v)(2.0)  # a weakly typed 0-d Array
     assert weak.aval.weak_type
-    assert _host_stats.host_values(weak) is None
+    assert _host_numpy.host_values(weak) is None
     seen = []
-    mjcore.jit(lambda v: seen.append(_host_stats.host_values(v)) or v)(mjnp.asarray(X))
+    mjcore.jit(lambda v: seen.append(_host_numpy.host_values(v)) or v)(mjnp.asarray(X))
     assert seen == [None]
-    assert _host_stats.host_values(np.asarray(X)) is None  # a NumPy array is not an Array
+    assert _host_numpy.host_values(np.asarray(X)) is None  # a NumPy array is not an Array
     assert mjnp.sort(weak, axis=None).aval == mjnp.sort(mjnp.asarray(2.0), axis=None).aval
 
 
@@ -351,7 +351,7 @@ ERRORS = [
 def test_errors_are_mjnps_as_on_the_general_path(call, error, text, monkeypatch):
     with pytest.raises(error) as fast:
         call()
-    monkeypatch.setattr(_host_stats, "HOST_LIMIT", -1)
+    monkeypatch.setattr(_host_numpy, "HOST_ELEMENTS", -1)
     with pytest.raises(error) as general:
         call()
     assert str(fast.value) == str(general.value)

@@ -18,10 +18,11 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
-from mjnp import _host_stats
+from mjnp import _host_numpy
 from mjnp._creation import asarray
 from mjnp._devices import check_device, to_device
-from mjnp._host_stats import host_size_ok, host_values, numpy_call, wrap
+from mjnp._host_numpy import host_size_ok, host_values, wrap
+from mjnp._host_stats import call_or_none
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
 from mjnp._out import write_out
@@ -36,12 +37,12 @@ def _host_fft(fn: Any, a: Any, n: Any, axis: Any, norm: Any, out: Any, kinds: st
     whose dtype kind is in `kinds`; None where the general path runs (and raises)."""
     if out is not None or norm not in _NORMS or type(axis) is not int:
         return None
-    if n is not None and (type(n) is not int or n > _host_stats.HOST_LIMIT):
+    if n is not None and (type(n) is not int or n > _host_numpy.HOST_ELEMENTS):
         return None
     values = host_values(a)
     if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
         return None
-    found = numpy_call(fn, values[0], n, axis, norm)
+    found = call_or_none(fn, values[0], n, axis, norm)
     return None if found is None else wrap(found)
 
 
@@ -56,12 +57,12 @@ def _host_fftn(fn: Any, a: Any, s: Any, axes: Any, norm: Any, out: Any, kinds: s
         return None
     if not (axes is None or _int_list(axes)) or not (s is None or (_int_list(s) and axes)):
         return None
-    if s is not None and math.prod(s) > _host_stats.HOST_LIMIT:
+    if s is not None and math.prod(s) > _host_numpy.HOST_ELEMENTS:
         return None
     values = host_values(a)
     if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
         return None
-    found = numpy_call(fn, values[0], s, axes, norm)
+    found = call_or_none(fn, values[0], s, axes, norm)
     return None if found is None else wrap(found)
 
 
@@ -451,7 +452,7 @@ def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
         values = host_values(x)
         if values is not None and values[0].dtype.kind in "biufc":
             fn = np.fft.fftshift if sign == 1 else np.fft.ifftshift
-            found = numpy_call(fn, values[0], axes)
+            found = call_or_none(fn, values[0], axes)
             if found is not None:
                 return wrap(found)
     x = asarray_strong(f"fft.{fname}", x)
