@@ -1,6 +1,7 @@
-"""The direct NumPy paths of sorting, sets, histograms, statistics and FFT (mjnp/_host_stats.py, mjnp/_host_numpy.py):
-on small eager CPU Arrays they give NumPy's bits, dtypes and shapes, compile nothing, raise
-mjnp's errors as before, and leave jit, vmap and grad as they were."""
+"""The direct NumPy paths of sorting, sets, histograms, statistics and FFT
+(mjnp/_host_stats.py and mjnp/_host_numpy.py): on small eager CPU Arrays they give NumPy's
+bits, dtypes and shapes, compile nothing, raise mjnp's errors as before, and leave jit, vmap
+and grad as they were."""
 
 from __future__ import annotations
 
