@@ -184,7 +184,28 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
             avals.append(aval)
     program, avals_out = compiled_primitive(prim, tuple(avals), params)
     outs = program.run(bufs)
-    return [wrap_buffer(b, a) for b, a in zip(outs, avals_out, strict=True)]
+    results = [wrap_buffer(b, a) for b, a in zip(outs, avals_out, strict=True)]
+    if prim.host_rule is not None and any(a.dtype.kind in "fc" for a in avals_out):
+        _report_fp_errors(prim, args, params, results)
+    return results
+
+
+def _report_fp_errors(
+    prim: Primitive, args: Sequence[Any], params: dict[str, Any], results: list[Array]
+) -> None:
+    """NumPy's floating-point warnings (or errors) for a primitive XLA computed eagerly: its
+    one-primitive program has no finiteness flag (a fused body's has, `eager_fusion`), so on
+    the CPU, under an error state that does not ignore everything, a float result holding an
+    inf or a NaN re-runs the primitive's host rule on the operands for its errors alone, and
+    NumPy decides (a NaN passed in warns nothing; `inf - inf` does)."""
+    if not on_cpu() or all_ignored():
+        return
+    rule = prim.host_rule
+    assert rule is not None
+    for r in results:
+        if r.aval.dtype.kind in "fc" and not np.isfinite(r._value()).all():
+            rerun_numpy(lambda *values: rule(*values, **params), tuple(args))
+            return
 
 
 # --- host execution (CPU platform) --------------------------------------------------------------
@@ -278,7 +299,7 @@ def host_plan(
 
 # NumPy's floating-point error state (a context variable) and a quiet value of it: host rules
 # run under the user's state (docs/errors.md); `FP_QUIET` is for internals that must not warn.
-from mjcore.fp_errors import FP_QUIET, fp_state  # noqa: E402, F401
+from mjcore.fp_errors import FP_QUIET, all_ignored, fp_state, rerun_numpy  # noqa: E402, F401
 
 _scalar_hosts: dict[Any, np.ndarray] = {}
 

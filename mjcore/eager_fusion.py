@@ -482,7 +482,10 @@ def fuse_eagerly(
         variant = with_keywords.get(key)
         if variant is None:
             if len(with_keywords) >= _KEYWORD_VARIANTS:
-                return None
+                # the oldest combination goes (bounded): refusing new ones would send their
+                # calls op by op, where XLA-run primitives skip the fused finiteness flags
+                # (NumPy's overflow warnings would depend on what ran before)
+                del with_keywords[next(iter(with_keywords))]
             variant = with_keywords[key] = fuse_eagerly(
                 functools.partial(fun, **kwargs), fp_name=fp_name
             )

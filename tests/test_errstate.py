@@ -195,6 +195,12 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
         "large row sums overflow",
         lambda xp: xp.sum(xp.asarray(onp.full((BIG // 8, 8), 3e38, "f4")), axis=1),
     ),
+    # ... and by XLA op by op (no fused program, so no flag): the results are checked
+    ("large nansum overflow", lambda xp: xp.nansum(xp.asarray(onp.full(BIG, 3e38, "f4")))),
+    (
+        "large average overflow",
+        lambda xp: xp.average(xp.asarray(onp.full((BIG // 8, 8), 3e38, "f4")), axis=1),
+    ),
 ]
 STATES: list[dict[str, str]] = [{}, {"all": "raise"}, {"all": "ignore"}]
 
@@ -227,6 +233,20 @@ def test_the_table_covers_each_kind() -> None:
 @pytest.mark.parametrize(("name", "f"), CASES, ids=[c[0] for c in CASES])
 def test_errors_as_numpy(name: str, f: Callable[[Any], Any], state: dict[str, str]) -> None:
     assert outcome(f, np, state) == outcome(f, onp, state)
+
+
+def test_overflow_warns_after_many_keyword_combinations() -> None:
+    # A function's fused keyword variants are bounded: past the bound the oldest goes (the
+    # calls of a new combination used to run op by op, and an XLA-run sum then warned nothing,
+    # so whether `sum(x, axis=1)` warned depended on the calls made before it).
+    small = np.ones((2, 3, 4, 5), "f4")
+    for axis in range(4):
+        for keepdims in (False, True):
+            for dtype in (None, "f4", "f8", "c8", "c16"):
+                np.sum(small, axis=axis, keepdims=keepdims, dtype=dtype)
+    # (a combination no other test uses, so it is new here)
+    rows = lambda xp: xp.sum(xp.asarray(onp.full((BIG // 8, 8), 3e38, "f4")), axis=-1)  # noqa: E731
+    assert outcome(rows, np, {}) == outcome(rows, onp, {}) != ("ok", frozenset())
 
 
 def test_errstate_is_numpys() -> None:
