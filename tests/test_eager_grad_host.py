@@ -76,6 +76,20 @@ def _gathers(xp, x, y):  # x (5, 4), y (4,)
     )
 
 
+def _selects(xp, x, y):  # x (3, 4), y (4,): select_n's transpose (where, abs, max/min, clip)
+    w = xp.where(x > 0.2, x * y, -0.5 * x)
+    a = xp.abs(x - y) * xp.maximum(x, y) + xp.minimum(x, 0.3)
+    c = xp.clip(x * 1.5, -0.8, 0.9)
+    tie = xp.maximum(x, x[::-1])  # the middle row ties with itself: half to each side
+    return xp.sum(w * w) + xp.sum(a) + xp.sum(c * y) + xp.sum(tie * tie)
+
+
+def _trig_powers(xp, x, y):  # x (3, 4), y (4,): sin, cos and integer_pow's vjps
+    s = xp.sin(x * y) * xp.cos(x) + xp.cos(y) ** 3
+    r = xp.sin(y) / (1.5 + x**2) + (1.0 + x * x) ** -2
+    return xp.sum(s**2) + xp.sum(x**4 * y) + xp.sum(r * xp.cos(x) ** 1)
+
+
 _PROGRAMS = {
     "broadcasting": (_broadcasting, [(3, 1), (1, 4), (4,)]),
     "reductions": (_reductions, [(3, 4), (4,)]),
@@ -83,6 +97,8 @@ _PROGRAMS = {
     "products": (_products, [(3, 4), (4,), (2, 4, 3)]),
     "transcendental": (_transcendental, [(3, 4), (4,)]),
     "gathers": (_gathers, [(5, 4), (4,)]),
+    "selects": (_selects, [(3, 4), (4,)]),
+    "trig_powers": (_trig_powers, [(3, 4), (4,)]),
 }
 
 
@@ -207,7 +223,9 @@ def test_large_arrays_take_xla_as_dispatch_does(monkeypatch):
     _assert_same_bits(fast, mjcore.grad(f, (0, 1, 2))(np.asarray(m), np.asarray(a), np.asarray(b)))
 
 
-@pytest.mark.parametrize("name", ["broadcasting", "products", "reductions", "gathers"])
+@pytest.mark.parametrize(
+    "name", ["broadcasting", "products", "reductions", "gathers", "selects", "trig_powers"]
+)
 def test_outer_transformations_take_the_general_path(name):
     fun = _PROGRAMS[name][0]
     args = _inputs(name, onp.float64)
@@ -321,3 +339,102 @@ def test_floating_point_errors_of_the_backward_pass_follow_numpys_state(host_pat
     with onp.errstate(all="ignore"):
         (g,) = f_vjp(np.asarray(1.0))
     onp.testing.assert_array_equal(onp.asarray(g), [0.5, onp.inf, 0.25])
+
+
+class _CountRuleBodies:
+    """Counts the replays of the `fused_rule_body`s that sin's, cos's and integer_pow's vjps
+    call where they have no host path (their replay binds nothing: `_CountBinds` cannot tell)."""
+
+    def __init__(self, monkeypatch):
+        from mjcore.lax import arithmetic, transcendental
+
+        self.names: list[str] = []
+        for module, name in [
+            (transcendental, "_mul_by_cos"),
+            (transcendental, "_mul_by_minus_sin"),
+            (arithmetic, "_integer_pow_vjp_body"),
+        ]:
+            body = getattr(module, name)
+            monkeypatch.setattr(module, name, self._counted(name, body))
+
+    def _counted(self, name, body):
+        def counted(*args, **params):
+            self.names.append(name)
+            return body(*args, **params)
+
+        return counted
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
+def test_trig_and_integer_power_vjps_replay_no_rule_body_on_the_host(dtype, monkeypatch):
+    fun = _PROGRAMS["trig_powers"][0]
+    args = _inputs("trig_powers", dtype)
+    bodies = _CountRuleBodies(monkeypatch)
+    fast = _grads(fun, args)
+    assert bodies.names == []
+    _host_paths_off(monkeypatch)
+    bound = _grads(fun, args)
+    assert {"_mul_by_cos", "_mul_by_minus_sin", "_integer_pow_vjp_body"} <= set(bodies.names)
+    _assert_same_bits(fast, bound)
+
+
+def test_large_float32_sin_and_cos_replay_their_rule_bodies_as_dispatch_would(monkeypatch):
+    # float32 sin/cos above the host limit (2^15 elements) run XLA's fast kernel in eager
+    # code: so do their vjps' cos and sin (the rule bodies replayed), not NumPy's loops.
+    x = onp.random.default_rng(5).normal(size=(200, 200)).astype(onp.float32)
+    bodies = _CountRuleBodies(monkeypatch)
+
+    def f(x):
+        return np.sum(np.sin(x) * np.cos(x))
+
+    got = mjcore.grad(f)(np.asarray(x))
+    assert sorted(bodies.names) == ["_mul_by_cos", "_mul_by_minus_sin"]
+    want = onp.cos(x.astype(onp.float64)) ** 2 - onp.sin(x.astype(onp.float64)) ** 2
+    onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def _lax_cases():
+    from mjcore import lax
+
+    def where(x):
+        return lax.select_n(lax.gt(x, lax.full_like(x, 0.0)), lax.mul(x, x), x)
+
+    def three_cases(x):  # an int32 selector
+        which = lax.convert_element_type(lax.sign(x), onp.int32)
+        return lax.select_n(lax.add(which, lax.full_like(which, 1)), x, lax.neg(x), lax.mul(x, x))
+
+    return {
+        "sin": lax.sin,
+        "cos": lax.cos,
+        "cube": lambda x: lax.integer_pow(x, 3),
+        "identity_power": lambda x: lax.integer_pow(x, 1),
+        "inverse_square": lambda x: lax.integer_pow(x, -2),
+        "where": where,
+        "three_cases": three_cases,
+        "abs": lax.abs,
+        "max": lambda x: lax.max(x, lax.full_like(x, 0.25)),
+        "clamp": lambda x: lax.clamp(lax.full_like(x, -0.5), x, lax.full_like(x, 0.5)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_lax_cases()))
+@pytest.mark.parametrize("weak", [False, True], ids=["strong", "weak"])
+def test_vjp_cotangents_keep_dtype_and_weak_type_as_the_bound_rules(name, weak, monkeypatch):
+    from mjcore.lax.base import full
+
+    fun = _lax_cases()[name]
+
+    x = np.asarray(onp.array([-1.5, -0.25, 0.75, 2.0], onp.float32))
+    if weak:  # a weak primal and cotangent (as Python scalars promote to)
+        x = mjcore.lax.convert_element_type(x, onp.float32, weak_type=True)
+    ct = full((4,), 0.5, onp.float32, weak_type=weak)
+
+    def cotangent():
+        out, f_vjp = mjcore.vjp(fun, x)
+        return f_vjp(ct)
+
+    binds = _CountBinds(monkeypatch)
+    fast = cotangent()
+    assert binds.names == []
+    _host_paths_off(monkeypatch)
+    _assert_same_bits(fast, cotangent())

@@ -503,7 +503,29 @@ def _integer_pow_jvp(primals, tangents, *, y):
 def _integer_pow_vjp(ct, out, primals, linear, *, y):
     if y == 0:
         return [None]
-    return [_integer_pow_vjp_body(ct, primals[0], y=y)]
+    out = _integer_pow_vjp_host(ct, primals[0], y)
+    return [_integer_pow_vjp_body(ct, primals[0], y=y) if out is None else out]
+
+
+def _integer_pow_vjp_host(ct: Any, x: Any, y: int) -> Any:
+    """`_integer_pow_vjp_body` on the host (`host_vjp`): its host rules in its order, where
+    its replay would run them."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    if (
+        x_value is None
+        or ct_value.dtype != x_value.dtype
+        or (y != 1 and not host_vjp.within(integer_pow_p, x_value.dtype, x_value.size))
+    ):
+        return None
+    coeff = np.array(y, x_value.dtype)  # `_scalar(y, dtype)`'s value
+    if y != 1:
+        coeff = np.multiply(coeff, host.integer_pow(x_value, y - 1))
+    out = np.multiply(coeff, ct_value)
+    out = out if type(out) is np.ndarray else np.asarray(out)
+    return host_vjp.wrap(out, out.shape, ct.aval.strip_weak_type())  # (the coefficient: strong)
 
 
 @fused_rule_body

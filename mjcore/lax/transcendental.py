@@ -270,7 +270,10 @@ def _sin_jvp(primals, tangents):
     return sin(x), mul(x_dot, cos(x))
 
 
-sin_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_cos(ct, primals[0])])
+@sin_p.def_eager_vjp
+def _sin_eager_vjp(ct, y, primals, linear):
+    out = _trig_vjp_host(ct, primals[0], cos_p, False)
+    return [_mul_by_cos(ct, primals[0]) if out is None else out]
 
 
 @fused_rule_body
@@ -299,12 +302,38 @@ def _cos_jvp(primals, tangents):
     return cos(x), neg(mul(x_dot, sin(x)))
 
 
-cos_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_minus_sin(ct, primals[0])])
+@cos_p.def_eager_vjp
+def _cos_eager_vjp(ct, y, primals, linear):
+    out = _trig_vjp_host(ct, primals[0], sin_p, True)
+    return [_mul_by_minus_sin(ct, primals[0]) if out is None else out]
 
 
 @fused_rule_body
 def _mul_by_minus_sin(ct, x):
     return mul(neg(ct), sin(x))
+
+
+def _trig_vjp_host(ct: Any, x: Any, other: Any, negate: bool) -> Any:
+    """`_mul_by_cos(ct, x)` (`other` cos_p) or `_mul_by_minus_sin(ct, x)` (sin_p, `negate`)
+    on the host (`mjcore.lax.host_vjp`): the host rules of the body's ufuncs, in its order,
+    where its replay would run them (float32 sin/cos of large arrays take XLA's kernel)."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    if (
+        x_value is None
+        or ct_value.dtype != x_value.dtype
+        or not host_vjp.within(other, x_value.dtype, x_value.size)
+    ):
+        return None
+    if negate:
+        out = np.multiply(np.negative(ct_value), np.sin(x_value))
+    else:
+        out = np.multiply(ct_value, np.cos(x_value))
+    out = out if type(out) is np.ndarray else np.asarray(out)
+    weak = ct.aval.weak_type and get_aval(x).weak_type  # (mul: weak iff both operands are)
+    return host_vjp.wrap(out, out.shape, ct.aval.update(weak_type=weak))
 
 
 # --- tan ------------------------------------------------------------------------------------
