@@ -90,6 +90,15 @@ def _trig_powers(xp, x, y):  # x (3, 4), y (4,): sin, cos and integer_pow's vjps
     return xp.sum(s**2) + xp.sum(x**4 * y) + xp.sum(r * xp.cos(x) ** 1)
 
 
+def _windows(xp, x, y):  # x (3, 4), y (4,): cumsum's, dynamic (update) slice's, pad's transposes
+    lax = mjcore.lax if xp is np else jax.lax
+    c = xp.cumsum(x * y, axis=1) + xp.cumsum(x[::-1], axis=0)
+    d = lax.dynamic_slice(x, (1, 1), (2, 2))
+    u = lax.dynamic_update_slice(x * 0.5, d * y[:2], (1, 2))
+    p = lax.pad(x * y, xp.zeros((), x.dtype), ((1, 2, 1), (0, -1, 0)))
+    return xp.sum(c * c) + xp.sum(d**3) + xp.sum(u * u) + xp.sum(p * p[::-1])
+
+
 _PROGRAMS = {
     "broadcasting": (_broadcasting, [(3, 1), (1, 4), (4,)]),
     "reductions": (_reductions, [(3, 4), (4,)]),
@@ -99,6 +108,7 @@ _PROGRAMS = {
     "gathers": (_gathers, [(5, 4), (4,)]),
     "selects": (_selects, [(3, 4), (4,)]),
     "trig_powers": (_trig_powers, [(3, 4), (4,)]),
+    "windows": (_windows, [(3, 4), (4,)]),
 }
 
 
@@ -224,7 +234,8 @@ def test_large_arrays_take_xla_as_dispatch_does(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "name", ["broadcasting", "products", "reductions", "gathers", "selects", "trig_powers"]
+    "name",
+    ["broadcasting", "products", "reductions", "gathers", "selects", "trig_powers", "windows"],
 )
 def test_outer_transformations_take_the_general_path(name):
     fun = _PROGRAMS[name][0]

@@ -83,6 +83,12 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Array | None:
     return None if out is None else out[0]
 
 
+def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """`prim.bind1(*args, **params)`, by `apply` where that answers (the same result)."""
+    out = apply(prim, *args, **params)
+    return prim.bind1(*args, **params) if out is None else out
+
+
 def wrap(value: np.ndarray, shape: tuple[int, ...], like: ShapedArray) -> Array:
     """An Array of `value`, a host result of `shape` with `like`'s dtype and weak type."""
     return wrap_host(value, ShapedArray(shape, like.dtype, like.weak_type))
