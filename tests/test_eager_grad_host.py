@@ -449,3 +449,16 @@ def test_vjp_cotangents_keep_dtype_and_weak_type_as_the_bound_rules(name, weak, 
     assert binds.names == []
     _host_paths_off(monkeypatch)
     _assert_same_bits(fast, cotangent())
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
+def test_select_n_records_itself_as_the_jvp_route_would_to_the_bit(dtype, monkeypatch):
+    # select_n's direct rule (`ad.LINEAR`: the select recorded on the tape, its transpose the
+    # vjp, undifferentiated cases skipped) against its jvp rule linearized and transposed.
+    from mjcore.lax.base import select_n_p
+
+    fun = _PROGRAMS["selects"][0]
+    args = _inputs("selects", dtype)
+    direct = _grads(fun, args)
+    monkeypatch.setattr(select_n_p, "eager_vjp_rule", None)
+    _assert_same_bits(direct, _grads(fun, args))

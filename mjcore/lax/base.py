@@ -10,7 +10,14 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad_util import NOT_MAPPED, UndefinedPrimal, Zero, is_undefined_primal, linear_jvp
+from mjcore.ad_util import (
+    LINEAR,
+    NOT_MAPPED,
+    UndefinedPrimal,
+    Zero,
+    is_undefined_primal,
+    linear_jvp,
+)
 from mjcore.array import Array, wrap_host
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
@@ -749,6 +756,9 @@ def _select_n_transpose_host(ct: Any, which: Any, cases: tuple[Any, ...]) -> lis
 
 
 select_n_p.def_transpose(_select_n_transpose)
+# Linear in its cases together (the selector, bool or int32, carries no tangent): eager grad
+# records the select itself (no jvp rule), and its transpose skips the undifferentiated cases.
+select_n_p.def_eager_vjp(LINEAR)
 
 
 def _add_any_transpose(ct, x, y):
