@@ -451,14 +451,22 @@ def test_vjp_cotangents_keep_dtype_and_weak_type_as_the_bound_rules(name, weak, 
     _assert_same_bits(fast, cotangent())
 
 
+@pytest.mark.parametrize("host_paths", [True, False], ids=["host", "bound"])
 @pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
-def test_select_n_records_itself_as_the_jvp_route_would_to_the_bit(dtype, monkeypatch):
-    # select_n's direct rule (`ad.LINEAR`: the select recorded on the tape, its transpose the
-    # vjp, undifferentiated cases skipped) against its jvp rule linearized and transposed.
+def test_select_n_max_and_min_direct_rules_give_their_jvp_routes_bits(
+    dtype, host_paths, monkeypatch
+):
+    # The direct rules (select_n: `ad.LINEAR`, the select recorded on the tape, its transpose
+    # the vjp; max/min: the transposes of their jvp's equations) against each primitive's jvp
+    # rule linearized and transposed, on the host and through dispatch.
+    from mjcore.lax.arithmetic import max_p, min_p
     from mjcore.lax.base import select_n_p
 
+    if not host_paths:
+        _host_paths_off(monkeypatch)
     fun = _PROGRAMS["selects"][0]
     args = _inputs("selects", dtype)
     direct = _grads(fun, args)
-    monkeypatch.setattr(select_n_p, "eager_vjp_rule", None)
+    for prim in (select_n_p, max_p, min_p):
+        monkeypatch.setattr(prim, "eager_vjp_rule", None)
     _assert_same_bits(direct, _grads(fun, args))

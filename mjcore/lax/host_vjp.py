@@ -37,11 +37,12 @@ def host_value(x: Any) -> np.ndarray | None:
 
 def operand_value(x: Any) -> np.ndarray | None:
     """The host value of one more operand of a rule whose cotangent `host_value` took (the
-    state is checked once): an `Array`'s, or a NumPy array's as dispatch reads it; else None."""
+    state is checked once): an `Array`'s, or a NumPy array's or Python float's (a weak
+    operand of a fused body's replay) as dispatch reads it; else None."""
     if type(x) is Array:
         value = x._npy
         return x._value() if value is None else value
-    if type(x) is np.ndarray or isinstance(x, np.generic):
+    if type(x) is np.ndarray or type(x) is float or isinstance(x, np.generic):
         return host_value_of(x)[0]
     return None
 
