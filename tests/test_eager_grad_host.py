@@ -99,6 +99,14 @@ def _windows(xp, x, y):  # x (3, 4), y (4,): cumsum's, dynamic (update) slice's,
     return xp.sum(c * c) + xp.sum(d**3) + xp.sum(u * u) + xp.sum(p * p[::-1])
 
 
+def _coefficients(xp, x, y):  # x (3, 4), y (4,): the direct rules of unary primitives
+    lax = mjcore.lax if xp is np else jax.lax
+    z = x * y
+    a = xp.sqrt(1.0 + z * z) + lax.rsqrt(2.0 + x * x) + xp.tan(0.5 * xp.tanh(z))
+    b = lax.logistic(z) * xp.log1p(xp.abs(z)) + xp.expm1(0.3 * x) * xp.abs(y)
+    return xp.sum(a * b) + xp.sum(xp.sqrt(xp.abs(x)) * y)
+
+
 _PROGRAMS = {
     "broadcasting": (_broadcasting, [(3, 1), (1, 4), (4,)]),
     "reductions": (_reductions, [(3, 4), (4,)]),
@@ -109,6 +117,7 @@ _PROGRAMS = {
     "selects": (_selects, [(3, 4), (4,)]),
     "trig_powers": (_trig_powers, [(3, 4), (4,)]),
     "windows": (_windows, [(3, 4), (4,)]),
+    "coefficients": (_coefficients, [(3, 4), (4,)]),
 }
 
 
@@ -235,7 +244,16 @@ def test_large_arrays_take_xla_as_dispatch_does(monkeypatch):
 
 @pytest.mark.parametrize(
     "name",
-    ["broadcasting", "products", "reductions", "gathers", "selects", "trig_powers", "windows"],
+    [
+        "broadcasting",
+        "products",
+        "reductions",
+        "gathers",
+        "selects",
+        "trig_powers",
+        "windows",
+        "coefficients",
+    ],
 )
 def test_outer_transformations_take_the_general_path(name):
     fun = _PROGRAMS[name][0]
@@ -451,22 +469,53 @@ def test_vjp_cotangents_keep_dtype_and_weak_type_as_the_bound_rules(name, weak, 
     _assert_same_bits(fast, cotangent())
 
 
+def _new_direct_rules():
+    from mjcore.lax import arithmetic, base, transcendental
+
+    return [
+        base.select_n_p,
+        arithmetic.max_p,
+        arithmetic.min_p,
+        arithmetic.abs_p,
+        transcendental.sqrt_p,
+        transcendental.rsqrt_p,
+        transcendental.tan_p,
+        transcendental.logistic_p,
+        transcendental.log1p_p,
+        transcendental.expm1_p,
+    ]
+
+
 @pytest.mark.parametrize("host_paths", [True, False], ids=["host", "bound"])
 @pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
-def test_select_n_max_and_min_direct_rules_give_their_jvp_routes_bits(
-    dtype, host_paths, monkeypatch
-):
+@pytest.mark.parametrize("name", ["selects", "coefficients"])
+def test_direct_rules_give_their_jvp_routes_bits(name, dtype, host_paths, monkeypatch):
     # The direct rules (select_n: `ad.LINEAR`, the select recorded on the tape, its transpose
-    # the vjp; max/min: the transposes of their jvp's equations) against each primitive's jvp
-    # rule linearized and transposed, on the host and through dispatch.
-    from mjcore.lax.arithmetic import max_p, min_p
-    from mjcore.lax.base import select_n_p
-
+    # the vjp; max/min/abs: the transposes of their jvp's equations; sqrt, rsqrt, tan,
+    # logistic, log1p, expm1: their jvp's coefficient when a cotangent arrives) against each
+    # primitive's jvp rule linearized and transposed, on the host and through dispatch.
     if not host_paths:
         _host_paths_off(monkeypatch)
-    fun = _PROGRAMS["selects"][0]
-    args = _inputs("selects", dtype)
+    fun = _PROGRAMS[name][0]
+    args = _inputs(name, dtype)
     direct = _grads(fun, args)
-    for prim in (select_n_p, max_p, min_p):
+    for prim in _new_direct_rules():
+        assert prim.eager_vjp_rule is not None
         monkeypatch.setattr(prim, "eager_vjp_rule", None)
     _assert_same_bits(direct, _grads(fun, args))
+
+
+def test_complex_abs_direct_rule_gives_its_jvp_routes_bits(monkeypatch):
+    from mjcore.lax.arithmetic import abs_p
+
+    z = onp.array([1.5 - 2.0j, -0.25 + 0.5j, 0.0j, 3.0 + 0.0j])
+    w = onp.array([0.5, -1.0, 2.0, 0.25])
+
+    def f(xp, z, w):
+        return xp.sum(xp.abs(z * w) * w)
+
+    got = mjcore.grad(lambda z: f(np, z, np.asarray(w)))(np.asarray(z))
+    want = jax.grad(lambda z: f(jnp, z, w))(z)
+    onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12)
+    monkeypatch.setattr(abs_p, "eager_vjp_rule", None)
+    _assert_same_bits([got], [mjcore.grad(lambda z: f(np, z, np.asarray(w)))(np.asarray(z))])

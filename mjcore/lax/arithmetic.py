@@ -342,6 +342,53 @@ def _abs_jvp(primals, tangents):
     return y, select_n(negative, x_dot, neg(x_dot))
 
 
+@abs_p.def_eager_vjp
+def _abs_vjp(ct, y, primals, linear):
+    # The transposes of `_abs_jvp`'s tangent equations, in the order eager grad's backward
+    # pass runs them, so the same bits without the jvp rule in the forward pass.
+    (x,) = primals
+    aval = get_aval(x)
+    if aval.dtype.kind == "c":
+        from mjcore.lax.complex import conj, real_p
+
+        safe = select_n(eq_zero(y), y, full_like_one(y))
+        (ct_real,) = real_p.transpose_rule(divide_cotangent(ct, safe), UndefinedPrimal(aval))
+        return [multiply_cotangent(conj(x), ct_real)]
+    out = _abs_vjp_host(ct, x)
+    if out is not None:
+        return [out]
+    # select_n(negative, x_dot, neg(x_dot)): each case's select, then neg's transpose, summed
+    negative = lt(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
+    zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
+    kept = select_n(negative, ct, zeros)
+    return [add_any(kept, _negate_cotangent(select_n(negative, zeros, ct)))]
+
+
+def _abs_vjp_host(ct: Any, x: Any) -> Any:
+    """`_abs_vjp` of a real `x` on the host (`host_vjp`): the host rules of its comparison,
+    selects, negation and the tape's sum."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    if (
+        x_value is None
+        or ct_value.dtype != x_value.dtype
+        or not host_vjp.within(select_n_p, _BOOL, ct_value.size)
+    ):
+        return None
+    zero = np.zeros((), ct_value.dtype)
+    negative = np.less(x_value, zero)
+    kept = np.where(negative, zero, ct_value)
+    flipped = np.negative(np.where(negative, ct_value, zero))
+    token = fp_state.set(FP_QUIET)  # the tape's sum of two cotangents (`_add_cotangents`)
+    try:
+        out = np.asarray(np.add(kept, flipped))
+    finally:
+        fp_state.reset(token)
+    return wrap_host(out, ShapedArray(out.shape, out.dtype, False))
+
+
 def eq_zero(x: Any) -> Any:
     aval = get_aval(x)
     return eq(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))

@@ -19,13 +19,17 @@ from mjcore.lax import host, host_vjp
 from mjcore.lax.arithmetic import (
     abs,
     add,
+    add_p,
     div,
+    div_p,
     divide_cotangent,
     integer_pow,
     mul,
+    mul_p,
     multiply_cotangent,
     neg,
     sub,
+    sub_p,
 )
 from mjcore.lax.base import full, select_n
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
@@ -60,6 +64,25 @@ _FLOAT = "f"
 def _const(x: Any, value: Any) -> Any:
     """A 0-d array of `x`'s dtype holding `value` (broadcasts in elementwise ops)."""
     return full((), value, get_aval(x).dtype)
+
+
+def _coefficient_vjp(prim: Primitive, coefficient: Any, divide: bool = False) -> None:
+    """Register `prim`'s direct rule (`Primitive.eager_vjp_rule`) for a jvp `mul(x_dot, c)`
+    (`div(x_dot, c)` when `divide`): `c = coefficient(x, y)` computed when a cotangent
+    arrives, by the same primitives as the jvp rule (host rules without a bind where eager
+    dispatch runs them: `host_vjp.bind1`), then the transpose's product (quotient), so the
+    same bits as the jvp route without its rule in the forward pass."""
+
+    def vjp(ct, y, primals, linear):
+        c = coefficient(primals[0], y)
+        return [divide_cotangent(ct, c) if divide else multiply_cotangent(ct, c)]
+
+    prim.def_eager_vjp(vjp)
+
+
+def _b(prim: Primitive, *args: Any) -> Any:
+    """`prim.bind1(*args)` for a direct rule's coefficient (`host_vjp.bind1`)."""
+    return host_vjp.bind1(prim, *args)
 
 
 # --- exp ------------------------------------------------------------------------------------
@@ -160,6 +183,9 @@ def _log1p_jvp(primals, tangents):
     return log1p(x), div(x_dot, add(x, _const(x, 1)))
 
 
+_coefficient_vjp(log1p_p, lambda x, y: _b(add_p, x, _const(x, 1)), divide=True)
+
+
 # --- expm1 ----------------------------------------------------------------------------------
 
 expm1_p = Primitive("expm1")
@@ -179,6 +205,9 @@ def _expm1_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = expm1(x)
     return y, mul(x_dot, add(y, _const(y, 1)))
+
+
+_coefficient_vjp(expm1_p, lambda x, y: _b(add_p, y, _const(y, 1)))
 
 
 # --- sqrt -----------------------------------------------------------------------------------
@@ -202,6 +231,9 @@ def _sqrt_jvp(primals, tangents):
     return y, mul(x_dot, div(_const(y, 0.5), y))
 
 
+_coefficient_vjp(sqrt_p, lambda x, y: _b(div_p, _const(y, 0.5), y))
+
+
 # --- rsqrt ----------------------------------------------------------------------------------
 
 rsqrt_p = Primitive("rsqrt")
@@ -221,6 +253,9 @@ def _rsqrt_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = rsqrt(x)
     return y, mul(x_dot, mul(_const(x, -0.5), div(y, x)))
+
+
+_coefficient_vjp(rsqrt_p, lambda x, y: _b(mul_p, _const(x, -0.5), _b(div_p, y, x)))
 
 
 # --- cbrt -----------------------------------------------------------------------------------
@@ -356,6 +391,9 @@ def _tan_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = tan(x)
     return y, mul(x_dot, add(_const(y, 1), mul(y, y)))
+
+
+_coefficient_vjp(tan_p, lambda x, y: _b(add_p, _const(y, 1), _b(mul_p, y, y)))
 
 
 # --- asin -----------------------------------------------------------------------------------
@@ -672,6 +710,9 @@ def _logistic_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = logistic(x)
     return y, mul(x_dot, mul(y, sub(_const(y, 1), y)))
+
+
+_coefficient_vjp(logistic_p, lambda x, y: _b(mul_p, y, _b(sub_p, _const(y, 1), y)))
 
 
 # --- pow ------------------------------------------------------------------------------------
