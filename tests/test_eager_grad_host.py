@@ -104,7 +104,8 @@ def _coefficients(xp, x, y):  # x (3, 4), y (4,): the direct rules of unary prim
     z = x * y
     a = xp.sqrt(1.0 + z * z) + lax.rsqrt(2.0 + x * x) + xp.tan(0.5 * xp.tanh(z))
     b = lax.logistic(z) * xp.log1p(xp.abs(z)) + xp.expm1(0.3 * x) * xp.abs(y)
-    return xp.sum(a * b) + xp.sum(xp.sqrt(xp.abs(x)) * y)
+    c = xp.power(1.0 + z * z, 1.5) + (2.0 + x * x) ** y + xp.power(1.2 + y * y, y)
+    return xp.sum(a * b) + xp.sum(xp.sqrt(xp.abs(x)) * y) + xp.sum(c * xp.tanh(z))
 
 
 _PROGRAMS = {
@@ -483,6 +484,7 @@ def _new_direct_rules():
         transcendental.logistic_p,
         transcendental.log1p_p,
         transcendental.expm1_p,
+        transcendental.pow_p,
     ]
 
 
@@ -492,7 +494,7 @@ def _new_direct_rules():
 def test_direct_rules_give_their_jvp_routes_bits(name, dtype, host_paths, monkeypatch):
     # The direct rules (select_n: `ad.LINEAR`, the select recorded on the tape, its transpose
     # the vjp; max/min/abs: the transposes of their jvp's equations; sqrt, rsqrt, tan,
-    # logistic, log1p, expm1: their jvp's coefficient when a cotangent arrives) against each
+    # logistic, log1p, expm1, pow: their jvp's coefficients when a cotangent arrives) against each
     # primitive's jvp rule linearized and transposed, on the host and through dispatch.
     if not host_paths:
         _host_paths_off(monkeypatch)

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from mjcore.ad import Zero, fused_rule_body
+from mjcore.array import wrap_host
 from mjcore.backend.lowering import LoweringContext
-from mjcore.core import Primitive, get_aval
+from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import host, host_vjp
 from mjcore.lax.arithmetic import (
     abs,
@@ -31,7 +32,7 @@ from mjcore.lax.arithmetic import (
     sub,
     sub_p,
 )
-from mjcore.lax.base import full, select_n
+from mjcore.lax.base import full, select_n, select_n_p, unbroadcast
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq
 from mjcore.lax.complex_special import (
@@ -745,6 +746,72 @@ def _pow_jvp(primals, tangents):
         safe_x = select_n(eq(x, _const(x, 0)), x, full(get_aval(x).shape, 1, get_aval(x).dtype))
         terms.append(mul(y_dot, mul(log(safe_x), out)))
     return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
+@pow_p.def_eager_vjp
+def _pow_vjp(ct, out, primals, linear):
+    # The transposes of `_pow_jvp`'s terms, their coefficients computed when a cotangent
+    # arrives (by the same primitives), so the same bits without the jvp rule's binds.
+    x, y = primals
+    lx, ly = linear
+    ct_x = ct_y = None
+    if lx is not None:
+        ct_x = _pow_vjp_base_host(ct, x, y)
+        if ct_x is None:
+            ct_x = multiply_cotangent(ct, mul(y, pow(x, sub(y, _const(y, 1)))))
+        ct_x = unbroadcast(ct_x, lx.aval)
+    if ly is not None:
+        ct_y = _pow_vjp_exponent_host(ct, x, out)
+        if ct_y is None:
+            aval = get_aval(x)
+            safe_x = select_n(eq(x, _const(x, 0)), x, full(aval.shape, 1, aval.dtype))
+            ct_y = multiply_cotangent(ct, mul(log(safe_x), out))
+        ct_y = unbroadcast(ct_y, ly.aval)
+    return [ct_x, ct_y]
+
+
+def _pow_vjp_exponent_host(ct: Any, x: Any, out: Any) -> Any:
+    """`ct * (log(x or 1 where x == 0) * out)` (the exponent's term of `_pow_vjp`) on the
+    host (`host_vjp`): the host rules of eq, select_n (NumPy broadcasting the ones), log, mul
+    and the transpose's mul."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    out_value = host_vjp.operand_value(out)
+    if (
+        x_value is None
+        or out_value is None
+        or not ct_value.dtype == x_value.dtype == out_value.dtype
+        or not host_vjp.within(select_n_p, np.dtype(bool), x_value.size)
+        or not host_vjp.within(log_p, x_value.dtype, x_value.size)
+    ):
+        return None
+    dtype = x_value.dtype
+    safe_x = np.where(np.equal(x_value, np.zeros((), dtype)), np.ones((), dtype), x_value)
+    coeff = np.multiply(np.log(safe_x), out_value)
+    r = np.asarray(np.multiply(ct_value, coeff))
+    return wrap_host(r, ShapedArray(r.shape, r.dtype, False))  # (`full`'s ones: strong)
+
+
+def _pow_vjp_base_host(ct: Any, x: Any, y: Any) -> Any:
+    """`ct * (y * x ** (y - 1))` (the base's term of `_pow_vjp`) on the host (`host_vjp`):
+    the host rules of sub, pow, mul and the transpose's mul."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    y_value = host_vjp.operand_value(y)
+    if (
+        x_value is None
+        or y_value is None
+        or not ct_value.dtype == x_value.dtype == y_value.dtype
+        or not host_vjp.within(pow_p, x_value.dtype, ct_value.size)
+    ):
+        return None
+    power = host.pow(x_value, np.subtract(y_value, np.ones((), y_value.dtype)))
+    out = np.asarray(np.multiply(ct_value, np.multiply(y_value, power)))
+    return wrap_host(out, ShapedArray(out.shape, out.dtype, False))  # (`_const`: strong)
 
 
 __all__ = [
