@@ -531,3 +531,36 @@ def test_complex_abs_direct_rule_gives_its_jvp_routes_bits(monkeypatch):
     onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-12)
     monkeypatch.setattr(abs_p, "eager_vjp_rule", None)
     _assert_same_bits([got], [mjcore.grad(lambda z: f(np, z, np.asarray(w)))(np.asarray(z))])
+
+
+def test_comparisons_of_differentiated_values_run_no_jvp_rule(monkeypatch):
+    # A comparison's direct rule: evaluated once, its boolean result untracked (a Python
+    # branch on it works), the same gradients as through its jvp rule.
+    from mjcore.lax import comparison
+
+    prims = [comparison.gt_p, comparison.lt_p, comparison.ge_p, comparison.eq_p]
+    calls = []
+    for prim in prims:
+        jvp = prim.jvp_rule
+        monkeypatch.setattr(prim, "jvp_rule", lambda p, t, _jvp=jvp: calls.append(1) or _jvp(p, t))
+
+    def f(x):
+        big = x > 0.5
+        scale = 2.0 if bool(big[0]) else 3.0
+        keep = (x < 1.0) & (x >= -1.0) | (x == x[0])
+        return np.sum(np.where(big, x * scale, x * x)) + np.sum(np.where(keep, x, 0.0))
+
+    x = np.asarray(onp.array([0.75, -1.5, 0.25, 1.0, -0.5]))
+    direct = mjcore.grad(f)(x)
+    assert calls == []
+    want = jax.grad(
+        lambda x: (
+            jnp.sum(jnp.where(x > 0.5, 2.0 * x, x * x))
+            + jnp.sum(jnp.where((x < 1) & (x >= -1) | (x == x[0]), x, 0.0))
+        )
+    )(onp.asarray(x))
+    onp.testing.assert_allclose(onp.asarray(direct), want, rtol=1e-15)
+    for prim in prims:
+        monkeypatch.setattr(prim, "eager_vjp_rule", None)
+    _assert_same_bits([direct], [mjcore.grad(f)(x)])
+    assert calls
