@@ -564,3 +564,39 @@ def test_comparisons_of_differentiated_values_run_no_jvp_rule(monkeypatch):
         monkeypatch.setattr(prim, "eager_vjp_rule", None)
     _assert_same_bits([direct], [mjcore.grad(f)(x)])
     assert calls
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
+def test_scatter_add_transpose_replays_its_fill_gather_to_the_bit(dtype, monkeypatch):
+    # `x.at[idx].add(v)`'s transpose in `v` (a fill-mode gather: masks, gather, select) as one
+    # fused rule body: on the host without a bind, the same bits as op by op, JAX's values.
+    import importlib
+
+    gather = importlib.import_module("mjcore.lax.gather")  # (the package exports `gather`)
+    rng = onp.random.default_rng(11)
+    x0, v0 = rng.normal(size=(5, 3)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype)
+    idx = onp.array([1, 3, 1, -1])
+
+    def f(xp, x, v):
+        y = x.at[idx].add(v * v) + x.at[idx[:2], 2].add(v[1:3, 0])
+        return xp.sum(y * y)
+
+    grad = mjcore.grad(lambda x, v: f(np, x, v), (0, 1))
+    grad(np.asarray(x0), np.asarray(v0))  # (the body's one trace binds its constants)
+    binds = _CountBinds(monkeypatch)
+    fused = grad(np.asarray(x0), np.asarray(v0))
+    assert binds.names == []
+    want = jax.jit(jax.grad(lambda x, v: f(jnp, x, v), (0, 1)))(x0, v0)
+    for g, w in zip(fused, want, strict=True):
+        onp.testing.assert_allclose(onp.asarray(g), w, rtol=1e-12 if dtype == onp.float64 else 1e-5)
+    plain = gather._gather_updates  # op by op: each primitive bound
+    monkeypatch.setattr(
+        gather,
+        "_gather_updates_body",
+        lambda ct, i, *, updates_shape, dnums: plain(
+            ct, i, updates_shape, gather.ScatterDimensionNumbers(*dnums)
+        ),
+    )
+    bound = grad(np.asarray(x0), np.asarray(v0))
+    assert "gather" in binds.names
+    _assert_same_bits(fused, bound)
