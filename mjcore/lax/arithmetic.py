@@ -13,13 +13,16 @@ from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.dispatch import scalar_array
+from mjcore.fp_errors import FP_QUIET, fp_state
 from mjcore.lax import comparison, host, host_vjp
 from mjcore.lax.base import (
+    add_any,
     broadcast_in_dim,
     broadcast_to,
     convert_element_type,
     full,
     select_n,
+    select_n_p,
     unbroadcast,
     zeros_like,
 )
@@ -339,6 +342,53 @@ def _abs_jvp(primals, tangents):
     return y, select_n(negative, x_dot, neg(x_dot))
 
 
+@abs_p.def_eager_vjp
+def _abs_vjp(ct, y, primals, linear):
+    # The transposes of `_abs_jvp`'s tangent equations, in the order eager grad's backward
+    # pass runs them, so the same bits without the jvp rule in the forward pass.
+    (x,) = primals
+    aval = get_aval(x)
+    if aval.dtype.kind == "c":
+        from mjcore.lax.complex import conj, real_p
+
+        safe = select_n(eq_zero(y), y, full_like_one(y))
+        (ct_real,) = real_p.transpose_rule(divide_cotangent(ct, safe), UndefinedPrimal(aval))
+        return [multiply_cotangent(conj(x), ct_real)]
+    out = _abs_vjp_host(ct, x)
+    if out is not None:
+        return [out]
+    # select_n(negative, x_dot, neg(x_dot)): each case's select, then neg's transpose, summed
+    negative = lt(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
+    zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
+    kept = select_n(negative, ct, zeros)
+    return [add_any(kept, _negate_cotangent(select_n(negative, zeros, ct)))]
+
+
+def _abs_vjp_host(ct: Any, x: Any) -> Any:
+    """`_abs_vjp` of a real `x` on the host (`host_vjp`): the host rules of its comparison,
+    selects, negation and the tape's sum."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    if (
+        x_value is None
+        or ct_value.dtype != x_value.dtype
+        or not host_vjp.within(select_n_p, _BOOL, ct_value.size)
+    ):
+        return None
+    zero = np.zeros((), ct_value.dtype)
+    negative = np.less(x_value, zero)
+    kept = np.where(negative, zero, ct_value)
+    flipped = np.negative(np.where(negative, ct_value, zero))
+    token = fp_state.set(FP_QUIET)  # the tape's sum of two cotangents (`_add_cotangents`)
+    try:
+        out = np.asarray(np.add(kept, flipped))
+    finally:
+        fp_state.reset(token)
+    return wrap_host(out, ShapedArray(out.shape, out.dtype, False))
+
+
 def eq_zero(x: Any) -> Any:
     aval = get_aval(x)
     return eq(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
@@ -395,6 +445,83 @@ def _minmax_jvp(prim: Primitive, pick_x_cmp: str):
 
 _minmax_jvp(max_p, "gt")
 _minmax_jvp(min_p, "lt")
+
+
+def _minmax_vjp(prim: Primitive, pick_x_cmp: str, host_cmp: np.ufunc) -> None:
+    """max/min's direct rule (`Primitive.eager_vjp_rule`): the transposes of `_minmax_jvp`'s
+    tangent equations, in the order eager grad's backward pass runs them (the tie select,
+    the pick select, the half, the sums), so the same bits without its jvp rule's dozen
+    binds in the forward pass."""
+    cmp = getattr(comparison, pick_x_cmp)
+
+    def vjp(ct, out, primals, linear):
+        x, y = primals
+        host_cts = _minmax_vjp_host(ct, x, y, linear, host_cmp)
+        if host_cts is not None:
+            return host_cts
+        aval = get_aval(ct)
+        shape, dtype = aval.shape, aval.dtype
+        x_b, y_b = broadcast_to(x, shape), broadcast_to(y, shape)
+        ties = comparison.eq(x_b, y_b)
+        zeros = full(shape, 0, dtype)
+        ct_picked = select_n(ties, ct, zeros)  # select_n(ties, picked, half)'s transpose
+        ct_half = multiply_cotangent(select_n(ties, zeros, ct), _scalar(0.5, dtype))
+        picks_x = cmp(x_b, y_b)
+        cts = []
+        # x is case 1 of select_n(picks_x, y_dot, x_dot), y case 0; each also gets the half
+        for case, lin in ((1, linear[0]), (0, linear[1])):
+            if lin is None:
+                cts.append(None)
+                continue
+            cases = [zeros, zeros]
+            cases[case] = ct_picked
+            total = add_any(select_n(picks_x, *cases), ct_half)
+            cts.append(unbroadcast(total, lin.aval))
+        return cts
+
+    prim.def_eager_vjp(vjp)
+
+
+def _minmax_vjp_host(ct: Any, x: Any, y: Any, linear: Any, host_cmp: np.ufunc) -> Any:
+    """max/min's direct rule on the host (`host_vjp`): the host rules of its selects, product
+    and sums (NumPy broadcasting `x` and `y` in the comparisons, as broadcast_to would)."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    y_value = host_vjp.operand_value(y)
+    if (
+        x_value is None
+        or y_value is None
+        or not ct_value.dtype == x_value.dtype == y_value.dtype
+        or not host_vjp.within(select_n_p, _BOOL, ct_value.size)
+    ):
+        return None
+    dtype = ct_value.dtype
+    zero = np.zeros((), dtype)  # `full`'s zeros, broadcast by np.where
+    ties = np.equal(x_value, y_value)
+    ct_picked = np.where(ties, zero, ct_value)
+    ct_half = np.multiply(np.where(ties, ct_value, zero), np.array(0.5, dtype))
+    picks_x = host_cmp(x_value, y_value)
+    aval = ShapedArray(ct_value.shape, dtype, False)  # (selects with strong zeros: strong)
+    cts = []
+    for is_x, lin in ((True, linear[0]), (False, linear[1])):
+        if lin is None:
+            cts.append(None)
+            continue
+        part = np.where(picks_x, ct_picked, zero) if is_x else np.where(picks_x, zero, ct_picked)
+        token = fp_state.set(FP_QUIET)  # the tape's sum of two cotangents (`_add_cotangents`)
+        try:
+            total = np.asarray(np.add(part, ct_half))
+        finally:
+            fp_state.reset(token)
+        cts.append(unbroadcast(wrap_host(total, aval), lin.aval))
+    return cts
+
+
+_BOOL = np.dtype(bool)
+_minmax_vjp(max_p, "gt", np.greater)
+_minmax_vjp(min_p, "lt", np.less)
 
 
 # --- floor / ceil / round -------------------------------------------------------------------
@@ -503,7 +630,29 @@ def _integer_pow_jvp(primals, tangents, *, y):
 def _integer_pow_vjp(ct, out, primals, linear, *, y):
     if y == 0:
         return [None]
-    return [_integer_pow_vjp_body(ct, primals[0], y=y)]
+    out = _integer_pow_vjp_host(ct, primals[0], y)
+    return [_integer_pow_vjp_body(ct, primals[0], y=y) if out is None else out]
+
+
+def _integer_pow_vjp_host(ct: Any, x: Any, y: int) -> Any:
+    """`_integer_pow_vjp_body` on the host (`host_vjp`): its host rules in its order, where
+    its replay would run them."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    if (
+        x_value is None
+        or ct_value.dtype != x_value.dtype
+        or (y != 1 and not host_vjp.within(integer_pow_p, x_value.dtype, x_value.size))
+    ):
+        return None
+    coeff = np.array(y, x_value.dtype)  # `_scalar(y, dtype)`'s value
+    if y != 1:
+        coeff = np.multiply(coeff, host.integer_pow(x_value, y - 1))
+    out = np.multiply(coeff, ct_value)
+    out = out if type(out) is np.ndarray else np.asarray(out)
+    return host_vjp.wrap(out, out.shape, ct.aval.strip_weak_type())  # (the coefficient: strong)
 
 
 @fused_rule_body

@@ -10,8 +10,15 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad_util import NOT_MAPPED, UndefinedPrimal, Zero, is_undefined_primal, linear_jvp
-from mjcore.array import Array
+from mjcore.ad_util import (
+    LINEAR,
+    NOT_MAPPED,
+    UndefinedPrimal,
+    Zero,
+    is_undefined_primal,
+    linear_jvp,
+)
+from mjcore.array import Array, wrap_host
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
@@ -705,6 +712,9 @@ transpose_p.def_transpose(_transpose_transpose)
 def _select_n_transpose(ct, which, *cases):
     if type(which) is UndefinedPrimal:
         raise TypeError("select_n: the selector cannot be a linear input")
+    out = _select_n_transpose_host(ct, which, cases)
+    if out is not None:
+        return out
     zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
     out = [None]
     for i, c in enumerate(cases):
@@ -716,7 +726,39 @@ def _select_n_transpose(ct, which, *cases):
     return out
 
 
+def _select_n_transpose_host(ct: Any, which: Any, cases: tuple[Any, ...]) -> list[Any] | None:
+    """`_select_n_transpose` on the host (`host_vjp`): select_n's host rule per linear case,
+    where dispatch would run it (and broadcast_in_dim's, always on the host, for the zeros)."""
+    value = host_vjp.host_value(ct)
+    if value is None:
+        return None
+    which_value = host_vjp.operand_value(which)
+    if which_value is None or not host_vjp.within(select_n_p, which_value.dtype, value.size):
+        return None
+    zero = np.zeros((), value.dtype)  # `full`'s 0 (its scalar Array's value)
+    shape = value.shape
+    boolean = which_value.dtype.kind == "b"
+    if not boolean and shape:  # (a bool selector's np.where broadcasts the 0-d zero itself)
+        zero = _broadcast_in_dim_host(zero, shape=shape, broadcast_dimensions=())
+    aval = ct.aval.update(weak_type=False)  # select_n of `ct` and the strong zeros
+    out: list[Any] = [None]
+    for i, c in enumerate(cases):
+        if type(c) is not UndefinedPrimal:
+            out.append(None)
+            continue
+        if boolean:  # `_select_n_host`'s np.where for the two cases
+            r = np.where(which_value, value, zero) if i else np.where(which_value, zero, value)
+            r = r if type(r) is np.ndarray else np.asarray(r)
+        else:
+            r = _select_n_host(which_value, *[value if j == i else zero for j in range(len(cases))])
+        out.append(wrap_host(r, aval))
+    return out
+
+
 select_n_p.def_transpose(_select_n_transpose)
+# Linear in its cases together (the selector, bool or int32, carries no tangent): eager grad
+# records the select itself (no jvp rule), and its transpose skips the undifferentiated cases.
+select_n_p.def_eager_vjp(LINEAR)
 
 
 def _add_any_transpose(ct, x, y):

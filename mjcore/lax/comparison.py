@@ -37,7 +37,15 @@ def _comparison(name: str, direction: str, kinds: str, numpy_fun: np.ufunc) -> P
     def _jvp(primals, tangents):
         return prim.bind1(*primals), None
 
+    # Eager grad evaluates a comparison of a differentiated value without its jvp rule (no
+    # tangent interpreter pushed): the boolean result carries no tangent, so this rule is
+    # never called (`eager_vjp.VJPTrace._record`).
+    prim.def_eager_vjp(_no_cotangent)
     return prim
+
+
+def _no_cotangent(ct: Any, out: Any, primals: Any, linear: Any) -> list[Any]:
+    raise AssertionError("a comparison's boolean result has no cotangent")
 
 
 eq_p = _comparison("eq", "EQ", "biufc", np.equal)

@@ -642,8 +642,17 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers):
     ct_operand = ct if is_undefined_primal(operand) else None
     ct_updates = None
     if is_undefined_primal(updates):
-        ct_updates = _gather_updates(ct, indices, updates.aval.shape, dimension_numbers)
+        ct_updates = _gather_updates_body(
+            ct, indices, updates_shape=updates.aval.shape, dnums=tuple(dimension_numbers)
+        )
     return [ct_operand, None, ct_updates]
+
+
+@fused_rule_body
+def _gather_updates_body(ct, indices, *, updates_shape, dnums):
+    # Replayed as one program in an eager backward pass (on the host: the host rules of the
+    # fill-mode gather's masks, gather and select, without a bind each).
+    return _gather_updates(ct, indices, updates_shape, ScatterDimensionNumbers(*dnums))
 
 
 scatter_add_p.def_host(host.scatter(np.add))

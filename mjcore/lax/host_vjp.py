@@ -37,11 +37,12 @@ def host_value(x: Any) -> np.ndarray | None:
 
 def operand_value(x: Any) -> np.ndarray | None:
     """The host value of one more operand of a rule whose cotangent `host_value` took (the
-    state is checked once): an `Array`'s, or a NumPy array's as dispatch reads it; else None."""
+    state is checked once): an `Array`'s, or a NumPy array's or Python float's (a weak
+    operand of a fused body's replay) as dispatch reads it; else None."""
     if type(x) is Array:
         value = x._npy
         return x._value() if value is None else value
-    if type(x) is np.ndarray or isinstance(x, np.generic):
+    if type(x) is np.ndarray or type(x) is float or isinstance(x, np.generic):
         return host_value_of(x)[0]
     return None
 
@@ -81,6 +82,12 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Array | None:
             return None
     out = _apply_host(prim, args, params)
     return None if out is None else out[0]
+
+
+def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """`prim.bind1(*args, **params)`, by `apply` where that answers (the same result)."""
+    out = apply(prim, *args, **params)
+    return prim.bind1(*args, **params) if out is None else out
 
 
 def wrap(value: np.ndarray, shape: tuple[int, ...], like: ShapedArray) -> Array:

@@ -14,9 +14,11 @@ from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
+from mjcore.dispatch import scalar_array
 from mjcore.lax import arithmetic, host, host_vjp
 from mjcore.lax.base import (
     broadcast_in_dim,
+    broadcast_in_dim_p,
     broadcast_to,
     convert_element_type,
     expand_dims,
@@ -328,8 +330,18 @@ def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
 
 @dynamic_slice_p.def_transpose
 def _dynamic_slice_transpose(ct, x, *start_indices, slice_sizes):
-    zeros = full(x.aval.shape, 0, x.aval.dtype)
-    return [dynamic_update_slice_p.bind1(zeros, ct, *start_indices)] + [None] * len(start_indices)
+    zeros = _zeros(x.aval.shape, x.aval.dtype)
+    update = host_vjp.bind1(dynamic_update_slice_p, zeros, ct, *start_indices)
+    return [update] + [None] * len(start_indices)
+
+
+def _zeros(shape: Shape, dtype: np.dtype) -> Any:
+    """`full(shape, 0, dtype)` for transpose rules: broadcast_in_dim's host rule without a
+    bind where eager dispatch would run it (`host_vjp.bind1`)."""
+    zero = scalar_array(0, dtype)
+    if not shape:
+        return zero
+    return host_vjp.bind1(broadcast_in_dim_p, zero, shape=tuple(shape), broadcast_dimensions=())
 
 
 @dynamic_slice_p.def_batching
@@ -431,10 +443,12 @@ def _dynamic_update_slice_transpose(ct, x, update, *start_indices):
     update_aval = update.aval if is_undefined_primal(update) else get_aval(update)
     ct_x = ct_update = None
     if is_undefined_primal(x):
-        zeros = full(update_aval.shape, 0, get_aval(ct).dtype)
-        ct_x = dynamic_update_slice_p.bind1(ct, zeros, *start_indices)
+        zeros = _zeros(update_aval.shape, get_aval(ct).dtype)
+        ct_x = host_vjp.bind1(dynamic_update_slice_p, ct, zeros, *start_indices)
     if is_undefined_primal(update):
-        ct_update = dynamic_slice_p.bind1(ct, *start_indices, slice_sizes=update_aval.shape)
+        ct_update = host_vjp.bind1(
+            dynamic_slice_p, ct, *start_indices, slice_sizes=update_aval.shape
+        )
     return [ct_x, ct_update] + [None] * len(start_indices)
 
 

@@ -16,7 +16,7 @@ from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax import arithmetic
+from mjcore.lax import arithmetic, host_vjp
 from mjcore.lax.base import broadcast_to, full, select_n
 from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_xor, shift_right_arithmetic
@@ -347,7 +347,7 @@ linear_jvp(cumsum_p)
 
 @cumsum_p.def_transpose
 def _cumsum_transpose(ct, x, *, axis, reverse):
-    return [cumsum_p.bind1(ct, axis=axis, reverse=not reverse)]
+    return [host_vjp.bind1(cumsum_p, ct, axis=axis, reverse=not reverse)]
 
 
 def _scan_jvp(prim: Primitive, combine: Callable[[Any, Any], Any]) -> None:

@@ -296,10 +296,15 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     # every (interior + 1)-th element: what remains are the operand's positions.
     aval = get_aval(ct)
     unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
-    unpadded = pad_p.bind1(ct, full((), 0, aval.dtype), padding_config=unpad)
+    # (the binds by `host_vjp.bind1`: without one where eager dispatch runs the host rules)
+    unpadded = host_vjp.bind1(pad_p, ct, full((), 0, aval.dtype), padding_config=unpad)
     shape = get_aval(unpadded).shape
-    ct_x = slicing.slice(
-        unpadded, (0,) * len(shape), shape, tuple(i + 1 for _, _, i in padding_config)
+    ct_x = host_vjp.bind1(
+        slicing.slice_p,
+        unpadded,
+        start_indices=(0,) * len(shape),
+        limit_indices=tuple(int(n) for n in shape),
+        strides=tuple(int(i) + 1 for _, _, i in padding_config),
     )
     ct_value = None
     if is_undefined_primal(padding_value):

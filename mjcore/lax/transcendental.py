@@ -13,21 +13,26 @@ from typing import Any
 import numpy as np
 
 from mjcore.ad import Zero, fused_rule_body
+from mjcore.array import wrap_host
 from mjcore.backend.lowering import LoweringContext
-from mjcore.core import Primitive, get_aval
+from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import host, host_vjp
 from mjcore.lax.arithmetic import (
     abs,
     add,
+    add_p,
     div,
+    div_p,
     divide_cotangent,
     integer_pow,
     mul,
+    mul_p,
     multiply_cotangent,
     neg,
     sub,
+    sub_p,
 )
-from mjcore.lax.base import full, select_n
+from mjcore.lax.base import full, select_n, select_n_p, unbroadcast
 from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq
 from mjcore.lax.complex_special import (
@@ -60,6 +65,25 @@ _FLOAT = "f"
 def _const(x: Any, value: Any) -> Any:
     """A 0-d array of `x`'s dtype holding `value` (broadcasts in elementwise ops)."""
     return full((), value, get_aval(x).dtype)
+
+
+def _coefficient_vjp(prim: Primitive, coefficient: Any, divide: bool = False) -> None:
+    """Register `prim`'s direct rule (`Primitive.eager_vjp_rule`) for a jvp `mul(x_dot, c)`
+    (`div(x_dot, c)` when `divide`): `c = coefficient(x, y)` computed when a cotangent
+    arrives, by the same primitives as the jvp rule (host rules without a bind where eager
+    dispatch runs them: `host_vjp.bind1`), then the transpose's product (quotient), so the
+    same bits as the jvp route without its rule in the forward pass."""
+
+    def vjp(ct, y, primals, linear):
+        c = coefficient(primals[0], y)
+        return [divide_cotangent(ct, c) if divide else multiply_cotangent(ct, c)]
+
+    prim.def_eager_vjp(vjp)
+
+
+def _b(prim: Primitive, *args: Any) -> Any:
+    """`prim.bind1(*args)` for a direct rule's coefficient (`host_vjp.bind1`)."""
+    return host_vjp.bind1(prim, *args)
 
 
 # --- exp ------------------------------------------------------------------------------------
@@ -160,6 +184,9 @@ def _log1p_jvp(primals, tangents):
     return log1p(x), div(x_dot, add(x, _const(x, 1)))
 
 
+_coefficient_vjp(log1p_p, lambda x, y: _b(add_p, x, _const(x, 1)), divide=True)
+
+
 # --- expm1 ----------------------------------------------------------------------------------
 
 expm1_p = Primitive("expm1")
@@ -179,6 +206,9 @@ def _expm1_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = expm1(x)
     return y, mul(x_dot, add(y, _const(y, 1)))
+
+
+_coefficient_vjp(expm1_p, lambda x, y: _b(add_p, y, _const(y, 1)))
 
 
 # --- sqrt -----------------------------------------------------------------------------------
@@ -202,6 +232,9 @@ def _sqrt_jvp(primals, tangents):
     return y, mul(x_dot, div(_const(y, 0.5), y))
 
 
+_coefficient_vjp(sqrt_p, lambda x, y: _b(div_p, _const(y, 0.5), y))
+
+
 # --- rsqrt ----------------------------------------------------------------------------------
 
 rsqrt_p = Primitive("rsqrt")
@@ -221,6 +254,9 @@ def _rsqrt_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = rsqrt(x)
     return y, mul(x_dot, mul(_const(x, -0.5), div(y, x)))
+
+
+_coefficient_vjp(rsqrt_p, lambda x, y: _b(mul_p, _const(x, -0.5), _b(div_p, y, x)))
 
 
 # --- cbrt -----------------------------------------------------------------------------------
@@ -270,7 +306,10 @@ def _sin_jvp(primals, tangents):
     return sin(x), mul(x_dot, cos(x))
 
 
-sin_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_cos(ct, primals[0])])
+@sin_p.def_eager_vjp
+def _sin_eager_vjp(ct, y, primals, linear):
+    out = _trig_vjp_host(ct, primals[0], cos_p, False)
+    return [_mul_by_cos(ct, primals[0]) if out is None else out]
 
 
 @fused_rule_body
@@ -299,12 +338,38 @@ def _cos_jvp(primals, tangents):
     return cos(x), neg(mul(x_dot, sin(x)))
 
 
-cos_p.def_eager_vjp(lambda ct, y, primals, linear: [_mul_by_minus_sin(ct, primals[0])])
+@cos_p.def_eager_vjp
+def _cos_eager_vjp(ct, y, primals, linear):
+    out = _trig_vjp_host(ct, primals[0], sin_p, True)
+    return [_mul_by_minus_sin(ct, primals[0]) if out is None else out]
 
 
 @fused_rule_body
 def _mul_by_minus_sin(ct, x):
     return mul(neg(ct), sin(x))
+
+
+def _trig_vjp_host(ct: Any, x: Any, other: Any, negate: bool) -> Any:
+    """`_mul_by_cos(ct, x)` (`other` cos_p) or `_mul_by_minus_sin(ct, x)` (sin_p, `negate`)
+    on the host (`mjcore.lax.host_vjp`): the host rules of the body's ufuncs, in its order,
+    where its replay would run them (float32 sin/cos of large arrays take XLA's kernel)."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    if (
+        x_value is None
+        or ct_value.dtype != x_value.dtype
+        or not host_vjp.within(other, x_value.dtype, x_value.size)
+    ):
+        return None
+    if negate:
+        out = np.multiply(np.negative(ct_value), np.sin(x_value))
+    else:
+        out = np.multiply(ct_value, np.cos(x_value))
+    out = out if type(out) is np.ndarray else np.asarray(out)
+    weak = ct.aval.weak_type and get_aval(x).weak_type  # (mul: weak iff both operands are)
+    return host_vjp.wrap(out, out.shape, ct.aval.update(weak_type=weak))
 
 
 # --- tan ------------------------------------------------------------------------------------
@@ -327,6 +392,9 @@ def _tan_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = tan(x)
     return y, mul(x_dot, add(_const(y, 1), mul(y, y)))
+
+
+_coefficient_vjp(tan_p, lambda x, y: _b(add_p, _const(y, 1), _b(mul_p, y, y)))
 
 
 # --- asin -----------------------------------------------------------------------------------
@@ -645,6 +713,9 @@ def _logistic_jvp(primals, tangents):
     return y, mul(x_dot, mul(y, sub(_const(y, 1), y)))
 
 
+_coefficient_vjp(logistic_p, lambda x, y: _b(mul_p, y, _b(sub_p, _const(y, 1), y)))
+
+
 # --- pow ------------------------------------------------------------------------------------
 
 pow_p = Primitive("pow")
@@ -675,6 +746,72 @@ def _pow_jvp(primals, tangents):
         safe_x = select_n(eq(x, _const(x, 0)), x, full(get_aval(x).shape, 1, get_aval(x).dtype))
         terms.append(mul(y_dot, mul(log(safe_x), out)))
     return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
+@pow_p.def_eager_vjp
+def _pow_vjp(ct, out, primals, linear):
+    # The transposes of `_pow_jvp`'s terms, their coefficients computed when a cotangent
+    # arrives (by the same primitives), so the same bits without the jvp rule's binds.
+    x, y = primals
+    lx, ly = linear
+    ct_x = ct_y = None
+    if lx is not None:
+        ct_x = _pow_vjp_base_host(ct, x, y)
+        if ct_x is None:
+            ct_x = multiply_cotangent(ct, mul(y, pow(x, sub(y, _const(y, 1)))))
+        ct_x = unbroadcast(ct_x, lx.aval)
+    if ly is not None:
+        ct_y = _pow_vjp_exponent_host(ct, x, out)
+        if ct_y is None:
+            aval = get_aval(x)
+            safe_x = select_n(eq(x, _const(x, 0)), x, full(aval.shape, 1, aval.dtype))
+            ct_y = multiply_cotangent(ct, mul(log(safe_x), out))
+        ct_y = unbroadcast(ct_y, ly.aval)
+    return [ct_x, ct_y]
+
+
+def _pow_vjp_exponent_host(ct: Any, x: Any, out: Any) -> Any:
+    """`ct * (log(x or 1 where x == 0) * out)` (the exponent's term of `_pow_vjp`) on the
+    host (`host_vjp`): the host rules of eq, select_n (NumPy broadcasting the ones), log, mul
+    and the transpose's mul."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    out_value = host_vjp.operand_value(out)
+    if (
+        x_value is None
+        or out_value is None
+        or not ct_value.dtype == x_value.dtype == out_value.dtype
+        or not host_vjp.within(select_n_p, np.dtype(bool), x_value.size)
+        or not host_vjp.within(log_p, x_value.dtype, x_value.size)
+    ):
+        return None
+    dtype = x_value.dtype
+    safe_x = np.where(np.equal(x_value, np.zeros((), dtype)), np.ones((), dtype), x_value)
+    coeff = np.multiply(np.log(safe_x), out_value)
+    r = np.asarray(np.multiply(ct_value, coeff))
+    return wrap_host(r, ShapedArray(r.shape, r.dtype, False))  # (`full`'s ones: strong)
+
+
+def _pow_vjp_base_host(ct: Any, x: Any, y: Any) -> Any:
+    """`ct * (y * x ** (y - 1))` (the base's term of `_pow_vjp`) on the host (`host_vjp`):
+    the host rules of sub, pow, mul and the transpose's mul."""
+    ct_value = host_vjp.host_value(ct)
+    if ct_value is None:
+        return None
+    x_value = host_vjp.operand_value(x)
+    y_value = host_vjp.operand_value(y)
+    if (
+        x_value is None
+        or y_value is None
+        or not ct_value.dtype == x_value.dtype == y_value.dtype
+        or not host_vjp.within(pow_p, x_value.dtype, ct_value.size)
+    ):
+        return None
+    power = host.pow(x_value, np.subtract(y_value, np.ones((), y_value.dtype)))
+    out = np.asarray(np.multiply(ct_value, np.multiply(y_value, power)))
+    return wrap_host(out, ShapedArray(out.shape, out.dtype, False))  # (`_const`: strong)
 
 
 __all__ = [
