@@ -504,7 +504,7 @@ def _minmax_vjp_host(ct: Any, x: Any, y: Any, linear: Any, host_cmp: np.ufunc) -
     ct_half = np.multiply(np.where(ties, ct_value, zero), np.array(0.5, dtype))
     picks_x = host_cmp(x_value, y_value)
     aval = ShapedArray(ct_value.shape, dtype, False)  # (selects with strong zeros: strong)
-    cts = []
+    cts: list[Any] = []
     for is_x, lin in ((True, linear[0]), (False, linear[1])):
         if lin is None:
             cts.append(None)
