@@ -29,7 +29,7 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.gather import ScatterDimensionNumbers, scatter_add
 from mjnp import _elementwise as ew
 from mjnp._creation import linspace, zeros
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_values, wrap_own
 from mjnp._host_stats import call_or_none, numpy_call_warning
 from mjnp._indexing import getitem
 from mjnp._indexing_functions import searchsorted
@@ -196,7 +196,7 @@ def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
         if w.shape != v.shape or w.dtype.kind not in "biuf":
             return None
     found = call_or_none(np.bincount, v, w, minlength)  # None for negative values
-    return None if found is None else wrap(found)
+    return None if found is None else wrap_own(found)
 
 
 # --- bin edges ------------------------------------------------------------------------------
@@ -450,9 +450,9 @@ def _host_histogram(
             return None
     if edges_only:
         found = numpy_call_warning(np.histogram_bin_edges, values[0], edges, range_, w)
-        return None if found is None else wrap(found)
+        return None if found is None else wrap_own(found)
     found = numpy_call_warning(np.histogram, values[0], edges, range_, density, w)
-    return None if found is None else (wrap(found[0]), wrap(found[1]))
+    return None if found is None else (wrap_own(found[0]), wrap_own(found[1]))
 
 
 def _is_range_pairs(range_: Any, d: int) -> bool:
@@ -577,7 +577,7 @@ def histogramdd(
     """
     found = _host_histogramdd(np.histogramdd, [sample], bins, range, density, weights)
     if found is not None:
-        return wrap(found[0]), [wrap(e) for e in found[1]]
+        return wrap_own(found[0]), [wrap_own(e) for e in found[1]]
     columns = _sample_columns(sample)
     d = columns.shape[1]
     if isinstance(bins, str):
@@ -635,7 +635,7 @@ def histogram2d(
     `numpy.histogram2d`; `bins` is an integer, an array of edges, or one of each per axis."""
     found = _host_histogramdd(np.histogram2d, [x, y], bins, range, density, weights)
     if found is not None:
-        return wrap(found[0]), wrap(found[1]), wrap(found[2])
+        return wrap_own(found[0]), wrap_own(found[1]), wrap_own(found[2])
     try:
         n = len(bins)
     except TypeError:

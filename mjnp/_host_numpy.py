@@ -89,16 +89,20 @@ def host_size_ok(n: int) -> bool:
 
 
 def wrap(value: Any, weak_type: bool = False) -> Array:
-    """An Array holding NumPy's result `value` (an ndarray or a NumPy scalar); no device
-    transfer until a compiled program needs it. An operand's read-only host value (NumPy may
-    return it as it is: `histogram`'s edges), or a view of one, is copied, so no two Arrays
-    share one value."""
-    if type(value) is np.ndarray:
-        if not value.flags.writeable:
-            value = value.copy()
-    else:
+    """An Array holding NumPy's result `value` (an ndarray, possibly a view of an operand's
+    read-only host value, or a NumPy scalar); no device transfer until a compiled program
+    needs it. Host values are never written in place, so a view shares them safely."""
+    if type(value) is not np.ndarray:
         value = np.asarray(value)  # a NumPy scalar: a new array
     return wrap_host(value, ShapedArray(value.shape, value.dtype, weak_type))
+
+
+def wrap_own(value: Any) -> Array:
+    """`wrap` for results that should own their memory: an operand's read-only host value
+    (or a view of one) that NumPy handed back as it is (`histogram`'s edges) is copied."""
+    if type(value) is np.ndarray and not value.flags.writeable:
+        value = value.copy()
+    return wrap(value)
 
 
 def numpy_call(fn: Callable[..., Any], x: Any, *args: Any, **kwargs: Any) -> Any:

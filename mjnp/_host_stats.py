@@ -17,7 +17,7 @@ from typing import Any
 
 from mjcore.array import Array
 from mjcore.fp_errors import warn_at_user_line
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_values, wrap_own
 
 
 def is_axis(axis: Any) -> bool:
@@ -81,7 +81,7 @@ def host_reduction(
     if keepdims:
         kwargs["keepdims"] = True  # (NumPy's method calls take ~1 µs longer with a keyword)
     out = call(fn, values[0], axis, **kwargs)
-    return None if out is None else wrap(out)
+    return None if out is None else wrap_own(out)
 
 
 def host_searchsorted(a: Any, v: Any, side: Any, sorter: Any) -> Array | None:
@@ -95,4 +95,4 @@ def host_searchsorted(a: Any, v: Any, side: Any, sorter: Any) -> Array | None:
     a_value, v_value = values
     if a_value.ndim != 1 or a_value.dtype != v_value.dtype or a_value.dtype.kind not in "biuf":
         return None
-    return wrap(a_value.searchsorted(v_value, side))  # what numpy.searchsorted calls
+    return wrap_own(a_value.searchsorted(v_value, side))  # what numpy.searchsorted calls

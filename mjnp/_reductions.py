@@ -16,7 +16,7 @@ from mjcore.core import ShapedArray
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.reductions import reduce_sum_p
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_values, wrap_own
 from mjnp._host_stats import call_or_none
 from mjnp._manipulation import (
     asarray_strong,
@@ -420,7 +420,7 @@ def _host_arg_extremum(fn: Any, a: Any, axis: Any, keepdims: Any) -> Array | Non
     # is not passed (a keyword costs ~1 µs more)
     method = getattr(values[0], fn.__name__)
     found = call_or_none(method, axis, keepdims=True) if keepdims else call_or_none(method, axis)
-    return None if found is None else wrap(found)
+    return None if found is None else wrap_own(found)
 
 
 def _arg_extremum(

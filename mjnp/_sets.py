@@ -21,7 +21,7 @@ from mjcore.core import Tracer
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.errors import NonConcreteBooleanIndexError
 from mjnp import _elementwise as ew
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_values, wrap_own
 from mjnp._host_stats import call_or_none
 from mjnp._indexing_functions import take
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axis
@@ -159,7 +159,7 @@ def unique(
         found = np.unique(  # type: ignore[call-overload]
             values[0], return_index, return_inverse, return_counts, None, equal_nan=equal_nan
         )
-        return wrap(found) if type(found) is np.ndarray else tuple(wrap(f) for f in found)
+        return wrap_own(found) if type(found) is np.ndarray else tuple(wrap_own(f) for f in found)
     shape = np.shape(ar) if not hasattr(ar, "shape") else ar.shape
     u = _unique("unique", ar, equal_nan)
     outs = [u.values]
@@ -279,7 +279,7 @@ def _host_unique(x: Any, index: bool, inverse: bool, counts: bool) -> list[Array
     if values is None or values[0].dtype.kind not in "biuf":
         return None
     found = np.unique(values[0], index, inverse, counts, equal_nan=False)  # type: ignore[call-overload]
-    return [wrap(found)] if type(found) is np.ndarray else [wrap(f) for f in found]
+    return [wrap_own(found)] if type(found) is np.ndarray else [wrap_own(f) for f in found]
 
 
 def _host_pair(fn: Any, ar1: Any, ar2: Any, **kwargs: Any) -> Any:
@@ -294,7 +294,7 @@ def _host_pair(fn: Any, ar1: Any, ar2: Any, **kwargs: Any) -> Any:
     found = call_or_none(fn, a, b, **kwargs)
     if found is None:
         return None
-    return wrap(found) if type(found) is np.ndarray else tuple(wrap(f) for f in found)
+    return wrap_own(found) if type(found) is np.ndarray else tuple(wrap_own(f) for f in found)
 
 
 def unique_all(x: ArrayLike) -> UniqueAllResult:

@@ -11,7 +11,7 @@ import numpy as np
 
 from mjcore import lax
 from mjcore.eager_fusion import fuse_eagerly
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_values, wrap_own
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 
 ArrayLike = Any
@@ -83,7 +83,7 @@ def sort(
         out = np.sort(values[0], axis, kind=kind, stable=stable)  # type: ignore[arg-type]
         if descending:
             out = np.flip(out, -1 if axis is None else axis).copy()
-        return wrap(out)
+        return wrap_own(out)
     return _sort(a, axis, kind, order, stable, descending)
 
 
@@ -125,10 +125,10 @@ def argsort(
         if axis is None:
             v, axis = v.reshape(-1), 0
         if not descending:
-            return wrap(np.argsort(v, axis, kind="stable"))
+            return wrap_own(np.argsort(v, axis, kind="stable"))
         # as the general path: the stable order of the reversed array, reversed and mapped back
         perm = np.argsort(np.flip(v, axis), axis, kind="stable")
-        return wrap(np.subtract(v.shape[axis] - 1, np.flip(perm, axis)))
+        return wrap_own(np.subtract(v.shape[axis] - 1, np.flip(perm, axis)))
     return _argsort(a, axis, kind, order, stable, descending)
 
 
@@ -160,7 +160,7 @@ def lexsort(keys: ArrayLike | Sequence[ArrayLike], axis: int = -1) -> Array:
         if values is not None and values[0].ndim and -values[0].ndim <= axis < values[0].ndim:
             shape = values[0].shape
             if all(v.shape == shape and v.dtype.kind in "biuf" for v in values):
-                return wrap(np.lexsort(values, axis))  # stable, NaNs last, as the general path
+                return wrap_own(np.lexsort(values, axis))  # stable, NaNs last, as the general path
     if isinstance(keys, list | tuple):
         arrays = [asarray_strong("lexsort", k) for k in keys]
     else:
@@ -215,7 +215,7 @@ def _host_full_sort(
     if axis is None:
         v, axis = v.reshape(-1), 0
     _check_kth(fname, kth, v.shape[axis], v.size)
-    return wrap(fn(v, axis) if fn is np.sort else fn(v, axis, kind="stable"))
+    return wrap_own(fn(v, axis) if fn is np.sort else fn(v, axis, kind="stable"))
 
 
 def partition(
@@ -272,7 +272,7 @@ def sort_complex(a: ArrayLike) -> Array:
     complex128)."""
     values = host_values(a)
     if values is not None and values[0].dtype.kind in "biuf" and values[0].ndim:
-        return wrap(np.sort_complex(values[0]))
+        return wrap_own(np.sort_complex(values[0]))
     x = sort(a)
     if x.dtype.kind == "c":
         return x

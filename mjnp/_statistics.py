@@ -17,7 +17,7 @@ from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp import _slice_warnings as slice_warnings
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_values, wrap_own
 from mjnp._host_stats import host_reduction, is_axis, numpy_call_warning
 from mjnp._manipulation import asarray_strong, normalize_axes
 from mjnp._matrix_products import matmul
@@ -435,7 +435,7 @@ def count_nonzero(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) ->
     if axis is None and keepdims is False:  # the common call, without host_reduction's frames
         values = host_values(a)
         if values is not None and values[0].dtype.kind in "biufc":
-            return wrap(np.count_nonzero(values[0]))
+            return wrap_own(np.count_nonzero(values[0]))
     found = host_reduction(np.count_nonzero, a, axis, keepdims, "biufc", warns=False)
     if found is not None:
         return found
@@ -527,7 +527,7 @@ def _host_quantile(
         return None
     fn = getattr(np, fname)
     found = numpy_call_warning(fn, values[0], q, axis, method=method, keepdims=keepdims)
-    return None if found is None else wrap(found)
+    return None if found is None else wrap_own(found)
 
 
 def _quantile(
@@ -952,7 +952,7 @@ def average(
             w = None if weights is None else values[1]
             found = numpy_call_warning(np.average, values[0], axis, w, returned, keepdims=keepdims)
             if found is not None:
-                return (wrap(found[0]), wrap(found[1])) if returned else wrap(found)
+                return (wrap_own(found[0]), wrap_own(found[1])) if returned else wrap_own(found)
     x = asarray_strong("average", a)
     if axis is not None:
         # As numpy.average, which normalizes first (so a bool axis counts as an int there).
@@ -1018,7 +1018,7 @@ def _host_cov(fn: Any, m: Any, y: Any, rowvar: Any, **kwargs: Any) -> Array | No
     if values is None or any(v.dtype.kind not in "biuf" for v in values):
         return None
     found = numpy_call_warning(fn, values[0], None if y is None else values[1], rowvar, **kwargs)
-    return None if found is None else wrap(found)
+    return None if found is None else wrap_own(found)
 
 
 def cov(

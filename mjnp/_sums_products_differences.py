@@ -14,7 +14,7 @@ from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_values, wrap_own
 from mjnp._host_stats import call_or_none
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
 from mjnp._out import write_out
@@ -133,7 +133,7 @@ def _host_call(fn: Any, a: Any, *args: Any) -> Array | None:
     if values is None or values[0].dtype.kind not in "biufc":
         return None
     found = call_or_none(fn, values[0], *args)
-    return None if found is None else wrap(found)
+    return None if found is None else wrap_own(found)
 
 
 def _replace_nan(fname: str, a: ArrayLike, value: int) -> Array:

@@ -21,7 +21,7 @@ from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp import _host_numpy
 from mjnp._creation import asarray
 from mjnp._devices import check_device, to_device
-from mjnp._host_numpy import host_size_ok, host_values, wrap
+from mjnp._host_numpy import host_size_ok, host_values, wrap_own
 from mjnp._host_stats import call_or_none
 from mjnp._joining import roll
 from mjnp._manipulation import asarray_strong, moveaxis, normalize_axes, normalize_axis
@@ -43,7 +43,7 @@ def _host_fft(fn: Any, a: Any, n: Any, axis: Any, norm: Any, out: Any, kinds: st
     if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
         return None
     found = call_or_none(fn, values[0], n, axis, norm)
-    return None if found is None else wrap(found)
+    return None if found is None else wrap_own(found)
 
 
 def _int_list(v: Any) -> bool:
@@ -63,7 +63,7 @@ def _host_fftn(fn: Any, a: Any, s: Any, axes: Any, norm: Any, out: Any, kinds: s
     if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
         return None
     found = call_or_none(fn, values[0], s, axes, norm)
-    return None if found is None else wrap(found)
+    return None if found is None else wrap_own(found)
 
 
 def _check_norm(fname: str, norm: str | None) -> str:
@@ -394,7 +394,7 @@ def _host_freq(fn: Any, n: Any, d: Any, device: Any, dtype: Any) -> Array | None
         return None
     if (type(d) is not float and type(d) is not int) or d == 0 or not host_size_ok(n):
         return None
-    return wrap(fn(n, d))
+    return wrap_own(fn(n, d))
 
 
 def _freq(
@@ -454,7 +454,7 @@ def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
             fn = np.fft.fftshift if sign == 1 else np.fft.ifftshift
             found = call_or_none(fn, values[0], axes)
             if found is not None:
-                return wrap(found)
+                return wrap_own(found)
     x = asarray_strong(f"fft.{fname}", x)
     if axes is None:
         axes = tuple(range(x.ndim))
