@@ -6,6 +6,7 @@ autograd: CPU time per call, best of N batches of 200 calls, the two interleaved
 
 import sys
 import time
+from typing import Any
 
 import autograd
 import autograd.numpy as anp
@@ -23,15 +24,21 @@ def main(n: int = 15, batch: int = 200) -> float:
     gm = mjcore.grad(lambda w, x: np.sum(np.tanh(x * w) ** 2))
     ga = autograd.grad(lambda w, x: anp.sum(anp.tanh(x * w) ** 2))
     assert onp.allclose(onp.asarray(gm(w, x)), ga(w0, x0))
+    return best_ratio(lambda: gm(w, x), lambda: ga(w0, x0), n, batch)
+
+
+def best_ratio(run_mjnp: Any, run_autograd: Any, n: int, batch: int) -> float:
+    """Interleave `n` batches of `batch` calls of each; print the best per-call CPU times and
+    return their ratio mjnp/autograd."""
     bm = ba = float("inf")
     for _ in range(n):
         t0 = time.process_time()
         for _ in range(batch):
-            gm(w, x)
+            run_mjnp()
         bm = min(bm, (time.process_time() - t0) / batch)
         t0 = time.process_time()
         for _ in range(batch):
-            ga(w0, x0)
+            run_autograd()
         ba = min(ba, (time.process_time() - t0) / batch)
     print(f"mjnp {bm * 1e6:.1f} us  autograd {ba * 1e6:.1f} us  ratio {bm / ba:.3f}")
     return bm / ba

@@ -7,7 +7,6 @@ the direct rules cover since h_hostvjp (the benchmark programs use none of them)
 """
 
 import sys
-import time
 from typing import Any
 
 import autograd
@@ -16,6 +15,7 @@ import numpy as onp
 
 import mjcore
 import mjnp as np
+from benchmarks.eager_grad_inprocess import best_ratio
 
 
 def program(xp: Any, x: Any, w: Any) -> Any:
@@ -36,18 +36,7 @@ def main(n: int = 30, batch: int = 20) -> float:
     gm = mjcore.grad(lambda x, w: program(np, x, w))
     ga = autograd.grad(lambda x, w: program(anp, x, w))
     onp.testing.assert_allclose(onp.asarray(gm(x, w)), ga(x0, w0), rtol=1e-12, atol=1e-12)
-    bm = ba = float("inf")
-    for _ in range(n):
-        t0 = time.thread_time()
-        for _ in range(batch):
-            gm(x, w)
-        bm = min(bm, (time.thread_time() - t0) / batch)
-        t0 = time.thread_time()
-        for _ in range(batch):
-            ga(x0, w0)
-        ba = min(ba, (time.thread_time() - t0) / batch)
-    print(f"mjnp {bm * 1e6:.0f} us  autograd {ba * 1e6:.0f} us  ratio {bm / ba:.2f}")
-    return bm / ba
+    return best_ratio(lambda: gm(x, w), lambda: ga(x0, w0), n, batch)
 
 
 if __name__ == "__main__":

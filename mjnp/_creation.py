@@ -321,102 +321,58 @@ def _full_general(
     return _filled("full", _shape_arg("full", shape), fill_value, _dtype_arg("full", dtype, None))
 
 
-@c_function  # as NumPy's builtin: does not bind as a method
-def zeros(
-    shape: ShapeLike,
-    dtype: DTypeLike | None = None,
-    order: str = "C",
-    *,
-    device: Any = None,
-    like: None = None,
-) -> Array:
-    """An array of zeros, float64 by default, as `numpy.zeros`."""
-    if device is None and like is None and order == "C":
-        new = _fast_new("zeros", shape, dtype, _FLOAT64)
-        if new is not None:  # eagerly on CPU: NumPy's array itself
-            return wrap(np.zeros(*new))
-    return _zeros_general(shape, dtype, order, device=device, like=like)
+def _new_filled(name: str, numpy_new: Callable[..., np.ndarray], fill: int, doc: str) -> Any:
+    """`zeros`, `ones` or `empty` (`fill` 0, 1, 0): NumPy's `numpy_new` eagerly on CPU for a
+    plain call, else the general path (checks, `device=` placement, `lax.full`)."""
+
+    @_general_path(name)
+    def general(
+        shape: ShapeLike,
+        dtype: DTypeLike | None = None,
+        order: str = "C",
+        *,
+        device: Any = None,
+        like: None = None,
+    ) -> Array:
+        _check_order(name, order, "CF")
+        _check_like(name, like, device)
+        return _full(name, _shape_arg(name, shape), fill, _dtype_arg(name, dtype, _FLOAT64))
+
+    def public(
+        shape: ShapeLike,
+        dtype: DTypeLike | None = None,
+        order: str = "C",
+        *,
+        device: Any = None,
+        like: None = None,
+    ) -> Array:
+        if device is None and like is None and order == "C":
+            new = _fast_new(name, shape, dtype, _FLOAT64)
+            if new is not None:  # eagerly on CPU: NumPy's array itself
+                return wrap(numpy_new(*new))
+        return general(shape, dtype, order, device=device, like=like)
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc
+    return public
 
 
-@_general_path("zeros")
-def _zeros_general(
-    shape: ShapeLike,
-    dtype: DTypeLike | None = None,
-    order: str = "C",
-    *,
-    device: Any = None,
-    like: None = None,
-) -> Array:
-    """The general path of `zeros` (any arguments; `device=` placement)."""
-    _check_order("zeros", order, "CF")
-    _check_like("zeros", like, device)
-    return _full("zeros", _shape_arg("zeros", shape), 0, _dtype_arg("zeros", dtype, _FLOAT64))
-
-
-def ones(
-    shape: ShapeLike,
-    dtype: DTypeLike | None = None,
-    order: str = "C",
-    *,
-    device: Any = None,
-    like: None = None,
-) -> Array:
-    """An array of ones, float64 by default, as `numpy.ones`."""
-    if device is None and like is None and order == "C":
-        new = _fast_new("ones", shape, dtype, _FLOAT64)
-        if new is not None:  # eagerly on CPU: NumPy's array itself
-            return wrap(np.ones(*new))
-    return _ones_general(shape, dtype, order, device=device, like=like)
-
-
-@_general_path("ones")
-def _ones_general(
-    shape: ShapeLike,
-    dtype: DTypeLike | None = None,
-    order: str = "C",
-    *,
-    device: Any = None,
-    like: None = None,
-) -> Array:
-    """The general path of `ones` (any arguments; `device=` placement)."""
-    _check_order("ones", order, "CF")
-    _check_like("ones", like, device)
-    return _full("ones", _shape_arg("ones", shape), 1, _dtype_arg("ones", dtype, _FLOAT64))
-
-
-@c_function  # as NumPy's builtin: does not bind as a method
-def empty(
-    shape: ShapeLike,
-    dtype: DTypeLike | None = None,
-    order: str = "C",
-    *,
-    device: Any = None,
-    like: None = None,
-) -> Array:
-    """An array of the given shape and dtype, as `numpy.empty`.
+# (c_function: as NumPy's builtins, zeros and empty do not bind as methods)
+zeros = c_function(
+    _new_filled("zeros", np.zeros, 0, "An array of zeros, float64 by default, as `numpy.zeros`.")
+)
+ones = _new_filled("ones", np.ones, 1, "An array of ones, float64 by default, as `numpy.ones`.")
+empty = c_function(
+    _new_filled(
+        "empty",
+        np.zeros,
+        0,
+        """An array of the given shape and dtype, as `numpy.empty`.
 
     NB: the contents are zeros (an uninitialised immutable array would be of no use).
-    """
-    if device is None and like is None and order == "C":
-        new = _fast_new("empty", shape, dtype, _FLOAT64)
-        if new is not None:  # eagerly on CPU: NumPy's array itself
-            return wrap(np.zeros(*new))
-    return _empty_general(shape, dtype, order, device=device, like=like)
-
-
-@_general_path("empty")
-def _empty_general(
-    shape: ShapeLike,
-    dtype: DTypeLike | None = None,
-    order: str = "C",
-    *,
-    device: Any = None,
-    like: None = None,
-) -> Array:
-    """The general path of `empty` (any arguments; `device=` placement)."""
-    _check_order("empty", order, "CF")
-    _check_like("empty", like, device)
-    return _full("empty", _shape_arg("empty", shape), 0, _dtype_arg("empty", dtype, _FLOAT64))
+    """,
+    )
+)
 
 
 def _like_aval(fname: str, a: ArrayLike) -> tuple[tuple[int, ...], np.dtype]:
@@ -438,104 +394,62 @@ def _like_args(
     return out_shape, _dtype_arg(fname, dtype, a_dtype)
 
 
-def zeros_like(
-    a: ArrayLike,
-    dtype: DTypeLike | None = None,
-    order: str = "K",
-    subok: bool = True,
-    shape: ShapeLike | None = None,
-    *,
-    device: Any = None,
-) -> Array:
-    """Zeros with the shape and dtype of `a` (or the given ones), as `numpy.zeros_like`."""
-    if type(a) is _Array and shape is None and device is None:
-        new = _fast_like("zeros_like", a, dtype, order)
-        if new is not None:
-            return wrap(np.zeros(*new))
-    return _zeros_like_general(a, dtype, order, subok, shape, device=device)
+def _like_filled(name: str, numpy_new: Callable[..., np.ndarray], fill: int, doc: str) -> Any:
+    """`zeros_like`, `ones_like` or `empty_like` (`fill` 0, 1, 0): NumPy's `numpy_new` eagerly
+    on CPU for a plain call with an Array, else the general path (checks, `device=`)."""
+
+    @_general_path(name)
+    def general(
+        a: ArrayLike,
+        dtype: DTypeLike | None = None,
+        order: str = "K",
+        subok: bool = True,
+        shape: ShapeLike | None = None,
+        *,
+        device: Any = None,
+    ) -> Array:
+        _check_like(name, None, device)
+        out_shape, dt = _like_args(name, a, dtype, shape, order)
+        return _full("like", out_shape, fill, dt)
+
+    def public(
+        a: ArrayLike,
+        dtype: DTypeLike | None = None,
+        order: str = "K",
+        subok: bool = True,
+        shape: ShapeLike | None = None,
+        *,
+        device: Any = None,
+    ) -> Array:
+        if type(a) is _Array and shape is None and device is None:
+            new = _fast_like(name, a, dtype, order)
+            if new is not None:  # eagerly on CPU: NumPy's array itself
+                return wrap(numpy_new(*new))
+        return general(a, dtype, order, subok, shape, device=device)
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc
+    return public
 
 
-@_general_path("zeros_like")
-def _zeros_like_general(
-    a: ArrayLike,
-    dtype: DTypeLike | None = None,
-    order: str = "K",
-    subok: bool = True,
-    shape: ShapeLike | None = None,
-    *,
-    device: Any = None,
-) -> Array:
-    """The general path of `zeros_like` (any arguments; `device=` placement)."""
-    _check_like("zeros_like", None, device)
-    out_shape, dt = _like_args("zeros_like", a, dtype, shape, order)
-    return _full("like", out_shape, 0, dt)
-
-
-def ones_like(
-    a: ArrayLike,
-    dtype: DTypeLike | None = None,
-    order: str = "K",
-    subok: bool = True,
-    shape: ShapeLike | None = None,
-    *,
-    device: Any = None,
-) -> Array:
-    """Ones with the shape and dtype of `a` (or the given ones), as `numpy.ones_like`."""
-    if type(a) is _Array and shape is None and device is None:
-        new = _fast_like("ones_like", a, dtype, order)
-        if new is not None:
-            return wrap(np.ones(*new))
-    return _ones_like_general(a, dtype, order, subok, shape, device=device)
-
-
-@_general_path("ones_like")
-def _ones_like_general(
-    a: ArrayLike,
-    dtype: DTypeLike | None = None,
-    order: str = "K",
-    subok: bool = True,
-    shape: ShapeLike | None = None,
-    *,
-    device: Any = None,
-) -> Array:
-    """The general path of `ones_like` (any arguments; `device=` placement)."""
-    _check_like("ones_like", None, device)
-    out_shape, dt = _like_args("ones_like", a, dtype, shape, order)
-    return _full("like", out_shape, 1, dt)
-
-
-def empty_like(
-    prototype: ArrayLike,
-    dtype: DTypeLike | None = None,
-    order: str = "K",
-    subok: bool = True,
-    shape: ShapeLike | None = None,
-    *,
-    device: Any = None,
-) -> Array:
-    """An array with the shape and dtype of `prototype`, as `numpy.empty_like` (zeros; see
-    `empty`)."""
-    if type(prototype) is _Array and shape is None and device is None:
-        new = _fast_like("empty_like", prototype, dtype, order)
-        if new is not None:
-            return wrap(np.zeros(*new))
-    return _empty_like_general(prototype, dtype, order, subok, shape, device=device)
-
-
-@_general_path("empty_like")
-def _empty_like_general(
-    prototype: ArrayLike,
-    dtype: DTypeLike | None = None,
-    order: str = "K",
-    subok: bool = True,
-    shape: ShapeLike | None = None,
-    *,
-    device: Any = None,
-) -> Array:
-    """The general path of `empty_like` (any arguments; `device=` placement)."""
-    _check_like("empty_like", None, device)
-    out_shape, dt = _like_args("empty_like", prototype, dtype, shape, order)
-    return _full("like", out_shape, 0, dt)
+zeros_like = _like_filled(
+    "zeros_like",
+    np.zeros,
+    0,
+    "Zeros with the shape and dtype of `a` (or the given ones), as `numpy.zeros_like`.",
+)
+ones_like = _like_filled(
+    "ones_like",
+    np.ones,
+    1,
+    "Ones with the shape and dtype of `a` (or the given ones), as `numpy.ones_like`.",
+)
+empty_like = _like_filled(
+    "empty_like",
+    np.zeros,
+    0,
+    "An array with the shape and dtype of `prototype`, as `numpy.empty_like` (zeros; see `empty`).",
+)
 
 
 def full_like(

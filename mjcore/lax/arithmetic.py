@@ -367,16 +367,10 @@ def _abs_vjp(ct, y, primals, linear):
 def _abs_vjp_host(ct: Any, x: Any) -> Any:
     """`_abs_vjp` of a real `x` on the host (`host_vjp`): the host rules of its comparison,
     selects, negation and the tape's sum."""
-    ct_value = host_vjp.host_value(ct)
-    if ct_value is None:
+    values = host_vjp.cotangent_and_operands(ct, x)
+    if values is None or not host_vjp.within(select_n_p, _BOOL, values[0].size):
         return None
-    x_value = host_vjp.operand_value(x)
-    if (
-        x_value is None
-        or ct_value.dtype != x_value.dtype
-        or not host_vjp.within(select_n_p, _BOOL, ct_value.size)
-    ):
-        return None
+    ct_value, x_value = values
     zero = np.zeros((), ct_value.dtype)
     negative = np.less(x_value, zero)
     kept = np.where(negative, zero, ct_value)
@@ -485,18 +479,10 @@ def _minmax_vjp(prim: Primitive, pick_x_cmp: str, host_cmp: np.ufunc) -> None:
 def _minmax_vjp_host(ct: Any, x: Any, y: Any, linear: Any, host_cmp: np.ufunc) -> Any:
     """max/min's direct rule on the host (`host_vjp`): the host rules of its selects, product
     and sums (NumPy broadcasting `x` and `y` in the comparisons, as broadcast_to would)."""
-    ct_value = host_vjp.host_value(ct)
-    if ct_value is None:
+    values = host_vjp.cotangent_and_operands(ct, x, y)
+    if values is None or not host_vjp.within(select_n_p, _BOOL, values[0].size):
         return None
-    x_value = host_vjp.operand_value(x)
-    y_value = host_vjp.operand_value(y)
-    if (
-        x_value is None
-        or y_value is None
-        or not ct_value.dtype == x_value.dtype == y_value.dtype
-        or not host_vjp.within(select_n_p, _BOOL, ct_value.size)
-    ):
-        return None
+    ct_value, x_value, y_value = values
     dtype = ct_value.dtype
     zero = np.zeros((), dtype)  # `full`'s zeros, broadcast by np.where
     ties = np.equal(x_value, y_value)
@@ -637,15 +623,11 @@ def _integer_pow_vjp(ct, out, primals, linear, *, y):
 def _integer_pow_vjp_host(ct: Any, x: Any, y: int) -> Any:
     """`_integer_pow_vjp_body` on the host (`host_vjp`): its host rules in its order, where
     its replay would run them."""
-    ct_value = host_vjp.host_value(ct)
-    if ct_value is None:
+    values = host_vjp.cotangent_and_operands(ct, x)
+    if values is None:
         return None
-    x_value = host_vjp.operand_value(x)
-    if (
-        x_value is None
-        or ct_value.dtype != x_value.dtype
-        or (y != 1 and not host_vjp.within(integer_pow_p, x_value.dtype, x_value.size))
-    ):
+    ct_value, x_value = values
+    if y != 1 and not host_vjp.within(integer_pow_p, x_value.dtype, x_value.size):
         return None
     coeff = np.array(y, x_value.dtype)  # `_scalar(y, dtype)`'s value
     if y != 1:

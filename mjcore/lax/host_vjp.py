@@ -47,6 +47,21 @@ def operand_value(x: Any) -> np.ndarray | None:
     return None
 
 
+def cotangent_and_operands(ct: Any, *operands: Any) -> list[np.ndarray] | None:
+    """[ct's host value, each operand's] (`host_value`, `operand_value`) when all are there and
+    share the cotangent's dtype (the dtypes the rule's primitives would see), else None."""
+    ct_value = host_value(ct)
+    if ct_value is None:
+        return None
+    values = [ct_value]
+    for x in operands:
+        value = operand_value(x)
+        if value is None or value.dtype != ct_value.dtype:
+            return None
+        values.append(value)
+    return values
+
+
 def within(prim: Primitive, dtype: np.dtype, size: int) -> bool:
     """Whether eager dispatch runs `prim`'s host rule on a call whose largest operand or
     result has `size` elements and whose first operand has `dtype`."""

@@ -353,16 +353,10 @@ def _trig_vjp_host(ct: Any, x: Any, other: Any, negate: bool) -> Any:
     """`_mul_by_cos(ct, x)` (`other` cos_p) or `_mul_by_minus_sin(ct, x)` (sin_p, `negate`)
     on the host (`mjcore.lax.host_vjp`): the host rules of the body's ufuncs, in its order,
     where its replay would run them (float32 sin/cos of large arrays take XLA's kernel)."""
-    ct_value = host_vjp.host_value(ct)
-    if ct_value is None:
+    values = host_vjp.cotangent_and_operands(ct, x)
+    if values is None or not host_vjp.within(other, values[1].dtype, values[1].size):
         return None
-    x_value = host_vjp.operand_value(x)
-    if (
-        x_value is None
-        or ct_value.dtype != x_value.dtype
-        or not host_vjp.within(other, x_value.dtype, x_value.size)
-    ):
-        return None
+    ct_value, x_value = values
     if negate:
         out = np.multiply(np.negative(ct_value), np.sin(x_value))
     else:
@@ -616,12 +610,10 @@ def _tanh_vjp(ct, y):
 
 def _tanh_vjp_host(ct: Any, y: Any) -> Any:
     """`_tanh_vjp` on the host (`mjcore.lax.host_vjp`): the host rules of its four ufuncs."""
-    ct_value = host_vjp.host_value(ct)
-    if ct_value is None:
+    values = host_vjp.cotangent_and_operands(ct, y)
+    if values is None:
         return None
-    y_value = host_vjp.operand_value(y)
-    if y_value is None or ct_value.dtype != y_value.dtype:
-        return None
+    ct_value, y_value = values
     one = np.ones((), y_value.dtype)  # `_const(y, 1)`
     out = np.multiply(ct_value, np.multiply(np.add(one, y_value), np.subtract(one, y_value)))
     out = out if type(out) is np.ndarray else np.asarray(out)
@@ -774,17 +766,13 @@ def _pow_vjp_exponent_host(ct: Any, x: Any, out: Any) -> Any:
     """`ct * (log(x or 1 where x == 0) * out)` (the exponent's term of `_pow_vjp`) on the
     host (`host_vjp`): the host rules of eq, select_n (NumPy broadcasting the ones), log, mul
     and the transpose's mul."""
-    ct_value = host_vjp.host_value(ct)
-    if ct_value is None:
+    values = host_vjp.cotangent_and_operands(ct, x, out)
+    if values is None:
         return None
-    x_value = host_vjp.operand_value(x)
-    out_value = host_vjp.operand_value(out)
-    if (
-        x_value is None
-        or out_value is None
-        or not ct_value.dtype == x_value.dtype == out_value.dtype
-        or not host_vjp.within(select_n_p, np.dtype(bool), x_value.size)
-        or not host_vjp.within(log_p, x_value.dtype, x_value.size)
+    ct_value, x_value, out_value = values
+    if not (
+        host_vjp.within(select_n_p, np.dtype(bool), x_value.size)
+        and host_vjp.within(log_p, x_value.dtype, x_value.size)
     ):
         return None
     dtype = x_value.dtype
@@ -797,18 +785,10 @@ def _pow_vjp_exponent_host(ct: Any, x: Any, out: Any) -> Any:
 def _pow_vjp_base_host(ct: Any, x: Any, y: Any) -> Any:
     """`ct * (y * x ** (y - 1))` (the base's term of `_pow_vjp`) on the host (`host_vjp`):
     the host rules of sub, pow, mul and the transpose's mul."""
-    ct_value = host_vjp.host_value(ct)
-    if ct_value is None:
+    values = host_vjp.cotangent_and_operands(ct, x, y)
+    if values is None or not host_vjp.within(pow_p, values[1].dtype, values[0].size):
         return None
-    x_value = host_vjp.operand_value(x)
-    y_value = host_vjp.operand_value(y)
-    if (
-        x_value is None
-        or y_value is None
-        or not ct_value.dtype == x_value.dtype == y_value.dtype
-        or not host_vjp.within(pow_p, x_value.dtype, ct_value.size)
-    ):
-        return None
+    ct_value, x_value, y_value = values
     power = host.pow(x_value, np.subtract(y_value, np.ones((), y_value.dtype)))
     out = np.asarray(np.multiply(ct_value, np.multiply(y_value, power)))
     return wrap_host(out, ShapedArray(out.shape, out.dtype, False))  # (`_const`: strong)
