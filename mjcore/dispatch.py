@@ -10,6 +10,7 @@ buffers. See docs/eager.md.
 from __future__ import annotations
 
 import cmath
+import functools
 import math
 import operator
 import threading
@@ -156,7 +157,8 @@ def compiled_primitive(
                     raise MissingRuleError(prim.name, "impl", "Eager evaluation", "lowering")
                 avals_out = prim.abstract_eval(*avals_in, **params)
                 text, host_callbacks = lower_primitive(prim, avals_in, avals_out, params)
-                program = backend.Program(text, avals_out, host_callbacks)
+                relower = functools.partial(lower_primitive, prim, avals_in, avals_out, params)
+                program = backend.Program(text, avals_out, host_callbacks, relower=relower)
                 if len(_executables) >= _EXECUTABLES_SIZE:
                     _executables.clear()
                 entry = _executables[key] = (program, avals_out)

@@ -62,7 +62,16 @@ class _Executable:
         lowered = lower_jaxpr(closed.jaxpr, name, donated)
         self.text = lowered.text
         self.out_avals = closed.out_avals
-        self.program = backend.Program(lowered.text, self.out_avals, lowered.host_callbacks)
+
+        jaxpr = closed.jaxpr  # not `closed`: it keys `_compiled`, whose values are these
+
+        def relower() -> tuple[str, Sequence[Any]]:
+            again = lower_jaxpr(jaxpr, name, donated)
+            return again.text, again.host_callbacks
+
+        self.program = backend.Program(
+            lowered.text, self.out_avals, lowered.host_callbacks, relower=relower
+        )
 
     def __call__(self, bufs: list[Any]) -> list[Array]:
         outs = self.program.run(bufs)

@@ -18,6 +18,8 @@ def test_device_round_trip_of_a_pytree():
     assert int(back["b"][1]) == 5
 
 
-def test_devices_lists_the_cpu():
+def test_devices_lists_the_default_platforms_device():
     (device,) = mjcore.devices()
-    assert "cpu" in str(device).lower()
+    platform = mjcore.default_backend()
+    assert device.platform == platform
+    assert ("cuda" if platform == "gpu" else "cpu") in str(device).lower()

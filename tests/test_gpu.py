@@ -14,10 +14,11 @@ import pytest
 
 import mjcore
 import mjnp as np
+from mjcore import lax
 from mjcore.backend import client, custom_call
 from mjcore.backend.lowering import lower_primitive
 from mjcore.core import ShapedArray
-from mjcore.lax import linalg
+from mjcore.lax import convolution, linalg
 
 _ON_GPU = mjcore.default_backend() == "gpu"
 gpu = pytest.mark.skipif(not _ON_GPU, reason="needs mjcore on an NVIDIA GPU (CUDA plugin)")
@@ -28,6 +29,7 @@ def lowering_for_cuda(monkeypatch):
     """Lower as for a CUDA device (nothing compiled for it here)."""
     monkeypatch.setattr(custom_call, "lowering_platform", lambda: "cuda")
     monkeypatch.setattr(linalg, "lowering_platform", lambda: "cuda")
+    monkeypatch.setattr(convolution, "lowering_platform", lambda: "cuda")
     yield
     client.clear_caches()  # no executable lowered this way outlives the test
 
@@ -64,9 +66,85 @@ def test_cuda_lowering_calls_cusolver(lowering_for_cuda, prim, aval, params, tar
         assert "dense<[1, 2, 0]> : tensor<3xindex>" in text
 
 
-def test_cuda_lowering_of_routines_without_a_gpu_kernel_raises(lowering_for_cuda):
-    with pytest.raises(NotImplementedError, match="LAPACK gesdd has no GPU kernel"):
-        _text(linalg.svd_p, [F32], full_matrices=False, compute_uv=True)
+def test_cuda_lowering_of_a_routine_without_a_gpu_kernel_raises(lowering_for_cuda):
+    with pytest.raises(NotImplementedError, match="LAPACK gees has no GPU kernel"):
+        custom_call.solver_call(None, "gees", [], [F32], batch_ndim=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "shape, transposed, layout",
+    [
+        ((2, 5, 3), "false", "dense<[1, 2, 0]> : tensor<3xindex>"),  # tall: column-major
+        ((2, 3, 5), "true", "dense<[2, 1, 0]> : tensor<3xindex>"),  # wide: the transpose
+    ],
+)
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_cuda_lowering_of_svd_calls_cusolver_gesvd(
+    lowering_for_cuda, shape, transposed, layout, full_matrices
+):
+    aval = ShapedArray(shape, onp.dtype(onp.float64))
+    text = _text(linalg.svd_p, [aval], full_matrices=full_matrices, compute_uv=True)
+    assert "cusolver_gesvd_ffi" in text and "lapack_" not in text
+    assert f"transposed = {transposed}" in text
+    assert f"full_matrices = {str(full_matrices).lower()}" in text and "compute_uv = true" in text
+    assert layout in text
+
+
+def test_cuda_lowering_of_eig_calls_cusolver_geev(lowering_for_cuda):
+    aval = ShapedArray((2, 4, 4), onp.dtype(onp.float32))
+    text = _text(linalg.eig_p, [aval], compute_eigenvectors=True)
+    assert "cusolver_geev_ffi" in text and "left = false, right = true" in text
+    assert "lapack_" not in text
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_unpacking_lapacks_real_eigenvectors_matches_numpy(seed):
+    """cuSOLVER's geev, like LAPACK's, packs a real matrix's complex eigenvector pairs into
+    real columns; the GPU lowering unpacks them with lax ops, checked here against LAPACK's
+    own packed output (SciPy's dgeev)."""
+    lapack = pytest.importorskip("scipy.linalg.lapack")
+    a = onp.random.default_rng(seed).standard_normal((3, 6, 6))
+    packed = [lapack.dgeev(m) for m in a]
+    w = onp.array([wr + 1j * wi for wr, wi, *_ in packed])
+    vr = onp.array([p[3] for p in packed])
+    assert (w.imag != 0).any()
+    v = onp.asarray(mjcore.jit(linalg._unpack_conjugate_pairs)(w, vr))
+    onp.testing.assert_allclose(a @ v, v * w[:, None, :], atol=1e-10)
+    w_np, v_np = onp.linalg.eig(a)
+    order, order_np = onp.argsort(w, axis=-1), onp.argsort(w_np, axis=-1)
+    onp.testing.assert_allclose(
+        onp.abs(onp.take_along_axis(v, order[:, None, :], -1)),
+        onp.abs(onp.take_along_axis(v_np, order_np[:, None, :], -1)),
+        atol=1e-10,
+    )
+
+
+def _conv(x, w):
+    return lax.conv_general_dilated(x, w, (2, 1), [(1, 0), (0, 1)], rhs_dilation=(1, 2))
+
+
+@pytest.mark.parametrize("dtype", [onp.complex64, onp.complex128])
+def test_cuda_lowering_of_complex_convolution_is_three_real_ones(lowering_for_cuda, dtype):
+    """XLA's GPU backend has no complex convolution; the CUDA lowering does three real ones
+    (as JAX's), which XLA's CPU compiler also runs: compared with the complex one here."""
+    rng = onp.random.default_rng(0)
+    x = (rng.standard_normal((2, 3, 5, 4)) + 1j * rng.standard_normal((2, 3, 5, 4))).astype(dtype)
+    w = (rng.standard_normal((2, 3, 2, 2)) + 1j * rng.standard_normal((2, 3, 2, 2))).astype(dtype)
+    text = mjcore.jit(_conv).lower(x, w).as_text()
+    assert text.count("stablehlo.convolution") == 3 and "complex" in text
+    got = onp.asarray(mjcore.jit(_conv)(x, w))
+    xr, xi = x.real.astype(onp.float64), x.imag.astype(onp.float64)
+    wr, wi = w.real.astype(onp.float64), w.imag.astype(onp.float64)
+    c = lambda p, q: onp.asarray(_conv(p, q))  # noqa: E731  (real convolutions)
+    want = c(xr, wr) - c(xi, wi) + 1j * (c(xr, wi) + c(xi, wr))
+    tol = 1e-5 if dtype == onp.complex64 else 1e-12
+    onp.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_cuda_lowering_of_integer_convolution_raises(lowering_for_cuda):
+    x, w = onp.ones((1, 1, 4, 4), onp.int32), onp.ones((1, 1, 2, 2), onp.int32)
+    with pytest.raises(NotImplementedError, match="no int32 convolution.*float32/float64"):
+        mjcore.jit(_conv).lower(x, w).as_text()
 
 
 def test_cuda_lowering_of_host_callbacks_uses_the_gpu_target(lowering_for_cuda):
@@ -152,7 +230,7 @@ def test_gpu_dlpack_export_has_the_cuda_device_type():
     assert x.__dlpack_device__() == (2, mjcore.devices()[0].local_hardware_id)
     capsule = x.__dlpack__()
     assert type(capsule).__name__ == "PyCapsule"
-    onp.testing.assert_array_equal(onp.from_dlpack(x.__dlpack__(dl_device=(1, 0))), [0, 1, 2, 3])
+    onp.testing.assert_array_equal(onp.from_dlpack(x, device="cpu"), [0, 1, 2, 3])
 
 
 @pytest.mark.gpu
@@ -206,3 +284,145 @@ def test_gpu_callbacks_fft_random_and_transformations(capsys):
     assert abs(float(carry) - 4.0) < 1e-12
     s = np.sort(np.asarray([3.0, 1.0, 2.0]))
     assert s.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("dtype", [onp.float32, onp.float64, onp.complex128])
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (3, 5, 5)])
+def test_gpu_svd_matches_numpy(dtype, shape):
+    rng = onp.random.default_rng(1)
+    a = rng.standard_normal(shape).astype(dtype)
+    if onp.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    tol = {"rtol": 2e-4, "atol": 2e-4} if dtype == onp.float32 else {"rtol": 1e-10, "atol": 1e-10}
+    A = np.asarray(a)
+    onp.testing.assert_allclose(
+        onp.asarray(np.linalg.svd(A, compute_uv=False)), onp.linalg.svd(a, compute_uv=False), **tol
+    )
+    for full in (False, True):
+        u, s, vh = np.linalg.svd(A, full_matrices=full)
+        k = min(shape[-2:])
+        rebuilt = (u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :]
+        onp.testing.assert_allclose(onp.asarray(rebuilt), a, **tol)
+        eye = onp.broadcast_to(onp.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+        onp.testing.assert_allclose(onp.asarray(u.conj().swapaxes(-1, -2) @ u), eye, **tol)
+    if len(shape) == 2:
+        onp.testing.assert_allclose(onp.asarray(np.linalg.pinv(A)), onp.linalg.pinv(a), **tol)
+        assert int(np.linalg.matrix_rank(A)) == onp.linalg.matrix_rank(a)
+        onp.testing.assert_allclose(float(np.linalg.norm(A, 2)), onp.linalg.norm(a, 2), **tol)
+        b = rng.standard_normal(shape[0]).astype(dtype)
+        onp.testing.assert_allclose(
+            onp.asarray(np.linalg.lstsq(A, np.asarray(b))[0]), onp.linalg.lstsq(a, b)[0], **tol
+        )
+    nuclear = mjcore.grad(lambda m: np.sum(np.linalg.svd(m, compute_uv=False)))
+    on_cpu = mjcore.device_put(a.real, mjcore.devices("cpu")[0])
+    onp.testing.assert_allclose(onp.asarray(nuclear(A.real)), onp.asarray(nuclear(on_cpu)), **tol)
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("dtype", [onp.float32, onp.float64, onp.complex128])
+def test_gpu_eig_matches_numpy(dtype):
+    rng = onp.random.default_rng(2)
+    a = rng.standard_normal((3, 6, 6)).astype(dtype)
+    if onp.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(a.shape)
+    tol = 2e-4 if dtype == onp.float32 else 1e-9
+    w, v = np.linalg.eig(np.asarray(a))
+    w, v = onp.asarray(w), onp.asarray(v)
+    onp.testing.assert_allclose(a @ v, v * w[:, None, :], atol=tol * 10)
+    onp.testing.assert_allclose(
+        onp.sort_complex(w.ravel()), onp.sort_complex(onp.linalg.eigvals(a).ravel()), atol=tol * 10
+    )
+    onp.testing.assert_allclose(onp.linalg.norm(v, axis=-2), 1.0, atol=tol)
+    onp.testing.assert_allclose(onp.asarray(np.linalg.eigvals(np.asarray(a))), w, atol=tol)
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_complex_convolution_and_integer_error():
+    rng = onp.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 5, 4)) + 1j * rng.standard_normal((2, 3, 5, 4))
+    w = rng.standard_normal((2, 3, 2, 2)) + 1j * rng.standard_normal((2, 3, 2, 2))
+    got = onp.asarray(_conv(np.asarray(x), np.asarray(w)))
+    cpu = mjcore.devices("cpu")[0]
+    want = onp.asarray(_conv(mjcore.device_put(x, cpu), mjcore.device_put(w, cpu)))
+    onp.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(NotImplementedError, match="no int32 convolution"):
+        _conv(np.ones((1, 1, 4, 4), np.int32), np.ones((1, 1, 2, 2), np.int32))
+
+
+@pytest.mark.parametrize("fun", [np.sin, np.cos, np.arctan, np.cbrt, lambda x: np.arctan2(x, x)])
+def test_cuda_lowering_keeps_xlas_transcendental_ops(monkeypatch, lowering_for_cuda, fun):
+    """The vectorised CPU kernels (mjcore/lax/kernels) are for XLA's CPU code only: on a GPU
+    XLA's ops are vectorised, and the kernels' range guard (a `cond`) would make every call
+    wait for the host."""
+    from mjcore.lax.kernels import platform
+
+    monkeypatch.setattr(platform, "lowering_platform", lambda: "cuda")
+    big = onp.ones(1 << 19, onp.float32)
+    text = mjcore.jit(fun).lower(big).as_text()
+    assert "stablehlo.case" not in text and "stablehlo.if" not in text
+    assert any(op in text for op in ("sine", "cosine", "atan", "cbrt"))
+    monkeypatch.setattr(platform, "lowering_platform", lambda: "cpu")
+    assert mjcore.jit(lambda x: fun(x) + 0).lower(big).as_text().count("stablehlo") > text.count(
+        "stablehlo"
+    )
+
+
+def test_lowering_for_names_the_platform_in_this_thread():
+    default = "cuda" if _ON_GPU else "cpu"
+    assert custom_call.lowering_platform() == default
+    with client.lowering_for("cuda"):
+        assert custom_call.lowering_platform() == "cuda"
+        with client.lowering_for("cpu"):
+            assert custom_call.lowering_platform() == "cpu"
+        assert custom_call.lowering_platform() == "cuda"
+    assert custom_call.lowering_platform() == default
+
+
+def test_a_program_of_one_platforms_kernels_is_lowered_again_for_another(monkeypatch):
+    """A program lowered for the default device's kernels (cuSOLVER on a GPU) runs on a device
+    of another platform (an array committed to the CPU) lowered again for it, not refused."""
+    from mjcore import dispatch
+
+    a = ShapedArray((3, 3), onp.dtype(onp.float64))
+    params = {"full_matrices": False, "compute_uv": True}
+    program, avals_out = dispatch.compiled_primitive(linalg.svd_p, (a,), params)
+    platforms: list[str] = []
+    relower = program.relower
+
+    def spy():
+        platforms.append(custom_call.lowering_platform())
+        return relower()
+
+    monkeypatch.setattr(program, "relower", spy)
+    monkeypatch.setattr(client, "_portable", lambda p, d: False)  # as if d were another platform
+    placing = client._PlacingExecutable(program, program.executable, avals_out, False)
+    exe, _ = placing._for(mjcore.devices()[0], True)
+    assert platforms == ["cuda" if _ON_GPU else "cpu"]
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_linalg_and_callbacks_on_arrays_committed_to_the_cpu():
+    cpu = mjcore.devices("cpu")[0]
+    a = onp.random.default_rng(4).standard_normal((5, 5)) + 5 * onp.eye(5)
+    A = mjcore.device_put(a, cpu)
+    inv = np.linalg.inv(A)
+    assert inv.device == cpu
+    onp.testing.assert_allclose(onp.asarray(inv), onp.linalg.inv(a), rtol=1e-12)
+    onp.testing.assert_allclose(
+        onp.asarray(np.linalg.svd(A, compute_uv=False)), onp.linalg.svd(a, compute_uv=False)
+    )
+    onp.testing.assert_allclose(
+        onp.sort_complex(onp.asarray(np.linalg.eigvals(A))), onp.sort_complex(onp.linalg.eigvals(a))
+    )
+    on_gpu = np.linalg.inv(np.asarray(a))  # the same primitive on the default device still works
+    assert on_gpu.device == mjcore.devices()[0]
+    f = mjcore.jit(
+        lambda x: mjcore.pure_callback(onp.cos, mjcore.ShapeDtypeStruct((5, 5), onp.float64), x)
+    )
+    onp.testing.assert_allclose(onp.asarray(f(A)), onp.cos(a))
+    onp.testing.assert_allclose(onp.asarray(f(np.asarray(a))), onp.cos(a))

@@ -612,6 +612,30 @@ def _take_callback_error() -> BaseException | None:
     return err
 
 
+_lowering_target = threading.local()
+
+
+def target_platform() -> str | None:
+    """The platform `lowering_for` names in this thread ('cpu' or 'cuda'), else None (lower
+    for the default device)."""
+    return getattr(_lowering_target, "platform", None)
+
+
+@contextlib.contextmanager
+def lowering_for(platform: str) -> Iterator[None]:
+    """Lower for `platform` ('cpu' or 'cuda') inside the block, whatever the default device."""
+    saved = target_platform()
+    _lowering_target.platform = platform
+    try:
+        yield
+    finally:
+        _lowering_target.platform = saved
+
+
+def _lowering_name(dev: Device) -> str:
+    return "cuda" if backend_of(dev).platform == "gpu" else "cpu"
+
+
 # Called with each module text `Program` compiles (tests count and inspect the compiles).
 compile_hooks: list[Callable[[str], None]] = []
 
@@ -623,7 +647,7 @@ class Program:
     which costs more than the execution itself for small ops.
     """
 
-    __slots__ = ("executable", "handlers", "text", "host_callbacks", "device")
+    __slots__ = ("executable", "handlers", "text", "host_callbacks", "device", "relower")
 
     def __init__(
         self,
@@ -632,9 +656,13 @@ class Program:
         host_callbacks: Sequence[Callable[..., Any]] = (),
         dev: Device | None = None,
         committed: bool = False,
+        relower: Callable[[], tuple[str, Sequence[Callable[..., Any]]]] | None = None,
     ):
         self.text = module_text
         self.host_callbacks = tuple(host_callbacks)
+        # (module text, host callbacks) lowered again, for a device of another platform when
+        # the text calls one platform's kernels (LAPACK/cuSOLVER, host callbacks)
+        self.relower = relower
         self.device = device() if dev is None else dev
         executable = compile_text(module_text, self.host_callbacks, self.device)
         out_sharding = sharding(self.device)
@@ -693,8 +721,13 @@ class _PlacingExecutable:
         entry = self.per_placement.get((dev, committed))
         if entry is None:
             p = self.program
-            _check_portable(p, dev)
-            exe = compile_text(p.text, p.host_callbacks, dev)
+            text, callbacks = p.text, p.host_callbacks
+            if not _portable(p, dev):
+                if p.relower is None:
+                    _check_portable(p, dev)
+                with lowering_for(_lowering_name(dev)):
+                    text, callbacks = p.relower()  # type: ignore[misc]
+            exe = compile_text(text, tuple(callbacks), dev)
             out_sharding = sharding(dev)
             handlers = [compat.result_handler(a, out_sharding, committed) for a in self.out_avals]
             entry = self.per_placement[(dev, committed)] = (exe, handlers)
@@ -732,12 +765,19 @@ class _PlacingExecutable:
 _PLATFORM_KERNELS = ("lapack_", "cusolver_", "xla_ffi_python_")
 
 
-def _check_portable(program: Program, dev: Device) -> None:
-    """Raise when `program`, lowered for its device's platform, names kernels that `dev`'s
-    platform lacks (a StableHLO module without custom calls runs anywhere)."""
+def _portable(program: Program, dev: Device) -> bool:
+    """Whether `program`, lowered for its device's platform, can run on `dev`: a module that
+    calls no platform's kernels runs anywhere."""
     have = backend_of(program.device).platform
     want = backend_of(dev).platform
-    if have != want and any(k in program.text for k in _PLATFORM_KERNELS):
+    return have == want or not any(k in program.text for k in _PLATFORM_KERNELS)
+
+
+def _check_portable(program: Program, dev: Device) -> None:
+    """Raise when `program` names kernels that `dev`'s platform lacks."""
+    have = backend_of(program.device).platform
+    want = backend_of(dev).platform
+    if not _portable(program, dev):
         raise NotImplementedError(
             f"mjcore: this computation was lowered for the {have!r} platform and calls its "
             f"kernels (LAPACK/cuSOLVER or a host callback), so it cannot run on {dev} "

@@ -38,8 +38,12 @@ def _register_lapack() -> None:
 
 
 def lowering_platform() -> str:
-    """'cuda' when programs are lowered for a CUDA device (the default device now), else
-    'cpu': the platform whose kernels the custom calls below name."""
+    """'cuda' when programs are lowered for a CUDA device (the one `client.lowering_for`
+    names, else the default device), else 'cpu': the platform whose kernels the custom calls
+    below name."""
+    target = client.target_platform()
+    if target is not None:
+        return target
     return "cuda" if client.device().platform == "gpu" else "cpu"
 
 
@@ -88,6 +92,44 @@ def solver_call(
         gpu_attrs["algorithm"] = "0 : ui8"  # cuSOLVER's default (QR) algorithm, as JAX's
     config = ", ".join(f"{k} = {v}" for k, v in sorted(gpu_attrs.items()))
     return _ffi_call(builder, _CUSOLVER[base], operands, result_avals, config, batch_ndim, "")
+
+
+def cusolver_gesvd(
+    builder: FunctionBuilder,
+    x: Value,
+    result_avals: Sequence[ShapedArray],
+    *,
+    full_matrices: bool,
+    compute_uv: bool,
+) -> list[Value]:
+    """cuSOLVER's gesvd for `x` (batch, m, n): `[a, s, u, vt, info]` as LAPACK's gesdd gives
+    them (`result_avals` in that order). The kernel needs m >= n, so a wide matrix goes in
+    transposed, as JAX lowers it: read row-major, its transpose is column-major, and the
+    kernel's `u`/`vt` of the transpose are this matrix's `vt`/`u`."""
+    *_, m, n = x.aval.shape
+    transposed = m < n
+    a, s, u, vt, info = result_avals
+    config = (
+        f"compute_uv = {str(compute_uv).lower()}, full_matrices = {str(full_matrices).lower()}, "
+        f"transposed = {str(transposed).lower()}"
+    )
+    if not transposed:
+        return _ffi_call(
+            builder, "cusolver_gesvd_ffi", [x], result_avals, config, x.aval.ndim - 2, ""
+        )
+    a_out, s_out, vt_out, u_out, info_out = _ffi_call(
+        builder, "cusolver_gesvd_ffi", [x], [a, s, vt, u, info], config, None, ""
+    )
+    return [a_out, s_out, u_out, vt_out, info_out]
+
+
+def cusolver_geev(
+    builder: FunctionBuilder, x: Value, result_avals: Sequence[ShapedArray], *, right: bool
+) -> list[Value]:
+    """cuSOLVER's geev (right eigenvectors only): `[a, w, vl, vr, info]`, `w` complex; for a
+    real `x`, `vr` is real with conjugate pairs packed as LAPACK packs them."""
+    config = f"left = false, right = {str(right).lower()}"
+    return _ffi_call(builder, "cusolver_geev_ffi", [x], result_avals, config, x.aval.ndim - 2, "")
 
 
 def lapack_target(base: str, dtype: np.dtype) -> str:

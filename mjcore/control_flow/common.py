@@ -255,7 +255,10 @@ def def_compiled_impl(primitive: core.Primitive) -> None:
         with _compile_lock:
             program = _programs.get(key)
             if program is None:
-                program = _programs[key] = backend.Program(text, avals_out, host_callbacks)
+                relower = functools.partial(lower_primitive, primitive, avals, avals_out, params)
+                program = _programs[key] = backend.Program(
+                    text, avals_out, host_callbacks, relower=relower
+                )
                 if len(_programs) > _CACHE_SIZE:
                     _programs.popitem(last=False)
             else:

@@ -11,12 +11,15 @@ import numpy as np
 
 from mjcore import dtypes
 from mjcore.ad import Zero, is_undefined_primal
+from mjcore.backend.custom_call import lowering_platform
 from mjcore.backend.hlo import Value, i64_array
-from mjcore.backend.lowering import LoweringContext
+from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.batching import NOT_MAPPED
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax.arithmetic import add
+from mjcore.lax.arithmetic import add, sub
 from mjcore.lax.base import convert_element_type, full, reshape, transpose
+from mjcore.lax.complex import complex as make_complex
+from mjcore.lax.complex import imag, real
 from mjcore.lax.dot import can_accumulate
 from mjcore.lax.families import check_same_dtypes, convert
 from mjcore.lax.precision import canonicalize_precision
@@ -375,6 +378,32 @@ def _conv_general_dilated_lowering(
 ) -> Value:
     b = ctx.builder
     out = ctx.aval_out.strip_weak_type()
+    if lowering_platform() == "cuda" and out.dtype.kind in "iub":
+        raise NotImplementedError(
+            f"conv_general_dilated: XLA's GPU backend has no {out.dtype} convolution (cuDNN "
+            "convolves floating-point types); convert the operands to float32/float64, or run "
+            "it on the CPU (x.to_device(mjcore.devices('cpu')[0]))"
+        )
+    if lowering_platform() == "cuda" and out.dtype.kind == "c":
+        # XLA's GPU backend has no complex convolution: three real ones (Gauss's product), as
+        # JAX lowers it on GPUs.
+        params = dict(
+            window_strides=window_strides,
+            padding=padding,
+            lhs_dilation=lhs_dilation,
+            rhs_dilation=rhs_dilation,
+            dimension_numbers=dimension_numbers,
+            feature_group_count=feature_group_count,
+            batch_group_count=batch_group_count,
+            preferred_element_type=None,
+        )
+        sub_ctx = LoweringContext(
+            b, [ShapedArray(v.aval.shape, out.dtype) for v in (lhs, rhs)], [out]
+        )
+        lhs, rhs = convert(b, lhs, out.dtype), convert(b, rhs, out.dtype)
+        return lower_fun(lambda x, y: [_complex_conv(x, y, params)], multiple_results=True)(
+            sub_ctx, lhs, rhs
+        )[0]
     lhs, rhs = convert(b, lhs, out.dtype), convert(b, rhs, out.dtype)
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     numbers = (
@@ -397,6 +426,16 @@ def _conv_general_dilated_lowering(
         f"window_strides = {i64_array(window_strides)}"
     )
     return b.op("stablehlo.convolution", [lhs, rhs], out, attrs)
+
+
+def _complex_conv(lhs: Any, rhs: Any, params: dict[str, Any]) -> Any:
+    """(x + iy) * (u + iv) with three real convolutions: k1 = (x + y) * u, k2 = x * (v - u),
+    k3 = y * (u + v); the real part is k1 - k3, the imaginary part k1 + k2."""
+    x, y, u, v = real(lhs), imag(lhs), real(rhs), imag(rhs)
+    k1 = conv_general_dilated_p.bind1(add(x, y), u, **params)
+    k2 = conv_general_dilated_p.bind1(x, sub(v, u), **params)
+    k3 = conv_general_dilated_p.bind1(y, add(u, v), **params)
+    return make_complex(sub(k1, k3), add(k1, k2))
 
 
 @conv_general_dilated_p.def_jvp(symbolic_zeros=True)

@@ -14,6 +14,8 @@ import numpy as np
 
 from mjcore.backend.custom_call import (
     char_attr,
+    cusolver_geev,
+    cusolver_gesvd,
     lapack_call,
     lapack_target,
     lowering_platform,
@@ -22,7 +24,7 @@ from mjcore.backend.custom_call import (
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.batching import NOT_MAPPED, move_bdim, moveaxis_to
 from mjcore.core import Primitive, ShapedArray, get_aval
-from mjcore.lax.arithmetic import add, div, mul, neg, sub
+from mjcore.lax.arithmetic import add, div, mul, neg, rem, sub
 from mjcore.lax.base import (
     broadcast_in_dim,
     convert_element_type,
@@ -30,12 +32,14 @@ from mjcore.lax.base import (
     select_n,
     transpose,
 )
+from mjcore.lax.bitwise import bitwise_and, bitwise_xor
 from mjcore.lax.comparison import eq, ge, ne
 from mjcore.lax.complex import complex as make_complex
-from mjcore.lax.complex import conj, real
+from mjcore.lax.complex import conj, imag, real
 from mjcore.lax.dot import dot_general
 from mjcore.lax.reductions import reduce_sum
 from mjcore.lax.slicing import slice_in_dim
+from mjcore.lax.sorting import cumsum
 from mjcore.lax.structural import broadcasted_iota, pad
 
 ArrayLike = Any
@@ -144,6 +148,11 @@ def _lapack_lowering(
     """Emit one LAPACK call, then `fixup(*results)` (lax ops) to give the primitive's outputs."""
     batch_ndim = operands[0].aval.ndim - 2
     outs = solver_call(ctx.builder, base, operands, results, attrs, batch_ndim=batch_ndim)
+    return _fixed_up(ctx, outs, fixup)
+
+
+def _fixed_up(ctx: LoweringContext, outs: list[Any], fixup: Any) -> list[Any]:
+    """`fixup(*outs)` (lax ops) lowered after a solver call, giving the primitive's outputs."""
     sub_ctx = LoweringContext(ctx.builder, [v.aval for v in outs], ctx.avals_out)
     return list(lower_fun(fixup, multiple_results=True)(sub_ctx, *outs))
 
@@ -839,9 +848,13 @@ def _svd_lowering(ctx: LoweringContext, x: Any, *, full_matrices: bool, compute_
             outs += [_nan_where_failed(info, u), _nan_where_failed(info, vt)]
         return outs
 
-    return _lapack_lowering(
-        ctx, "gesdd", [x], [aval, s_aval, u_aval, vt_aval, info], {"mode": char_attr(mode)}, fixup
-    )
+    results = [aval, s_aval, u_aval, vt_aval, info]
+    if lowering_platform() == "cuda":  # cuSOLVER has gesvd (QR-based), not gesdd
+        outs = cusolver_gesvd(
+            ctx.builder, x, results, full_matrices=full_matrices, compute_uv=compute_uv
+        )
+        return _fixed_up(ctx, outs, fixup)
+    return _lapack_lowering(ctx, "gesdd", [x], results, {"mode": char_attr(mode)}, fixup)
 
 
 @svd_p.def_jvp
@@ -921,6 +934,8 @@ def _eig_lowering(ctx: LoweringContext, x: Any, *, compute_eigenvectors: bool) -
     w_aval = ctx.avals_out[0]
     v_aval = ShapedArray(aval.shape, w_aval.dtype)
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    if lowering_platform() == "cuda":
+        return _eig_cusolver_lowering(ctx, x, w_aval, info, compute_eigenvectors)
     attrs = {"compute_left": char_attr("N"), "compute_right": char_attr("V")}
     fixup: Callable[..., list[Any]]  # (the outputs of geev: 4 complex, 5 real)
     if aval.dtype.kind == "c":
@@ -939,6 +954,47 @@ def _eig_lowering(ctx: LoweringContext, x: Any, *, compute_eigenvectors: bool) -
             return [_nan_where_failed(info, o) for o in outs]
 
     return _lapack_lowering(ctx, "geev", [x], results, attrs, fixup)
+
+
+def _eig_cusolver_lowering(
+    ctx: LoweringContext, x: Any, w_aval: ShapedArray, info: ShapedArray, vectors: bool
+) -> list[Any]:
+    """eig on CUDA: cuSOLVER's geev gives complex `w`, and for a real matrix real `vr` with
+    each conjugate pair's eigenvectors packed as (re, im) in two adjacent columns."""
+    aval = x.aval
+    real_v = ShapedArray(aval.shape, aval.dtype)
+    outs = cusolver_geev(ctx.builder, x, [aval, w_aval, real_v, real_v, info], right=vectors)
+
+    def fixup(a: Any, w: Any, vl: Any, vr: Any, info: Any) -> list[Any]:
+        results = [w]
+        if vectors:
+            results.append(vr if aval.dtype.kind == "c" else _unpack_conjugate_pairs(w, vr))
+        return [_nan_where_failed(info, o) for o in results]
+
+    return _fixed_up(ctx, outs, fixup)
+
+
+def _unpack_conjugate_pairs(w: Any, vr: Any) -> Any:
+    """Complex eigenvectors from LAPACK's packing: for a pair w_j, w_{j+1} = conj(w_j), columns
+    j and j+1 hold the real and imaginary parts of v_j, and v_{j+1} = conj(v_j)."""
+    aval = get_aval(vr)
+    ndim, shape, zero = aval.ndim, aval.shape, full((), 0, aval.dtype)
+    nonreal = ne(imag(w), zero)
+    # A column starts a pair where the count of non-real eigenvalues up to it is odd.
+    count = cumsum(convert_element_type(nonreal, np.dtype(np.int32)), axis=ndim - 2)
+    starts = bitwise_and(
+        nonreal, eq(rem(count, full((), 2, np.dtype(np.int32))), full((), 1, np.dtype(np.int32)))
+    )
+    dims = (*range(ndim - 2), ndim - 1)  # w's axes: the batch axes, then the columns
+    nonreal = broadcast_in_dim(nonreal, shape, dims)
+    starts = broadcast_in_dim(starts, shape, dims)
+    keep = [(0, 0, 0)] * (ndim - 1)
+    next_col = pad(vr, zero, [*keep, (-1, 1, 0)])
+    prev_col = pad(vr, zero, [*keep, (1, -1, 0)])
+    second = bitwise_xor(nonreal, starts)  # the second column of a pair
+    re = select_n(second, vr, prev_col)
+    im = select_n(starts, select_n(second, full(shape, 0, aval.dtype), neg(vr)), next_col)
+    return make_complex(re, im)
 
 
 @eig_p.def_jvp

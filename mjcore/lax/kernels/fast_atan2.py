@@ -30,6 +30,7 @@ from mjcore.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from mjcore.lax.comparison import eq, gt, lt
 from mjcore.lax.kernels.fast_trig import MIN_SIZE
 from mjcore.lax.kernels.float64_kernels import atan_unit, f64, float32_magnitude, reciprocal
+from mjcore.lax.kernels.platform import for_the_cpu
 
 _F64, _I32 = np.dtype(np.float64), np.dtype(np.int32)
 _SMALLEST_NORMAL = 2.0**-126  # float32's
@@ -84,7 +85,7 @@ def fast_atan2_lowering(lowering: Callable[..., Any]) -> Callable[..., Any]:
 
     def rule(ctx: LoweringContext, y: Any, x: Any) -> Any:
         aval = ctx.aval_out.strip_weak_type()
-        if not uses_fast_atan2(aval.dtype, math.prod(aval.shape)):
+        if not uses_fast_atan2(aval.dtype, math.prod(aval.shape)) or not for_the_cpu():
             return lowering(ctx, y, x)
         return kernel(LoweringContext(ctx.builder, [aval, aval], [aval]), y, x)
 

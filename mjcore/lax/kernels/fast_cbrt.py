@@ -24,6 +24,7 @@ from mjcore.lax.bitcast import bitcast_convert_type
 from mjcore.lax.bitwise import bitwise_and
 from mjcore.lax.comparison import gt, lt
 from mjcore.lax.kernels.float64_kernels import f64, float32_magnitude
+from mjcore.lax.kernels.platform import for_the_cpu
 
 # An operand's XLA op costs ~12 ns an element and the kernel ~1, for ~20 ms more compile time:
 # repaid within ~30 calls of a shape from here.
@@ -64,7 +65,7 @@ def fast_cbrt_lowering(lowering: Callable[..., Any]) -> Callable[..., Any]:
 
     def rule(ctx: LoweringContext, x: Any) -> Any:
         aval = ctx.aval_out
-        if not uses_fast_cbrt(aval.dtype, math.prod(aval.shape)):
+        if not uses_fast_cbrt(aval.dtype, math.prod(aval.shape)) or not for_the_cpu():
             return lowering(ctx, x)
         return kernel(ctx, x)
 

@@ -46,6 +46,7 @@ from mjcore.lax.bitwise import bitwise_and, bitwise_or
 from mjcore.lax.comparison import eq, ge, gt, lt
 from mjcore.lax.kernels import fast_trig64
 from mjcore.lax.kernels.float64_kernels import atan_unit, f64, horner, reciprocal, rsqrt
+from mjcore.lax.kernels.platform import for_the_cpu
 from mjcore.lax.reductions import reduce_or
 
 # From this many elements on, the kernels pay back their compile time within ~20-40 (atan,
@@ -245,7 +246,7 @@ def fast_trig_lowering(hlo_op: str, lowering: Callable[..., Any]) -> Callable[..
     def rule(ctx: LoweringContext, *xs: Any) -> Any:
         aval = ctx.aval_out
         kernel = _kernel_for(hlo_op, aval.dtype, math.prod(aval.shape))
-        if kernel is None:
+        if kernel is None or not for_the_cpu():
             return lowering(ctx, *xs)
         fun = vectorised.get(kernel)
         if fun is None:
