@@ -721,12 +721,14 @@ class _PlacingExecutable:
         entry = self.per_placement.get((dev, committed))
         if entry is None:
             p = self.program
-            text, callbacks = p.text, p.host_callbacks
+            text: str = p.text
+            callbacks: Sequence[Callable[..., Any]] = p.host_callbacks
             if not _portable(p, dev):
                 if p.relower is None:
-                    _check_portable(p, dev)
-                with lowering_for(_lowering_name(dev)):
-                    text, callbacks = p.relower()  # type: ignore[misc]
+                    _check_portable(p, dev)  # raises
+                else:
+                    with lowering_for(_lowering_name(dev)):
+                        text, callbacks = p.relower()
             exe = compile_text(text, tuple(callbacks), dev)
             out_sharding = sharding(dev)
             handlers = [compat.result_handler(a, out_sharding, committed) for a in self.out_avals]
