@@ -31,7 +31,7 @@ from mjcore.array import Array
 from mjcore.backend.lowering import lower_fun
 from mjcore.callback import pure_callback
 from mjcore.checkpoint import checkpoint, checkpoint_policies, remat
-from mjcore.config import config
+from mjcore.config import config, default_matmul_precision
 from mjcore.control_flow import cond, fori_loop, scan, switch, while_loop
 from mjcore.core import Primitive, ShapedArray
 from mjcore.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
@@ -84,6 +84,7 @@ __all__ = [
     "clear_caches",
     "closure_convert",
     "config",
+    "default_matmul_precision",
     "checkpoint_policies",
     "cond",
     "custom_gradient",

@@ -9,8 +9,9 @@ behaviour where it belongs.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,3 +205,37 @@ config.define(
     _as_bool("jax_cpu_enable_async_dispatch"),
     _cpu_async_updated,
 )
+
+
+def _matmul_precision(value: Any) -> Any:
+    # Function-local: lax sits above config.
+    from mjcore.lax.precision import canonicalize_precision
+
+    canonicalize_precision(value)  # JAX's ValueError for an unknown value
+    return value
+
+
+config.define(
+    "jax_default_matmul_precision",
+    os.environ.get("MJCORE_DEFAULT_MATMUL_PRECISION")
+    or os.environ.get("JAX_DEFAULT_MATMUL_PRECISION")
+    or None,
+    "The precision of dot products and matrix multiplications given no `precision=` ("
+    "'default', 'high'/'tensorfloat32', 'highest'/'float32', ...): what XLA computes float32 "
+    "products at on accelerators (TF32 by default on GPUs); read when a product is traced.",
+    _matmul_precision,
+    lambda v: _retrace_all(),
+)
+
+
+@contextlib.contextmanager
+def default_matmul_precision(precision: Any) -> Iterator[None]:
+    """Inside the block, products traced without `precision=` use `precision` (JAX's
+    `jax.default_matmul_precision`): 'highest' for full float32 products on GPUs. Setting or
+    restoring the flag drops traced programs (what is traced depends on it)."""
+    saved = config.read("jax_default_matmul_precision")
+    config.update("jax_default_matmul_precision", precision)
+    try:
+        yield
+    finally:
+        config.update("jax_default_matmul_precision", saved)

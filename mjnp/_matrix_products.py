@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,9 +24,18 @@ ArrayLike = Any
 Array = Any
 
 
-def _contract(
-    a: Array, b: Array, a_axis: int, b_axis: int, preferred: np.dtype | None = None
-) -> Array:
+class _Options(NamedTuple):
+    """The products' JAX keywords: `preferred_element_type` as a dtype (None: the operands')
+    and `precision` as `lax.dot_general` takes it (None: the default's)."""
+
+    dtype: np.dtype | None = None
+    precision: Any = None
+
+
+_PLAIN = _Options()
+
+
+def _contract(a: Array, b: Array, a_axis: int, b_axis: int, preferred: _Options = _PLAIN) -> Array:
     """`lax.dot_general` over one axis pair, no batch axes: free axes of `a`, then of `b`.
 
     Bool operands give `any(a & b)`, as NumPy's boolean products do.
@@ -34,29 +43,31 @@ def _contract(
     return _dot_general(a, b, (((a_axis,), (b_axis,)), ((), ())), preferred)
 
 
-def _dot_options(fname: str, precision: Any, preferred_element_type: Any) -> np.dtype | None:
-    """JAX's `precision=` (validated; the CPU computes at full precision whatever it says) and
-    `preferred_element_type=` (returned as a dtype) of the products."""
+def _dot_options(fname: str, precision: Any, preferred_element_type: Any) -> _Options:
+    """JAX's `precision=` (validated; XLA's precision on accelerators, the CPU computes at
+    full precision whatever it says) and `preferred_element_type=` of the products."""
     canonicalize_precision(precision)
     if preferred_element_type is None:
-        return None
-    return dtypes.canonicalize_dtype(preferred_element_type, f"mjnp.{fname}")
+        return _PLAIN if precision is None else _Options(None, precision)
+    return _Options(dtypes.canonicalize_dtype(preferred_element_type, f"mjnp.{fname}"), precision)
 
 
-def _dot_general(a: Array, b: Array, dims: Any, preferred: np.dtype | None) -> Array:
-    """`lax.dot_general` giving `preferred` (JAX's `preferred_element_type`) if set: it
+def _dot_general(a: Array, b: Array, dims: Any, preferred: _Options) -> Array:
+    """`lax.dot_general` giving `preferred.dtype` (JAX's `preferred_element_type`) if set: it
     accumulates in that dtype, after converting the operands when it is of another kind
     (an integer product wanted as floats, as JAX allows)."""
-    if preferred is None:
-        return lax.dot_general(a, b, dims)
-    if a.dtype != b.dtype or not can_accumulate(a.dtype, preferred):
-        a, b = lax.convert_element_type(a, preferred), lax.convert_element_type(b, preferred)
-    return lax.dot_general(a, b, dims, preferred_element_type=preferred)
+    dtype, precision = preferred
+    if dtype is None:
+        return lax.dot_general(a, b, dims, precision)
+    if a.dtype != b.dtype or not can_accumulate(a.dtype, dtype):
+        a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
+    return lax.dot_general(a, b, dims, precision, preferred_element_type=dtype)
 
 
-def _scaled(product: Array, preferred: np.dtype | None) -> Array:
-    """A product computed without `dot_general` (a scalar operand), as `preferred`."""
-    return product if preferred is None else lax.convert_element_type(product, preferred)
+def _scaled(product: Array, preferred: _Options) -> Array:
+    """A product computed without `dot_general` (a scalar operand), as `preferred.dtype`."""
+    dtype = preferred.dtype
+    return product if dtype is None else lax.convert_element_type(product, dtype)
 
 
 def _promote(
@@ -105,7 +116,7 @@ matmul = with_host_path(matmul, np.matmul)
 
 
 def _matmul(
-    x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None, preferred: np.dtype | None = None
+    x1: ArrayLike, x2: ArrayLike, dtype: DTypeLike | None, preferred: _Options = _PLAIN
 ) -> Array:
     a, b = _promote("matmul", x1, x2, dtype)
     for i, x in enumerate((a, b)):
@@ -181,7 +192,7 @@ def dot(
 dot = with_host_path(dot, np.dot)
 
 
-def _dot(a: ArrayLike, b: ArrayLike, preferred: np.dtype | None = None) -> Array:
+def _dot(a: ArrayLike, b: ArrayLike, preferred: _Options = _PLAIN) -> Array:
     a, b = _promote("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
         return _scaled(lax.mul(a, b), preferred)
@@ -564,7 +575,7 @@ def _einsum_pair(
     b: Array,
     lb: list[str],
     keep: set[str],
-    preferred: np.dtype | None = None,
+    preferred: _Options = _PLAIN,
 ) -> tuple[Array, list[str]]:
     shared = [c for c in la if c in lb]
     batch = [c for c in shared if c in keep]
@@ -607,7 +618,7 @@ def _einsum(
     operands: tuple[ArrayLike, ...],
     dtype: DTypeLike | None,
     optimize: Any,
-    preferred: np.dtype | None = None,
+    preferred: _Options = _PLAIN,
 ) -> Array:
     if not isinstance(subscripts, str):
         raise TypeError("mjnp.einsum: only the string form of subscripts is supported")

@@ -177,3 +177,68 @@ def test_conv_accepts_precision_like_jax():
         jp = jax.lax.Precision.DEFAULT if precision is lax.Precision.DEFAULT else precision
         want = jax.lax.conv_general_dilated(x, w, (1,), "SAME", precision=jp)
         np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+# --- what reaches XLA ----------------------------------------------------------------------
+
+
+def _precisions(text: str) -> list[tuple[str, ...]]:
+    """Per dot_general of a module's text (ours generic, JAX's pretty-printed), the names of
+    its precision config; none given is XLA's DEFAULT for both operands."""
+    import re
+
+    names = [
+        tuple(re.findall(r"\b(DEFAULT|HIGHEST|HIGH)\b", line))
+        for line in text.splitlines()
+        if "dot_general" in line
+    ]
+    return [n or ("DEFAULT", "DEFAULT") for n in names]
+
+
+@pytest.mark.parametrize(
+    "precision, expected",
+    [
+        (None, [("DEFAULT", "DEFAULT")]),
+        ("highest", [("HIGHEST", "HIGHEST")]),
+        ("tensorfloat32", [("HIGH", "HIGH")]),
+        (("default", "highest"), [("DEFAULT", "HIGHEST")]),
+    ],
+)
+def test_precision_reaches_xla_as_jaxs_does(precision, expected):
+    """On GPUs, XLA's default runs float32 products at TF32; `precision=` is what asks for
+    more, so it must reach the module (CPU results are the same either way)."""
+    a = A.astype(np.float32)
+    b = B.astype(np.float32)
+    mine = mjcore.jit(lambda x, y: mjnp.matmul(x, y, precision=precision)).lower(a, b)
+    theirs = jax.jit(lambda x, y: jnp.matmul(x, y, precision=precision)).lower(a, b)
+    assert _precisions(mine.as_text()) == expected
+    assert _precisions(theirs.as_text()) == expected
+
+
+def test_precision_is_kept_by_grad_and_vmap():
+    f = lambda x: mjnp.sum(mjnp.dot(x, x.T, precision="highest"))  # noqa: E731
+    jaxpr = str(mjcore.make_jaxpr(mjcore.grad(f))(A))
+    assert jaxpr.count("dot_general") == 3
+    assert jaxpr.count("precision=(Precision.HIGHEST, Precision.HIGHEST)") == 3
+    batched = mjcore.make_jaxpr(mjcore.vmap(lambda x: mjnp.vdot(x, x, precision="highest")))
+    assert "Precision.HIGHEST" in str(batched(A))
+    np.testing.assert_allclose(
+        np.asarray(mjcore.grad(f)(A)), np.asarray(jax.grad(lambda x: jnp.sum(x @ x.T))(A))
+    )
+
+
+def test_default_matmul_precision_flag_and_context_manager():
+    a = A.astype(np.float32)
+    assert mjcore.config.jax_default_matmul_precision is None
+    with mjcore.default_matmul_precision("float32"):
+        text = mjcore.jit(lambda x: x @ x.T).lower(a).as_text()
+        assert _precisions(text) == [("HIGHEST", "HIGHEST")]
+        # an explicit precision= wins over the flag, as in JAX
+        text = mjcore.jit(lambda x: mjnp.matmul(x, x.T, precision="default")).lower(a).as_text()
+        assert _precisions(text) == [("DEFAULT", "DEFAULT")]
+    assert mjcore.config.jax_default_matmul_precision is None
+    text = mjcore.jit(lambda x: x @ x.T).lower(a).as_text()
+    assert _precisions(text) == [("DEFAULT", "DEFAULT")] and "precision_config" not in text
+    with pytest.raises(ValueError, match="Precision argument must be one of"):
+        mjcore.config.update("jax_default_matmul_precision", "fp8")
+    assert mjcore.config.jax_default_matmul_precision is None

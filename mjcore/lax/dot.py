@@ -15,12 +15,13 @@ from mjcore.array import wrap_host
 from mjcore.backend.hlo import Value, i64_list
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
+from mjcore.config import config
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.lax import host_vjp
 from mjcore.lax.arithmetic import add
 from mjcore.lax.base import convert_element_type, transpose
 from mjcore.lax.families import check_same_dtypes, convert, scalar_constant
-from mjcore.lax.precision import canonicalize_precision
+from mjcore.lax.precision import CanonicalPrecision, canonicalize_precision
 
 ArrayLike = Any
 Dims = tuple[int, ...]
@@ -43,16 +44,42 @@ def dot_general(
     The result holds the batch dimensions, then the remaining dimensions of `lhs`, then those
     of `rhs`, each in order. `preferred_element_type` sets the result (and accumulation)
     dtype; by default it is the operands' dtype. Bool operands give `any(lhs & rhs)`.
-    `precision` (a `Precision`, its string or a pair) is validated as JAX does; the CPU
-    backend computes at full precision whatever it says.
+    `precision` (a `Precision`, its string or a pair; None: the `jax_default_matmul_precision`
+    flag's) goes to XLA, as JAX's: on GPUs the default runs float32 products at TF32
+    precision, 'highest' at full float32. The CPU backend computes at full precision always.
     """
-    canonicalize_precision(precision)
     (lc, rc), (lb, rb) = dimension_numbers
     numbers = ((_dims(lc), _dims(rc)), (_dims(lb), _dims(rb)))
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type, "dot_general")
     return dot_general_p.bind1(
-        lhs, rhs, dimension_numbers=numbers, preferred_element_type=preferred_element_type
+        lhs,
+        rhs,
+        dimension_numbers=numbers,
+        precision=matmul_precision(precision),
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def matmul_precision(precision: Any) -> CanonicalPrecision:
+    """`precision=` as the primitives' parameter: a pair of `Precision`s, or None for XLA's
+    default; None takes the `jax_default_matmul_precision` flag's value."""
+    pair = canonicalize_precision(precision)
+    if pair is None:
+        default = config.read("jax_default_matmul_precision")
+        if default is not None:
+            pair = canonicalize_precision(default)
+    return pair
+
+
+def precision_attr(precision: CanonicalPrecision) -> str:
+    """StableHLO's `precision_config` for a pair of `Precision`s ('' for None)."""
+    if precision is None:
+        return ""
+    return (
+        ", precision_config = ["
+        + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision)
+        + "]"
     )
 
 
@@ -79,6 +106,7 @@ def _dot_general_abstract_eval(
     rhs: ShapedArray,
     *,
     dimension_numbers: DotDimensionNumbers,
+    precision: CanonicalPrecision = None,
     preferred_element_type: np.dtype | None,
 ) -> ShapedArray:
     dtype = check_same_dtypes("dot_general", (lhs, rhs))
@@ -117,7 +145,13 @@ def can_accumulate(dtype: np.dtype, preferred: np.dtype) -> bool:
 
 @dot_general_p.def_lowering
 def _dot_general_lowering(
-    ctx: LoweringContext, lhs: Value, rhs: Value, *, dimension_numbers, preferred_element_type
+    ctx: LoweringContext,
+    lhs: Value,
+    rhs: Value,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type,
 ) -> Value:
     b = ctx.builder
     out = ctx.aval_out.strip_weak_type()
@@ -135,7 +169,7 @@ def _dot_general_lowering(
         "stablehlo.dot_general",
         [lhs, rhs],
         out.update(dtype=dtype),
-        f"dot_dimension_numbers = {numbers}",
+        f"dot_dimension_numbers = {numbers}{precision_attr(precision)}",
     )
     if out.dtype.kind != "b":
         return result
@@ -154,7 +188,12 @@ _MATRIX_PRODUCT = (((1,), (0,)), ((), ()))
 
 @dot_general_p.def_host
 def _dot_general_host(
-    lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers, preferred_element_type
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type,
 ) -> np.ndarray:
     # Batch, free and contracting axes gathered into one (batched) matrix product.
     # Converting first is exact for the integer and wider float types allowed, as in the
@@ -213,7 +252,9 @@ def _dot_general_jvp(primals, tangents, **params):
 dot_general_p.def_eager_vjp(MULTILINEAR)
 
 
-def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_ans: bool):
+def _transpose_lhs(
+    ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_ans: bool, precision=None
+):
     """The cotangent of `lhs` given the known `rhs` (JAX's `_dot_general_transpose_lhs`).
 
     `ct` is laid out as (batch, lhs free, rhs free), or (batch, rhs free, lhs free) when the
@@ -233,9 +274,13 @@ def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, dimension_numbers, swap_
     if rhs_aval.dtype != ct_dtype:  # a preferred_element_type was given
         rhs = convert_element_type(rhs, ct_dtype)
     if swapped is not None:  # an outer product already in the operand's layout
-        out = dot_general_p.bind1(rhs, ct, dimension_numbers=swapped, preferred_element_type=None)
+        out = dot_general_p.bind1(
+            rhs, ct, dimension_numbers=swapped, precision=precision, preferred_element_type=None
+        )
         return convert_element_type(out, lhs.dtype)
-    out = dot_general_p.bind1(ct, rhs, dimension_numbers=numbers, preferred_element_type=None)
+    out = dot_general_p.bind1(
+        ct, rhs, dimension_numbers=numbers, precision=precision, preferred_element_type=None
+    )
     if permutation is not None:
         out = transpose(out, permutation)
     return convert_element_type(out, lhs.dtype)
@@ -322,21 +367,24 @@ def _transpose_lhs_plan(
 
 
 @dot_general_p.def_transpose
-def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type):
+def _dot_general_transpose(
+    ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type
+):
     if is_undefined_primal(lhs) and is_undefined_primal(rhs):
         raise TypeError("dot_general: cannot transpose a product of two linear inputs")
     if is_undefined_primal(lhs):
-        return [_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, swap_ans=False), None]
+        ct_lhs = _transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, False, precision)
+        return [ct_lhs, None]
     (lc, rc), (lb, rb) = dimension_numbers
     swapped = ((rc, lc), (rb, lb))
-    return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, swap_ans=True)]
+    return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, True, precision)]
 
 
 @dot_general_p.def_batching
-def _dot_general_batching(vals, dims, *, dimension_numbers, preferred_element_type):
+def _dot_general_batching(vals, dims, *, dimension_numbers, precision=None, preferred_element_type):
     (lhs, rhs), (lhs_bdim, rhs_bdim) = vals, dims
     (lc, rc), (lb, rb) = dimension_numbers
-    params = {"preferred_element_type": preferred_element_type}
+    params = {"precision": precision, "preferred_element_type": preferred_element_type}
 
     def shift(ds: Dims, bdim: int) -> Dims:
         return tuple(d + (d >= bdim) for d in ds)
@@ -385,8 +433,7 @@ def dot(
 
 def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: Any = None) -> Any:
     """Matrix product over the last two dimensions, batched over all the leading ones (which
-    must agree). `precision` is validated as JAX does; the CPU backend ignores it."""
-    canonicalize_precision(precision)
+    must agree). `precision` as `dot_general`'s."""
     lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
     ndim = len(lhs_shape)
     if ndim != len(rhs_shape) or ndim < 2:
@@ -399,7 +446,7 @@ def batch_matmul(lhs: ArrayLike, rhs: ArrayLike, precision: Any = None) -> Any:
             f"batch_matmul: batch dimensions must match, got shapes {lhs_shape} and {rhs_shape}"
         )
     batch = tuple(range(ndim - 2))
-    return dot_general(lhs, rhs, (((ndim - 1,), (ndim - 2,)), (batch, batch)))
+    return dot_general(lhs, rhs, (((ndim - 1,), (ndim - 2,)), (batch, batch)), precision)
 
 
 __all__ = ["batch_matmul", "dot", "dot_general"]
