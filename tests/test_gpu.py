@@ -426,3 +426,24 @@ def test_gpu_linalg_and_callbacks_on_arrays_committed_to_the_cpu():
     )
     onp.testing.assert_allclose(onp.asarray(f(A)), onp.cos(a))
     onp.testing.assert_allclose(onp.asarray(f(np.asarray(a))), onp.cos(a))
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_highest_precision_gives_full_float32_products():
+    """XLA's GPU default runs float32 products at TF32 (as JAX's); 'highest' asks for full
+    float32, by argument, by the flag or by the context manager."""
+    rng = onp.random.default_rng(5)
+    a, b = (rng.standard_normal((256, 256)).astype(onp.float32) for _ in range(2))
+    exact = a.astype(onp.float64) @ b.astype(onp.float64)
+
+    def err(x):
+        return float(
+            onp.max(onp.abs(onp.asarray(x, onp.float64) - exact)) / onp.max(onp.abs(exact))
+        )
+
+    A, B = np.asarray(a), np.asarray(b)
+    assert err(np.matmul(A, B, precision="highest")) < 1e-5
+    assert err(mjcore.jit(lambda x, y: np.dot(x, y, precision="highest"))(A, B)) < 1e-5
+    with mjcore.default_matmul_precision("highest"):
+        assert err(mjcore.jit(lambda x, y: x @ y)(A, B)) < 1e-5
