@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -28,6 +29,7 @@ import mjcore  # noqa: E402
 import mjnp as np  # noqa: E402
 from mjcore.sharding import Mesh, NamedSharding, P, SingleDeviceSharding  # noqa: E402
 
+MODES = {"shardy": True, "gspmd": False}  # `jax_use_shardy_partitioner` per run of the checks
 MESHES = {
     "2x4": ((2, 4), ("x", "y")),
     "8": ((8,), ("x",)),
@@ -267,6 +269,20 @@ def check_eager_ops_on_sharded_arrays():
     assert c.sharding.device_set == {mjcore.devices()[2]} and c.tolist() == x.tolist()
 
 
+def _shardy():
+    """Whether this run of the checks lowers to Shardy (`main` runs them in both modes)."""
+    return mjcore.config.jax_use_shardy_partitioner
+
+
+def _assert_attr(text, sdy, hlo):
+    """The lowered `text` carries the argument sharding `sdy` (Shardy's) or `hlo` (GSPMD's),
+    as this mode lowers, and nothing of the other mode."""
+    if _shardy():
+        assert f"sdy.sharding = {sdy}" in text and "mhlo.sharding" not in text, text
+    else:
+        assert f'mhlo.sharding = "{hlo}"' in text and "sdy." not in text, text
+
+
 def _both(fn_m, fn_j, *args_pairs):
     return fn_m(*[p[0] for p in args_pairs]), fn_j(*[p[1] for p in args_pairs])
 
@@ -332,7 +348,7 @@ def check_jit_in_and_out_shardings():
     text = (
         mjcore.jit(lambda a: a * 2, in_shardings=NamedSharding(m, P("x", "y"))).lower(x).as_text()
     )
-    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    _assert_attr(text, '#sdy.sharding<@mesh, [{"x"}, {"y"}]>', "{devices=[2,4]0,1,2,3,4,5,6,7}")
     assert "mhlo.num_partitions = 8" in text
     compiled = mjcore.jit(lambda a, b: a @ b).lower(*_put(x, m, jm, P("x"))[:1], x).compile()
     assert [_spec(s) for s in compiled.input_shardings] == [("x",), ()]
@@ -357,7 +373,10 @@ def check_with_sharding_constraint():
             jax.lax.with_sharding_constraint(x, JNamed(jm, JP(*spec))),
         )
         text = mjcore.jit(f).lower(x).as_text()
-        assert 'call_target_name = "Sharding"' in text and "mhlo.sharding" in text
+        if _shardy():
+            assert "sdy.sharding_constraint" in text and "mhlo.sharding" not in text, text
+        else:
+            assert 'call_target_name = "Sharding"' in text and "mhlo.sharding" in text
     # a bare PartitionSpec under `with mesh:`
     with m:
         out = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a + 1, P("y")))(x)
@@ -471,7 +490,7 @@ def check_shape_dtype_struct_with_sharding():
     sds = mjcore.ShapeDtypeStruct((8, 4), onp.float32, sharding=s)
     assert sds.sharding is s and sds != mjcore.ShapeDtypeStruct((8, 4), onp.float32)
     text = mjcore.jit(lambda a: a * 2).lower(sds).as_text()
-    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    _assert_attr(text, '#sdy.sharding<@mesh, [{"x"}, {"y"}]>', "{devices=[2,4]0,1,2,3,4,5,6,7}")
     a = mjcore.device_put(onp.ones((8, 4)), s)
     assert mjcore.ShapeDtypeStruct.like(a).sharding == s
     assert mjcore.eval_shape(lambda v: v + 1, sds).shape == (8, 4)
@@ -548,15 +567,197 @@ def check_bad_jit_shardings():
     _raises(TypeError, "wrap a PartitionSpec", mjcore.jit, lambda a: a, in_shardings=P("x"))
 
 
+# --- Shardy and GSPMD: what is emitted, what XLA prints, and that both agree with JAX ------
+
+
+def _stderr_of(fn):
+    """What `fn()` writes to file descriptor 2 (XLA's C++ logging goes there, not through
+    `sys.stderr`)."""
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            fn()
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return tmp.read().decode(errors="replace")
+
+
+def check_no_gspmd_deprecation_warning():
+    """A sharded compile (arguments, a constraint, a shard_map) prints no GSPMD deprecation
+    warning with Shardy; with GSPMD it does (so the capture sees XLA's logging)."""
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    a = mjcore.device_put(onp.ones((8, 8)), NamedSharding(m, P("x", "y")))
+    body = mjcore.shard_map(
+        lambda v: mjcore.lax.psum(v, "x"), mesh=m, in_specs=P("x", "y"), out_specs=P(None, "y")
+    )
+
+    def fresh_programs():  # (new functions: compiled here, not found in a cache)
+        onp.asarray(mjcore.jit(lambda v: np.tanh(v @ v.T))(a))
+        c = NamedSharding(m, P("y", P.UNCONSTRAINED))
+        onp.asarray(mjcore.jit(lambda v: mjcore.lax.with_sharding_constraint(v + 1, c))(a))
+        onp.asarray(mjcore.jit(lambda v: body(v * 3))(a))
+
+    err = _stderr_of(fresh_programs)
+    warned = "GSPMD sharding propagation is going to be deprecated" in err
+    assert warned == (not _shardy()), err
+
+
+def _sdy_shardings(text):
+    """The `<@mesh, [dims]>` tensor shardings of a module, in order (arguments, results,
+    constraints, manual computations), and its mesh declarations' axes."""
+    shardings = re.findall(r"<@(\w+), \[([^\]]*)\]>", text)
+    meshes = re.findall(r"(?:sdy\.mesh @\w+ = <|#sdy\.mesh<)(\[[^\]]*\])>", text)
+    return shardings, meshes
+
+
+def _lowering_cases(m, jm):
+    """(name, mjcore function, JAX function, argument specs): a sharded matmul, replicated
+    and partially replicated arguments, constraints (with an UNCONSTRAINED dimension) and a
+    shard_map with psum/all_gather/ppermute inside."""
+
+    def S(spec):
+        return NamedSharding(m, spec)
+
+    def JS(spec):  # (mjcore's UNCONSTRAINED as JAX's)
+        return JNamed(jm, JP(*[JP.UNCONSTRAINED if p is P.UNCONSTRAINED else p for p in spec]))
+
+    wsc, jwsc = mjcore.lax.with_sharding_constraint, jax.lax.with_sharding_constraint
+    U = P.UNCONSTRAINED
+
+    def sm_body(lax):
+        def body(a):
+            perm = [(i, (i + 1) % 2) for i in range(2)]
+            s = lax.psum(a, "x")
+            g = lax.all_gather(a, "y", axis=1, tiled=True)
+            return s, g, lax.ppermute(a, "x", perm)
+
+        return body
+
+    sm_specs = dict(in_specs=P("x", "y"), out_specs=(P(None, "y"), P("x"), P("x", "y")))
+    sm = mjcore.shard_map(sm_body(mjcore.lax), mesh=m, **sm_specs)
+    jsm_specs = dict(
+        in_specs=JP("x", "y"), out_specs=(JP(None, "y"), JP("x"), JP("x", "y")), check_vma=False
+    )
+    return [
+        (
+            "matmul",
+            mjcore.jit(lambda a, b: a @ b, out_shardings=S(P("x", "y"))),
+            jax.jit(lambda a, b: a @ b, out_shardings=JS(P("x", "y"))),
+            [P("x", None), P(None, "y")],
+        ),
+        (
+            "replicated",
+            mjcore.jit(lambda a, b: a * b + 1),
+            jax.jit(lambda a, b: a * b + 1),
+            [P(), P("x")],  # replicated, and split over x while replicated over y
+        ),
+        (
+            "constraint",
+            mjcore.jit(lambda a, b: wsc(np.sin(a) @ b, S(P("y", U))) * 2),
+            jax.jit(lambda a, b: jwsc(jnp.sin(a) @ b, JS(P("y", U))) * 2),
+            [P("x"), P()],
+        ),
+        (
+            "partial_constraint",
+            mjcore.jit(lambda a, b: wsc(a + b, S(P(None, ("y", "x")))) - 1),
+            jax.jit(lambda a, b: jwsc(a + b, JS(P(None, ("y", "x")))) - 1),
+            [P("x", "y"), P("y")],
+        ),
+        (
+            "shard_map",
+            mjcore.jit(lambda a, b: sm(a + b)),
+            jax.jit(lambda a, b: jax.shard_map(sm_body(jax.lax), mesh=jm, **jsm_specs)(a + b)),
+            [P("x", "y"), P("x", "y")],
+        ),
+    ]
+
+
+def check_lowered_sharding_attributes():
+    """Shardy: the module declares the mesh (`sdy.mesh`) and carries JAX's tensor shardings
+    (`sdy.sharding`, constraints, `sdy.manual_computation` with manual axes), no GSPMD
+    attribute; GSPMD: `mhlo.sharding` attributes and no `sdy` op."""
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.linspace(-1, 1, 64).reshape(8, 8)
+    for name, f, jf, specs in _lowering_cases(m, jm):
+        args = [_put(x, m, jm, spec) for spec in specs]
+        text = f.lower(*[a for a, _ in args]).as_text()
+        jtext = jf.lower(*[ja for _, ja in args]).as_text()
+        if not _shardy():
+            assert "mhlo.sharding" in text and "sdy." not in text, (name, text)
+            continue
+        assert "mhlo.sharding" not in text and "custom_call" not in text, (name, text)
+        assert '"sdy.mesh"() {mesh = #sdy.mesh<["x"=2, "y"=4]>, sym_name = "mesh"}' in text
+        assert text.count("sdy.sharding = #sdy.sharding<@mesh") == len(specs) + (name == "matmul")
+        mine, meshes = _sdy_shardings(text)
+        theirs, jmeshes = _sdy_shardings(jtext)
+        assert meshes == jmeshes == ['["x"=2, "y"=4]'], (meshes, jmeshes)
+        if name == "shard_map":  # (ours adds the jit's constraints around it: compare it alone)
+            line = next(ln for ln in text.splitlines() if "manual_axes" in ln)
+            jline = next(ln for ln in jtext.splitlines() if "sdy.manual_computation" in ln)
+            assert _sdy_shardings(line)[0] == _sdy_shardings(jline)[0], (line, jline)
+            assert 'manual_axes = #sdy<manual_axes{"x", "y"}>' in line
+            assert 'manual_axes={"x", "y"}' in jline
+            assert "sdy.manual_computation" in text and "SPMDFullToShardShape" not in text
+        else:
+            assert mine == theirs, (name, mine, theirs, text, jtext)
+        if "constraint" in name:
+            assert "sdy.sharding_constraint" in text, text
+        if name == "constraint":  # the UNCONSTRAINED dimension is open
+            assert '#sdy.sharding<@mesh, [{"y"}, {?}]>' in text, text
+
+
+def check_partitioners_agree():
+    """The cases above give the same values, shards and output shardings with Shardy and
+    with GSPMD, and as JAX's (Shardy)."""
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.linspace(-1, 1, 64).reshape(8, 8)
+    here = _shardy()
+    got = {}
+    try:
+        for on in (True, False):
+            mjcore.config.update("jax_use_shardy_partitioner", on)
+            got[on] = []
+            for _name, f, _, specs in _lowering_cases(m, jm):
+                out = f(*[_put(x, m, jm, spec)[0] for spec in specs])
+                got[on].append(out if isinstance(out, tuple) else (out,))
+    finally:
+        mjcore.config.update("jax_use_shardy_partitioner", here)
+    for i, (name, _, jf, specs) in enumerate(_lowering_cases(m, jm)):
+        jout = jf(*[_put(x, m, jm, spec)[1] for spec in specs])
+        jout = jout if isinstance(jout, tuple) else (jout,)
+        for o, g, jo in zip(got[True][i], got[False][i], jout, strict=True):
+            _same_layout(o, jo)
+            _same_layout(g, jo)
+            assert o.sharding == g.sharding, (name, o.sharding, g.sharding)
+    # UNCONSTRAINED is for constraints: jit's own shardings fix a layout
+    _raises(
+        ValueError,
+        "cannot leave a dimension UNCONSTRAINED",
+        mjcore.jit(lambda a: a, out_shardings=NamedSharding(m, P(P.UNCONSTRAINED))),
+        x,
+    )
+    assert repr(P("x", P.UNCONSTRAINED)) == "PartitionSpec('x', UNCONSTRAINED)"
+
+
 def main(names: list[str]) -> None:
+    """Run the checks once per partitioner (results `check_x[shardy]`, `check_x[gspmd]`)."""
     results = {}
     checks = {n: f for n, f in globals().items() if n.startswith("check_")}
-    for name in names or list(checks):
-        try:
-            checks[name]()
-            results[name] = None
-        except Exception:  # noqa: BLE001  (reported to the test process)
-            results[name] = traceback.format_exc()
+    for mode, on in MODES.items():
+        mjcore.config.update("jax_use_shardy_partitioner", on)
+        for name in names or list(checks):
+            try:
+                checks[name]()
+                results[f"{name}[{mode}]"] = None
+            except Exception:  # noqa: BLE001  (reported to the test process)
+                results[f"{name}[{mode}]"] = traceback.format_exc()
     print("RESULTS " + json.dumps(results))
 
 

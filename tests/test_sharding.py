@@ -1,7 +1,8 @@
 """Meshes, shardings, Arrays of shards and sharded jit on 8 CPU devices, against JAX (x64).
 
 The test process has one CPU device, so every check runs in one subprocess that starts
-mjcore (and JAX) with 8 (`tests/sharding_checks.py`); each check is reported as its own test.
+mjcore (and JAX) with 8 (`tests/sharding_checks.py`), once with Shardy's attributes and once
+with GSPMD's (`jax_use_shardy_partitioner` on, off); each check is reported as its own test.
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ def results(check_script_results: Callable[[Path], dict[str, str | None]]) -> di
     return check_script_results(CHECKS)
 
 
+@pytest.mark.parametrize("mode", ["shardy", "gspmd"])  # jax_use_shardy_partitioner on, off
 @pytest.mark.parametrize("name", _check_names())
-def test_sharding(results: dict[str, str | None], name: str) -> None:
-    assert name in results, f"{name} did not run"
-    failure = results[name]
+def test_sharding(results: dict[str, str | None], name: str, mode: str) -> None:
+    key = f"{name}[{mode}]"
+    assert key in results, f"{key} did not run"
+    failure = results[key]
     assert failure is None, failure
 
 
