@@ -27,6 +27,7 @@ from jaxlib import xla_client as xc  # noqa: E402
 
 import mjcore  # noqa: E402
 import mjnp as np  # noqa: E402
+from mjcore.backend import compat  # noqa: E402
 from mjcore.sharding import Mesh, NamedSharding, P, SingleDeviceSharding  # noqa: E402
 
 MODES = {"shardy": True, "gspmd": False}  # `jax_use_shardy_partitioner` per run of the checks
@@ -542,6 +543,17 @@ def check_layouts_no_spec_describes():
         onp.testing.assert_array_equal(onp.asarray(shard.data), x[0][shard.index])
     # it can be passed on to another sharded program
     onp.testing.assert_array_equal(onp.asarray(mjcore.jit(lambda v: v * 2)(o)), x[0] * 2)
+    if isinstance(o.sharding, mjcore.sharding.GSPMDSharding):  # (GSPMD's choice)
+        # A layout with no Shardy form: with Shardy on, its programs fall back to GSPMD's
+        # attributes (and partitioner), and still compute.
+        here = _shardy()
+        mjcore.config.update("jax_use_shardy_partitioner", True)
+        try:
+            text = mjcore.jit(lambda v: v * 3).lower(o).as_text()
+            assert "mhlo.sharding" in text and "sdy." not in text, text
+            onp.testing.assert_array_equal(onp.asarray(mjcore.jit(lambda v: v * 3)(o)), x[0] * 3)
+        finally:
+            mjcore.config.update("jax_use_shardy_partitioner", here)
 
 
 def check_bad_jit_shardings():
@@ -606,7 +618,10 @@ def check_no_gspmd_deprecation_warning():
 
     err = _stderr_of(fresh_programs)
     warned = "GSPMD sharding propagation is going to be deprecated" in err
-    assert warned == (not _shardy()), err
+    if _shardy():
+        assert not warned, err
+    elif compat.JAXLIB < (0, 12):  # (jaxlib 0.12's XLA warns once per process: maybe before)
+        assert warned, err
 
 
 def _sdy_shardings(text):
@@ -697,11 +712,14 @@ def check_lowered_sharding_attributes():
         assert text.count("sdy.sharding = #sdy.sharding<@mesh") == len(specs) + (name == "matmul")
         mine, meshes = _sdy_shardings(text)
         theirs, jmeshes = _sdy_shardings(jtext)
-        assert meshes == jmeshes == ['["x"=2, "y"=4]'], (meshes, jmeshes)
+        # (JAX may declare one mesh twice, under two names, as jax 0.12 does for shard_map)
+        assert meshes == ['["x"=2, "y"=4]'] and set(jmeshes) == set(meshes), (meshes, jmeshes)
+        mine, theirs = [d for _, d in mine], [d for _, d in theirs]
         if name == "shard_map":  # (ours adds the jit's constraints around it: compare it alone)
             line = next(ln for ln in text.splitlines() if "manual_axes" in ln)
             jline = next(ln for ln in jtext.splitlines() if "sdy.manual_computation" in ln)
-            assert _sdy_shardings(line)[0] == _sdy_shardings(jline)[0], (line, jline)
+            dims = [[d for _, d in _sdy_shardings(t)[0]] for t in (line, jline)]
+            assert dims[0] == dims[1], (line, jline)
             assert 'manual_axes = #sdy<manual_axes{"x", "y"}>' in line
             assert 'manual_axes={"x", "y"}' in jline
             assert "sdy.manual_computation" in text and "SPMDFullToShardShape" not in text
