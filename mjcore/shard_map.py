@@ -8,10 +8,12 @@ grown to XLA's SPMD partitioner as JAX's `shard_map` does).
     return [concat(o, spec, mesh) for o, spec in zip(outs, out_specs)]  # blocks reassembled
 
 `f` is traced once at the block shapes. The `shard_map` primitive carries its jaxpr and is
-lowered as JAX lowers it: each argument laid out as its spec says and cut into its block
-(`@Sharding` + `@SPMDFullToShardShape` with manual sharding), the body, then the blocks
-reassembled (`@SPMDShardToFullShape`); XLA's SPMD partitioner runs the body once per device
-and the collectives (`mjcore.lax.psum`, ...) between them. `pmap` is a shard_map over a
+lowered as JAX lowers it: Shardy's `sdy.manual_computation` (the specs as its in/out
+shardings, every mesh axis manual, the body its region), or with `jax_use_shardy_partitioner`
+off each argument laid out as its spec says and cut into its block (`@Sharding` +
+`@SPMDFullToShardShape` with manual sharding), the body, then the blocks reassembled
+(`@SPMDShardToFullShape`); XLA's SPMD partitioner runs the body once per device and the
+collectives (`mjcore.lax.psum`, ...) between them. `pmap` is a shard_map over a
 one-axis mesh, as in JAX 0.10.
 
 Restrictions: every mesh axis is manual (no partially automatic meshes); an output whose spec

@@ -57,10 +57,10 @@ class PartitionSpec(tuple):  # type: ignore[type-arg]
 
     UNCONSTRAINED = UNCONSTRAINED
 
-    def __new__(cls, *partitions: None | str | Sequence[str]) -> PartitionSpec:
+    def __new__(cls, *partitions: None | str | Sequence[str] | _Unconstrained) -> PartitionSpec:
         parts: list[None | str | tuple[str, ...] | _Unconstrained] = []
         for p in partitions:
-            if p is None or isinstance(p, str) or p is UNCONSTRAINED:
+            if p is None or isinstance(p, str | _Unconstrained):
                 parts.append(p)
             elif isinstance(p, tuple | list) and all(isinstance(a, str) for a in p):
                 parts.append(tuple(p) if len(p) != 1 else p[0])
@@ -68,8 +68,8 @@ class PartitionSpec(tuple):  # type: ignore[type-arg]
                     parts[-1] = None
             else:
                 raise TypeError(
-                    "PartitionSpec entries must be None, a mesh axis name (str) or a tuple of "
-                    f"names; got {p!r}"
+                    "PartitionSpec entries must be None, a mesh axis name (str), a tuple of "
+                    f"names or PartitionSpec.UNCONSTRAINED; got {p!r}"
                 )
         return super().__new__(cls, parts)
 

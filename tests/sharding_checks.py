@@ -601,6 +601,32 @@ def _stderr_of(fn):
         return tmp.read().decode(errors="replace")
 
 
+def check_meshes_of_one_program():
+    """Device order and axis names reach XLA: a mesh over the devices reversed, with an axis
+    name that needs quoting, lays its results out as JAX's; a constraint over another mesh
+    of the same devices adds a second mesh declaration."""
+    x = onp.arange(64.0).reshape(8, 8)
+    axes = ('we"ird', "b")
+    m = Mesh(onp.array(mjcore.devices()[::-1]).reshape(4, 2), axes)
+    jm = jax.sharding.Mesh(onp.array(jax.devices()[::-1]).reshape(4, 2), axes)
+    a, ja = _put(x, m, jm, P('we"ird'))
+    _same_layout(mjcore.jit(lambda v: v @ v.T)(a), jax.jit(lambda v: v @ v.T)(ja))
+    m2, m8 = mjcore.make_mesh((2, 4), ("x", "y")), mjcore.make_mesh((8,), ("a",))
+    b = mjcore.device_put(x, NamedSharding(m2, P("x", "y")))
+    f = mjcore.jit(lambda v: mjcore.lax.with_sharding_constraint(v * 2, NamedSharding(m8, P("a"))))
+    text = f.lower(b).as_text()
+    if _shardy():
+        assert '#sdy.mesh<["x"=2, "y"=4]>, sym_name = "mesh"}' in text, text
+        assert '#sdy.mesh<["a"=8]>, sym_name = "mesh_1"}' in text, text
+        assert '#sdy.sharding<@mesh_1, [{"a"}, {}]>' in text, text
+        assert (
+            '#sdy.sharding<@mesh, [{"we\\"ird"}, {}]>' in mjcore.jit(lambda v: v).lower(a).as_text()
+        )
+    o = f(b)
+    onp.testing.assert_array_equal(onp.asarray(o), x * 2)
+    assert o.sharding.is_equivalent_to(NamedSharding(m8, P("a")), 2), o.sharding
+
+
 def check_no_gspmd_deprecation_warning():
     """A sharded compile (arguments, a constraint, a shard_map) prints no GSPMD deprecation
     warning with Shardy; with GSPMD it does (so the capture sees XLA's logging)."""
