@@ -780,6 +780,14 @@ def check_partitioners_agree():
             _same_layout(o, jo)
             _same_layout(g, jo)
             assert o.sharding == g.sharding, (name, o.sharding, g.sharding)
+    # eagerly an UNCONSTRAINED dimension stays whole, as in JAX
+    for spec in [P("y", P.UNCONSTRAINED), P(P.UNCONSTRAINED, "x")]:
+        jspec = JP(*[JP.UNCONSTRAINED if p is P.UNCONSTRAINED else p for p in spec])
+        a, ja = _put(x, m, jm, P("x", "y"))
+        _same_layout(
+            mjcore.lax.with_sharding_constraint(a, NamedSharding(m, spec)),
+            jax.lax.with_sharding_constraint(ja, JNamed(jm, jspec)),
+        )
     # UNCONSTRAINED is for constraints: jit's own shardings fix a layout
     _raises(
         ValueError,
