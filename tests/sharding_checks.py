@@ -467,6 +467,13 @@ def check_vmap_of_sharded_programs():
         mjcore.jit(mjcore.vmap(lambda a: a.sum(axis=0)))(xs),
         jax.jit(jax.vmap(lambda a: a.sum(axis=0)))(jxs),
     )
+    # the batch dimension is left to XLA (UNCONSTRAINED, as JAX's rule): split over 'y' here
+    ys, jys = _put(onp.linspace(-1, 1, 4 * 8 * 4).reshape(4, 8, 4), m, jm, P("y"))
+    c, jc = NamedSharding(m, P("x")), JNamed(jm, JP("x"))
+    _same_layout(
+        mjcore.jit(mjcore.vmap(lambda a: mjcore.lax.with_sharding_constraint(a * 2, c)))(ys),
+        jax.jit(jax.vmap(lambda a: jax.lax.with_sharding_constraint(a * 2, jc)))(jys),
+    )
 
 
 def check_mixed_arguments_and_donation():

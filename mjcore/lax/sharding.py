@@ -5,7 +5,7 @@ Lowered as Shardy's `sdy.sharding_constraint` (or, with `jax_use_shardy_partitio
 XLA's `Sharding` custom call carrying an `mhlo.sharding` attribute), which the partitioner
 reads and removes. Eagerly it lays the value out (`device_put`). Under a
 transformation the constraint follows the value: tangents and cotangents get the same layout,
-and a batched value gets the spec with an unsplit batch dimension inserted.
+and a batched value gets the spec with an UNCONSTRAINED batch dimension inserted (as JAX's).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def _sharding_constraint_batching(vals: list[Any], dims: list[int | None], *, sh
     if bdim is not NOT_MAPPED and isinstance(sharding, NamedSharding):
         ndim = len(core.get_aval(x).shape) - 1
         spec = list(sharding.spec) + [None] * (ndim - len(sharding.spec))
-        spec.insert(bdim, None)  # the batch dimension is not split
+        spec.insert(bdim, PartitionSpec.UNCONSTRAINED)  # XLA lays it out (JAX's rule)
         sharding = NamedSharding(sharding.mesh, PartitionSpec(*spec))
     return sharding_constraint_p.bind1(x, sharding=sharding), bdim
 
