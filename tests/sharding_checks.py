@@ -787,6 +787,22 @@ def check_partitioners_agree():
             _same_layout(o, jo)
             _same_layout(g, jo)
             assert o.sharding == g.sharding, (name, o.sharding, g.sharding)
+    # a one-device constraint inside a partitioned program: replicated over its mesh
+    d0 = SingleDeviceSharding(mjcore.devices()[0])
+    f = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a * 2, d0) + 1)
+    a = _put(x, m, jm, P("x", "y"))[0]
+    outs = []
+    try:
+        for on in (True, False):
+            mjcore.config.update("jax_use_shardy_partitioner", on)
+            text = f.lower(a).as_text()
+            assert ("[{}, {}]>" if on else "{replicated}") in text, text
+            outs.append(f(a))
+    finally:
+        mjcore.config.update("jax_use_shardy_partitioner", here)
+    for o in outs:
+        onp.testing.assert_array_equal(onp.asarray(o), x * 2 + 1)
+    assert outs[0].sharding == outs[1].sharding, (outs[0].sharding, outs[1].sharding)
     # eagerly an UNCONSTRAINED dimension stays whole, as in JAX
     for spec in [P("y", P.UNCONSTRAINED), P(P.UNCONSTRAINED, "x")]:
         jspec = JP(*[JP.UNCONSTRAINED if p is P.UNCONSTRAINED else p for p in spec])
