@@ -102,7 +102,7 @@ def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs):
 @shard_map_p.def_lowering
 def _shard_map_lowering(ctx: LoweringContext, *args, jaxpr, mesh, in_specs, out_specs):
     if ctx.module.shardy:
-        return _shard_map_lowering_shardy(
+        return _sdy_manual_computation(
             ctx, *args, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs, out_specs=out_specs
         )
     b = ctx.builder
@@ -145,7 +145,7 @@ def _shard_map_lowering(ctx: LoweringContext, *args, jaxpr, mesh, in_specs, out_
     return results
 
 
-def _shard_map_lowering_shardy(ctx: LoweringContext, *args, jaxpr, mesh, in_specs, out_specs):
+def _sdy_manual_computation(ctx: LoweringContext, *args, jaxpr, mesh, in_specs, out_specs):
     """Shardy's `sdy.manual_computation`: the body runs per device on blocks laid out as the
     in/out specs say, every mesh axis manual (JAX's lowering)."""
     module = ctx.module
