@@ -164,6 +164,27 @@ config.define(
 )
 
 
+def _shardy_from_env() -> bool:
+    """`MJCORE_USE_SHARDY_PARTITIONER` (or JAX's `JAX_USE_SHARDY_PARTITIONER`); on when
+    neither is set, as in JAX."""
+    for name in ("MJCORE_USE_SHARDY_PARTITIONER", "JAX_USE_SHARDY_PARTITIONER"):
+        text = os.environ.get(name, "").strip()
+        if text:
+            return _as_bool(name)(text)
+    return True
+
+
+config.define(
+    "jax_use_shardy_partitioner",
+    _shardy_from_env(),
+    "Programs over several devices carry Shardy's sharding attributes (`sdy.sharding`, "
+    "`sdy.manual_computation`) and are partitioned by Shardy; False: GSPMD's "
+    "`mhlo.sharding`, which XLA warns is deprecated. Drops every compiled program.",
+    _as_bool("jax_use_shardy_partitioner"),
+    lambda v: _retrace_all(),
+)
+
+
 def _cpu_async_from_env() -> bool:
     """`MJCORE_CPU_ENABLE_ASYNC_DISPATCH` (or JAX's `JAX_CPU_ENABLE_ASYNC_DISPATCH`); off
     when neither is set."""

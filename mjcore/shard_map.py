@@ -8,10 +8,12 @@ grown to XLA's SPMD partitioner as JAX's `shard_map` does).
     return [concat(o, spec, mesh) for o, spec in zip(outs, out_specs)]  # blocks reassembled
 
 `f` is traced once at the block shapes. The `shard_map` primitive carries its jaxpr and is
-lowered as JAX lowers it: each argument laid out as its spec says and cut into its block
-(`@Sharding` + `@SPMDFullToShardShape` with manual sharding), the body, then the blocks
-reassembled (`@SPMDShardToFullShape`); XLA's SPMD partitioner runs the body once per device
-and the collectives (`mjcore.lax.psum`, ...) between them. `pmap` is a shard_map over a
+lowered as JAX lowers it: Shardy's `sdy.manual_computation` (the specs as its in/out
+shardings, every mesh axis manual, the body its region), or with `jax_use_shardy_partitioner`
+off each argument laid out as its spec says and cut into its block (`@Sharding` +
+`@SPMDFullToShardShape` with manual sharding), the body, then the blocks reassembled
+(`@SPMDShardToFullShape`); XLA's SPMD partitioner runs the body once per device and the
+collectives (`mjcore.lax.psum`, ...) between them. `pmap` is a shard_map over a
 one-axis mesh, as in JAX 0.10.
 
 Restrictions: every mesh axis is manual (no partially automatic meshes); an output whose spec
@@ -28,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core
+from mjcore import core, shardy
 from mjcore import sharding as sharding_mod
 from mjcore.ad import UndefinedPrimal, Zero, backward_pass, instantiate, jvp_flat
 from mjcore.api_util import flatten_fun
@@ -99,6 +101,10 @@ def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs):
 
 @shard_map_p.def_lowering
 def _shard_map_lowering(ctx: LoweringContext, *args, jaxpr, mesh, in_specs, out_specs):
+    if ctx.module.shardy:
+        return _sdy_manual_computation(
+            ctx, *args, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs, out_specs=out_specs
+        )
     b = ctx.builder
     manual = '"{manual}"'
     blocks = []
@@ -137,6 +143,31 @@ def _shard_map_lowering(ctx: LoweringContext, *args, jaxpr, mesh, in_specs, out_
             )
         )
     return results
+
+
+def _sdy_manual_computation(ctx: LoweringContext, *args, jaxpr, mesh, in_specs, out_specs):
+    """Shardy's `sdy.manual_computation`: the body runs per device on blocks laid out as the
+    in/out specs say, every mesh axis manual (JAX's lowering)."""
+    module = ctx.module
+
+    def per_value(specs: Sequence[PartitionSpec], avals: Sequence[ShapedArray]) -> str:
+        each = [
+            shardy.tensor_sharding(module, NamedSharding(mesh, s), a.ndim, mesh)
+            for s, a in zip(specs, avals, strict=True)
+        ]
+        return f"#sdy.sharding_per_value<[{', '.join(each)}]>"
+
+    def body(fb: Any, *blocks: Any) -> list[Any]:
+        return lower_jaxpr_body(fb, jaxpr.jaxpr, [], list(blocks))
+
+    region = ctx.builder.region([a.strip_weak_type() for a in jaxpr.in_avals], body, "sdy.return")
+    attrs = (
+        f"in_shardings = {per_value(in_specs, [x.aval for x in args])}, "
+        f"out_shardings = {per_value(out_specs, ctx.avals_out)}, "
+        f"manual_axes = #sdy<manual_axes{{{shardy.axis_list(mesh.axis_names)}}}>"
+    )
+    outs = [a.strip_weak_type() for a in ctx.avals_out]
+    return ctx.builder.op("sdy.manual_computation", list(args), outs, attrs, regions=[region])
 
 
 @shard_map_p.def_impl

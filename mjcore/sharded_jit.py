@@ -3,8 +3,10 @@
 `jit` calls come here (`call`) once shardings are in use (`mjcore.sharding.in_use`): when
 the jitted function was given `in_shardings`/`out_shardings`, an argument is an Array made
 of shards, or the traced program constrains a sharding. We lower the same jaxpr as for one
-device, with an `mhlo.sharding` attribute on each argument (its layout) and on each result
-that has a requested layout; XLA partitions the program, inserts the communication, and
+device, with a sharding attribute on each argument (its layout) and on each result that has a
+requested layout: Shardy's `sdy.sharding` over the `sdy.mesh` declared in the module, or with
+`jax_use_shardy_partitioner` off GSPMD's `mhlo.sharding` (`mjcore.shardy`). XLA partitions
+the program, inserts the communication, and
 chooses the layout of the other results, which we read back from the executable and name as
 a `NamedSharding` over the mesh. Arguments that are not laid out on the mesh (ordinary
 single-device Arrays, Python scalars, the function's constants) are replicated onto it.
@@ -20,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core
+from mjcore import core, shardy
 from mjcore.api import ShapeDtypeStruct
 from mjcore.array import Array
 from mjcore.backend import client as backend
@@ -150,13 +152,13 @@ def lower(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     sharded_args = any(_layout_of(x) is not None for x in flat)
     if not (explicit or sharded_args or _has_constraint(entry.closed)) or not entry.eager_ok:
         return None
-    text, _, _, _ = _lowering(jitted, entry, args, kwargs, flat)
+    text = _lowering(jitted, entry, args, kwargs, flat)[0]
     return ShardedLowered(text, jitted, args, kwargs)
 
 
 class ShardedLowered:
-    """The StableHLO of a sharded jit call (`jit(f).lower(x)`), with its `mhlo.sharding`
-    attributes and partition count."""
+    """The StableHLO of a sharded jit call (`jit(f).lower(x)`), with its sharding
+    attributes (`sdy.sharding`, or `mhlo.sharding` with Shardy off) and partition count."""
 
     def __init__(self, text: str, jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]):
         self._text = text
@@ -237,8 +239,15 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
         out_spec = out_spec[0] if len(out_spec) == 1 else out_spec
     leaf_out = _per_leaf(out_spec, out_counts, "out_shardings", fname)
     leaf_out = [None if isinstance(s, SingleDeviceSharding) else s for s in leaf_out]
-    known = [s for s in leaf_in + leaf_out if s is not None]
-    known += constraint_shardings(closed.jaxpr)
+    constraints = constraint_shardings(closed.jaxpr)
+    for which, given in (("in_shardings", leaf_in), ("out_shardings", leaf_out)):
+        if any(isinstance(s, NamedSharding) and s.spec._unconstrained() for s in given):
+            raise ValueError(
+                f"jit({fname}): {which} cannot leave a dimension UNCONSTRAINED (an array's "
+                "layout is fixed); use None (not split), or "
+                "with_sharding_constraint(x, NamedSharding(mesh, P(..., P.UNCONSTRAINED)))"
+            )
+    known = [s for s in leaf_in + leaf_out if s is not None] + constraints
     if not any(isinstance(s, NamedSharding | GSPMDSharding) for s in known):
         raise ValueError(f"jit({fname}): the shardings name no mesh; use NamedSharding(mesh, spec)")
     mesh = _mesh_of(fname, known)
@@ -254,27 +263,36 @@ def _lowering(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) 
     for i, (s, aval) in enumerate(zip(leaf_out, closed.out_avals, strict=True)):
         if isinstance(s, NamedSharding):
             s.check_shape(aval.shape, f"jit({fname}) output {i} of shape {aval.str_short()}")
-    lowered = lower_jaxpr(
-        closed.jaxpr,
-        entry.name,
-        entry.donated,
-        arg_shardings=[
-            s._hlo_sharding_text(a.ndim) for s, a in zip(in_shardings, in_avals, strict=True)
-        ],
-        out_shardings=[
-            None if s is None else s._hlo_sharding_text(a.ndim)
-            for s, a in zip(leaf_out, closed.out_avals, strict=True)
-        ],
+    # Shardy unless switched off, or a layout has no Shardy form (a GSPMDSharding: XLA's
+    # choice for an earlier output that no spec over the mesh describes).
+    use_shardy = shardy.enabled() and all(
+        shardy.expressible(s) for s in [*in_shardings, *leaf_out, *constraints]
     )
+
+    def attrs(module: Any) -> tuple[list[str | None], list[str | None]]:
+        def attr(s: Sharding | None, ndim: int) -> str | None:
+            if s is None:
+                return None
+            if use_shardy:
+                return f"sdy.sharding = {shardy.sharding_attr(module, s, ndim, mesh)}"
+            return f'mhlo.sharding = "{s._hlo_sharding_text(ndim)}"'
+
+        if use_shardy:
+            module.mesh_symbol(shardy.mesh_attr(mesh))  # the program's mesh is `@mesh`
+        args = [attr(s, a.ndim) for s, a in zip(in_shardings, in_avals, strict=True)]
+        outs = [attr(s, a.ndim) for s, a in zip(leaf_out, closed.out_avals, strict=True)]
+        return args, outs
+
+    lowered = lower_jaxpr(closed.jaxpr, entry.name, entry.donated, attrs, use_shardy)
     if lowered.host_callbacks:
         raise NotImplementedError(
             f"jit({fname}): host callbacks in a program partitioned over several devices are "
             "not supported yet"
         )
     head, rest = lowered.text.split(" {\n", 1)
-    attrs = f"mhlo.num_partitions = {mesh.size} : i32, mhlo.num_replicas = 1 : i32"
-    text = f"{head} attributes {{{attrs}}} {{\n{rest}"
-    return text, mesh, in_shardings, leaf_out
+    module_attrs = f"mhlo.num_partitions = {mesh.size} : i32, mhlo.num_replicas = 1 : i32"
+    text = f"{head} attributes {{{module_attrs}}} {{\n{rest}"
+    return text, mesh, in_shardings, leaf_out, use_shardy
 
 
 def _program_for(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any]) -> tuple:
@@ -290,13 +308,16 @@ def _program_for(jitted: Any, entry: Any, args: Any, kwargs: Any, flat: list[Any
         programs = _programs[entry.closed] = {}
     found = programs.get(key)
     if found is None:
-        text, mesh, in_shardings, leaf_out = _lowering(jitted, entry, args, kwargs, flat)
+        text, mesh, in_shardings, leaf_out, use_shardy = _lowering(
+            jitted, entry, args, kwargs, flat
+        )
         program = backend.SpmdProgram(
             text,
             mesh._flat_devices,
             entry.closed.out_avals,
             leaf_out,
             lambda hlo, ndim: _name_sharding(fname, mesh, hlo, ndim),
+            use_shardy,
         )
         program_in = tuple(in_shardings)
         if len(programs) >= _PROGRAMS_PER_JAXPR:

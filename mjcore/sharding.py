@@ -36,14 +36,31 @@ __all__ = [
 ]
 
 
+class _Unconstrained:
+    """`PartitionSpec.UNCONSTRAINED`: a dimension whose layout XLA chooses (in
+    `with_sharding_constraint`; Shardy's open dimension `{?}`)."""
+
+    def __repr__(self) -> str:
+        return "UNCONSTRAINED"
+
+    def __reduce__(self) -> str:
+        return "UNCONSTRAINED"
+
+
+UNCONSTRAINED = _Unconstrained()
+
+
 class PartitionSpec(tuple):  # type: ignore[type-arg]
     """Per array dimension: None (not split), a mesh axis name, or a tuple of names (split by
-    their product, major to minor). Dimensions past the spec's length are not split."""
+    their product, major to minor), or `PartitionSpec.UNCONSTRAINED` (XLA chooses; only in
+    `with_sharding_constraint`). Dimensions past the spec's length are not split."""
 
-    def __new__(cls, *partitions: None | str | Sequence[str]) -> PartitionSpec:
-        parts: list[None | str | tuple[str, ...]] = []
+    UNCONSTRAINED = UNCONSTRAINED
+
+    def __new__(cls, *partitions: None | str | Sequence[str] | _Unconstrained) -> PartitionSpec:
+        parts: list[None | str | tuple[str, ...] | _Unconstrained] = []
         for p in partitions:
-            if p is None or isinstance(p, str):
+            if p is None or isinstance(p, str | _Unconstrained):
                 parts.append(p)
             elif isinstance(p, tuple | list) and all(isinstance(a, str) for a in p):
                 parts.append(tuple(p) if len(p) != 1 else p[0])
@@ -51,8 +68,8 @@ class PartitionSpec(tuple):  # type: ignore[type-arg]
                     parts[-1] = None
             else:
                 raise TypeError(
-                    "PartitionSpec entries must be None, a mesh axis name (str) or a tuple of "
-                    f"names; got {p!r}"
+                    "PartitionSpec entries must be None, a mesh axis name (str), a tuple of "
+                    f"names or PartitionSpec.UNCONSTRAINED; got {p!r}"
                 )
         return super().__new__(cls, parts)
 
@@ -62,12 +79,16 @@ class PartitionSpec(tuple):  # type: ignore[type-arg]
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (PartitionSpec, tuple(self))
 
+    def _unconstrained(self) -> tuple[int, ...]:
+        """The dimensions whose layout is left to XLA."""
+        return tuple(i for i, p in enumerate(self) if p is UNCONSTRAINED)
+
     def _axes(self, dim: int) -> tuple[str, ...]:
         """The mesh axes splitting dimension `dim` (none past the end)."""
         if dim >= len(self):
             return ()
         p = self[dim]
-        if p is None:
+        if p is None or p is UNCONSTRAINED:
             return ()
         return (p,) if isinstance(p, str) else tuple(p)
 

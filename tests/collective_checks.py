@@ -292,7 +292,11 @@ def check_shard_map_lowered_text():
     m, _ = _meshes((8,), ("x",))
     f = mjcore.shard_map(lambda a: lax.psum(a, "x"), mesh=m, in_specs=P("x"), out_specs=P())
     text = mjcore.jit(f).lower(onp.ones((8, 2))).as_text()
-    for piece in ("SPMDFullToShardShape", "SPMDShardToFullShape", "stablehlo.all_reduce"):
+    if mjcore.config.jax_use_shardy_partitioner:
+        pieces = ("sdy.manual_computation", 'manual_axes = #sdy<manual_axes{"x"}>', "sdy.return")
+    else:
+        pieces = ("SPMDFullToShardShape", "SPMDShardToFullShape")
+    for piece in (*pieces, "stablehlo.all_reduce"):
         assert piece in text, piece
     assert re.search(r"replica_groups = dense<\[\[0, 1, 2, 3, 4, 5, 6, 7\]\]>", text), text
 
@@ -398,8 +402,15 @@ def check_pmap_lays_out_mapped_arguments():
     finally:
         client.compile_hooks.remove(texts.append)
     (text,) = [t for t in texts if "all_reduce" in t]
-    args = re.findall(r"%arg\S+: tensor<[^>]*> \{mhlo.sharding = \"([^\"]*)\"", text)
-    assert args[:1] == ["{replicated}"] and all("devices=[8" in a for a in args[1:]), args
+    if mjcore.config.jax_use_shardy_partitioner:
+        args = re.findall(
+            r"%arg\S+: tensor<[^>]*> \{sdy.sharding = #sdy.sharding<@mesh, ([^>]*)>", text
+        )
+        assert args[:1] == ["[{}, {}]"] and all(a.startswith('[{"i"}') for a in args[1:]), args
+    else:
+        args = re.findall(r"%arg\S+: tensor<[^>]*> \{mhlo.sharding = \"([^\"]*)\"", text)
+        assert args[:1] == ["{replicated}"] and all("devices=[8" in a for a in args[1:]), args
+    assert len(args) == 3, text
 
 
 def check_one_device_mesh():
@@ -452,14 +463,17 @@ def check_bad_input():
 
 
 def main(names: list[str]) -> None:
+    """Run the checks once per partitioner (results `check_x[shardy]`, `check_x[gspmd]`)."""
     results = {}
     checks = {n: f for n, f in globals().items() if n.startswith("check_")}
-    for name in names or list(checks):
-        try:
-            checks[name]()
-            results[name] = None
-        except Exception:  # noqa: BLE001  (reported to the test process)
-            results[name] = traceback.format_exc()
+    for mode, on in (("shardy", True), ("gspmd", False)):
+        mjcore.config.update("jax_use_shardy_partitioner", on)
+        for name in names or list(checks):
+            try:
+                checks[name]()
+                results[f"{name}[{mode}]"] = None
+            except Exception:  # noqa: BLE001  (reported to the test process)
+                results[f"{name}[{mode}]"] = traceback.format_exc()
     print("RESULTS " + json.dumps(results))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -26,8 +27,10 @@ from jaxlib import xla_client as xc  # noqa: E402
 
 import mjcore  # noqa: E402
 import mjnp as np  # noqa: E402
+from mjcore.backend import compat  # noqa: E402
 from mjcore.sharding import Mesh, NamedSharding, P, SingleDeviceSharding  # noqa: E402
 
+MODES = {"shardy": True, "gspmd": False}  # `jax_use_shardy_partitioner` per run of the checks
 MESHES = {
     "2x4": ((2, 4), ("x", "y")),
     "8": ((8,), ("x",)),
@@ -267,6 +270,20 @@ def check_eager_ops_on_sharded_arrays():
     assert c.sharding.device_set == {mjcore.devices()[2]} and c.tolist() == x.tolist()
 
 
+def _shardy():
+    """Whether this run of the checks lowers to Shardy (`main` runs them in both modes)."""
+    return mjcore.config.jax_use_shardy_partitioner
+
+
+def _assert_attr(text, sdy, hlo):
+    """The lowered `text` carries the argument sharding `sdy` (Shardy's) or `hlo` (GSPMD's),
+    as this mode lowers, and nothing of the other mode."""
+    if _shardy():
+        assert f"sdy.sharding = {sdy}" in text and "mhlo.sharding" not in text, text
+    else:
+        assert f'mhlo.sharding = "{hlo}"' in text and "sdy." not in text, text
+
+
 def _both(fn_m, fn_j, *args_pairs):
     return fn_m(*[p[0] for p in args_pairs]), fn_j(*[p[1] for p in args_pairs])
 
@@ -332,7 +349,7 @@ def check_jit_in_and_out_shardings():
     text = (
         mjcore.jit(lambda a: a * 2, in_shardings=NamedSharding(m, P("x", "y"))).lower(x).as_text()
     )
-    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    _assert_attr(text, '#sdy.sharding<@mesh, [{"x"}, {"y"}]>', "{devices=[2,4]0,1,2,3,4,5,6,7}")
     assert "mhlo.num_partitions = 8" in text
     compiled = mjcore.jit(lambda a, b: a @ b).lower(*_put(x, m, jm, P("x"))[:1], x).compile()
     assert [_spec(s) for s in compiled.input_shardings] == [("x",), ()]
@@ -357,7 +374,10 @@ def check_with_sharding_constraint():
             jax.lax.with_sharding_constraint(x, JNamed(jm, JP(*spec))),
         )
         text = mjcore.jit(f).lower(x).as_text()
-        assert 'call_target_name = "Sharding"' in text and "mhlo.sharding" in text
+        if _shardy():
+            assert "sdy.sharding_constraint" in text and "mhlo.sharding" not in text, text
+        else:
+            assert 'call_target_name = "Sharding"' in text and "mhlo.sharding" in text
     # a bare PartitionSpec under `with mesh:`
     with m:
         out = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a + 1, P("y")))(x)
@@ -447,6 +467,13 @@ def check_vmap_of_sharded_programs():
         mjcore.jit(mjcore.vmap(lambda a: a.sum(axis=0)))(xs),
         jax.jit(jax.vmap(lambda a: a.sum(axis=0)))(jxs),
     )
+    # the batch dimension is left to XLA (UNCONSTRAINED, as JAX's rule): split over 'y' here
+    ys, jys = _put(onp.linspace(-1, 1, 4 * 8 * 4).reshape(4, 8, 4), m, jm, P("y"))
+    c, jc = NamedSharding(m, P("x")), JNamed(jm, JP("x"))
+    _same_layout(
+        mjcore.jit(mjcore.vmap(lambda a: mjcore.lax.with_sharding_constraint(a * 2, c)))(ys),
+        jax.jit(jax.vmap(lambda a: jax.lax.with_sharding_constraint(a * 2, jc)))(jys),
+    )
 
 
 def check_mixed_arguments_and_donation():
@@ -471,7 +498,7 @@ def check_shape_dtype_struct_with_sharding():
     sds = mjcore.ShapeDtypeStruct((8, 4), onp.float32, sharding=s)
     assert sds.sharding is s and sds != mjcore.ShapeDtypeStruct((8, 4), onp.float32)
     text = mjcore.jit(lambda a: a * 2).lower(sds).as_text()
-    assert 'mhlo.sharding = "{devices=[2,4]0,1,2,3,4,5,6,7}"' in text, text
+    _assert_attr(text, '#sdy.sharding<@mesh, [{"x"}, {"y"}]>', "{devices=[2,4]0,1,2,3,4,5,6,7}")
     a = mjcore.device_put(onp.ones((8, 4)), s)
     assert mjcore.ShapeDtypeStruct.like(a).sharding == s
     assert mjcore.eval_shape(lambda v: v + 1, sds).shape == (8, 4)
@@ -523,6 +550,17 @@ def check_layouts_no_spec_describes():
         onp.testing.assert_array_equal(onp.asarray(shard.data), x[0][shard.index])
     # it can be passed on to another sharded program
     onp.testing.assert_array_equal(onp.asarray(mjcore.jit(lambda v: v * 2)(o)), x[0] * 2)
+    if isinstance(o.sharding, mjcore.sharding.GSPMDSharding):  # (GSPMD's choice)
+        # A layout with no Shardy form: with Shardy on, its programs fall back to GSPMD's
+        # attributes (and partitioner), and still compute.
+        here = _shardy()
+        mjcore.config.update("jax_use_shardy_partitioner", True)
+        try:
+            text = mjcore.jit(lambda v: v * 3).lower(o).as_text()
+            assert "mhlo.sharding" in text and "sdy." not in text, text
+            onp.testing.assert_array_equal(onp.asarray(mjcore.jit(lambda v: v * 3)(o)), x[0] * 3)
+        finally:
+            mjcore.config.update("jax_use_shardy_partitioner", here)
 
 
 def check_bad_jit_shardings():
@@ -548,15 +586,253 @@ def check_bad_jit_shardings():
     _raises(TypeError, "wrap a PartitionSpec", mjcore.jit, lambda a: a, in_shardings=P("x"))
 
 
+# --- Shardy and GSPMD: what is emitted, what XLA prints, and that both agree with JAX ------
+
+
+def _stderr_of(fn):
+    """What `fn()` writes to file descriptor 2 (XLA's C++ logging goes there, not through
+    `sys.stderr`)."""
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            fn()
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return tmp.read().decode(errors="replace")
+
+
+def check_meshes_of_one_program():
+    """Device order and axis names reach XLA: a mesh over the devices reversed, with an axis
+    name that needs quoting, lays its results out as JAX's; a constraint over another mesh
+    of the same devices adds a second mesh declaration."""
+    x = onp.arange(64.0).reshape(8, 8)
+    axes = ('we"ird', "b")
+    m = Mesh(onp.array(mjcore.devices()[::-1]).reshape(4, 2), axes)
+    jm = jax.sharding.Mesh(onp.array(jax.devices()[::-1]).reshape(4, 2), axes)
+    a, ja = _put(x, m, jm, P('we"ird'))
+    _same_layout(mjcore.jit(lambda v: v @ v.T)(a), jax.jit(lambda v: v @ v.T)(ja))
+    m2, m8 = mjcore.make_mesh((2, 4), ("x", "y")), mjcore.make_mesh((8,), ("a",))
+    b = mjcore.device_put(x, NamedSharding(m2, P("x", "y")))
+    f = mjcore.jit(lambda v: mjcore.lax.with_sharding_constraint(v * 2, NamedSharding(m8, P("a"))))
+    text = f.lower(b).as_text()
+    if _shardy():
+        assert '#sdy.mesh<["x"=2, "y"=4]>, sym_name = "mesh"}' in text, text
+        assert '#sdy.mesh<["a"=8]>, sym_name = "mesh_1"}' in text, text
+        assert '#sdy.sharding<@mesh_1, [{"a"}, {}]>' in text, text
+        assert (
+            '#sdy.sharding<@mesh, [{"we\\"ird"}, {}]>' in mjcore.jit(lambda v: v).lower(a).as_text()
+        )
+    o = f(b)
+    onp.testing.assert_array_equal(onp.asarray(o), x * 2)
+    assert o.sharding.is_equivalent_to(NamedSharding(m8, P("a")), 2), o.sharding
+
+
+def check_no_gspmd_deprecation_warning():
+    """A sharded compile (arguments, a constraint, a shard_map) prints no GSPMD deprecation
+    warning with Shardy; with GSPMD it does (so the capture sees XLA's logging)."""
+    m = mjcore.make_mesh((2, 4), ("x", "y"))
+    a = mjcore.device_put(onp.ones((8, 8)), NamedSharding(m, P("x", "y")))
+    body = mjcore.shard_map(
+        lambda v: mjcore.lax.psum(v, "x"), mesh=m, in_specs=P("x", "y"), out_specs=P(None, "y")
+    )
+
+    def fresh_programs():  # (new functions: compiled here, not found in a cache)
+        onp.asarray(mjcore.jit(lambda v: np.tanh(v @ v.T))(a))
+        c = NamedSharding(m, P("y", P.UNCONSTRAINED))
+        onp.asarray(mjcore.jit(lambda v: mjcore.lax.with_sharding_constraint(v + 1, c))(a))
+        onp.asarray(mjcore.jit(lambda v: body(v * 3))(a))
+
+    err = _stderr_of(fresh_programs)
+    warned = "GSPMD sharding propagation is going to be deprecated" in err
+    if _shardy():
+        assert not warned, err
+    elif compat.JAXLIB < (0, 12):  # (jaxlib 0.12's XLA warns once per process: maybe before)
+        assert warned, err
+
+
+def _sdy_shardings(text):
+    """The `<@mesh, [dims]>` tensor shardings of a module, in order (arguments, results,
+    constraints, manual computations), and its mesh declarations' axes."""
+    shardings = re.findall(r"<@(\w+), \[([^\]]*)\]>", text)
+    meshes = re.findall(r"(?:sdy\.mesh @\w+ = <|#sdy\.mesh<)(\[[^\]]*\])>", text)
+    return shardings, meshes
+
+
+def _lowering_cases(m, jm):
+    """(name, mjcore function, JAX function, argument specs): a sharded matmul, replicated
+    and partially replicated arguments, constraints (with an UNCONSTRAINED dimension) and a
+    shard_map with psum/all_gather/ppermute inside."""
+
+    def S(spec):
+        return NamedSharding(m, spec)
+
+    def JS(spec):  # (mjcore's UNCONSTRAINED as JAX's)
+        return JNamed(jm, JP(*[JP.UNCONSTRAINED if p is P.UNCONSTRAINED else p for p in spec]))
+
+    wsc, jwsc = mjcore.lax.with_sharding_constraint, jax.lax.with_sharding_constraint
+    U = P.UNCONSTRAINED
+
+    def sm_body(lax):
+        def body(a):
+            perm = [(i, (i + 1) % 2) for i in range(2)]
+            s = lax.psum(a, "x")
+            g = lax.all_gather(a, "y", axis=1, tiled=True)
+            return s, g, lax.ppermute(a, "x", perm)
+
+        return body
+
+    sm_specs = dict(in_specs=P("x", "y"), out_specs=(P(None, "y"), P("x"), P("x", "y")))
+    sm = mjcore.shard_map(sm_body(mjcore.lax), mesh=m, **sm_specs)
+    jsm_specs = dict(
+        in_specs=JP("x", "y"), out_specs=(JP(None, "y"), JP("x"), JP("x", "y")), check_vma=False
+    )
+    return [
+        (
+            "matmul",
+            mjcore.jit(lambda a, b: a @ b, out_shardings=S(P("x", "y"))),
+            jax.jit(lambda a, b: a @ b, out_shardings=JS(P("x", "y"))),
+            [P("x", None), P(None, "y")],
+        ),
+        (
+            "replicated",
+            mjcore.jit(lambda a, b: a * b + 1),
+            jax.jit(lambda a, b: a * b + 1),
+            [P(), P("x")],  # replicated, and split over x while replicated over y
+        ),
+        (
+            "constraint",
+            mjcore.jit(lambda a, b: wsc(np.sin(a) @ b, S(P("y", U))) * 2),
+            jax.jit(lambda a, b: jwsc(jnp.sin(a) @ b, JS(P("y", U))) * 2),
+            [P("x"), P()],
+        ),
+        (
+            "partial_constraint",
+            mjcore.jit(lambda a, b: wsc(a + b, S(P(None, ("y", "x")))) - 1),
+            jax.jit(lambda a, b: jwsc(a + b, JS(P(None, ("y", "x")))) - 1),
+            [P("x", "y"), P("y")],
+        ),
+        (
+            "shard_map",
+            mjcore.jit(lambda a, b: sm(a + b)),
+            jax.jit(lambda a, b: jax.shard_map(sm_body(jax.lax), mesh=jm, **jsm_specs)(a + b)),
+            [P("x", "y"), P("x", "y")],
+        ),
+    ]
+
+
+def check_lowered_sharding_attributes():
+    """Shardy: the module declares the mesh (`sdy.mesh`) and carries JAX's tensor shardings
+    (`sdy.sharding`, constraints, `sdy.manual_computation` with manual axes), no GSPMD
+    attribute; GSPMD: `mhlo.sharding` attributes and no `sdy` op."""
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.linspace(-1, 1, 64).reshape(8, 8)
+    for name, f, jf, specs in _lowering_cases(m, jm):
+        args = [_put(x, m, jm, spec) for spec in specs]
+        text = f.lower(*[a for a, _ in args]).as_text()
+        jtext = jf.lower(*[ja for _, ja in args]).as_text()
+        if not _shardy():
+            assert "mhlo.sharding" in text and "sdy." not in text, (name, text)
+            continue
+        assert "mhlo.sharding" not in text and "custom_call" not in text, (name, text)
+        assert '"sdy.mesh"() {mesh = #sdy.mesh<["x"=2, "y"=4]>, sym_name = "mesh"}' in text
+        assert text.count("sdy.sharding = #sdy.sharding<@mesh") == len(specs) + (name == "matmul")
+        mine, meshes = _sdy_shardings(text)
+        theirs, jmeshes = _sdy_shardings(jtext)
+        # (JAX may declare one mesh twice, under two names, as jax 0.12 does for shard_map)
+        assert meshes == ['["x"=2, "y"=4]'] and set(jmeshes) == set(meshes), (meshes, jmeshes)
+        mine, theirs = [d for _, d in mine], [d for _, d in theirs]
+        if name == "shard_map":  # (ours adds the jit's constraints around it: compare it alone)
+            line = next(ln for ln in text.splitlines() if "manual_axes" in ln)
+            jline = next(ln for ln in jtext.splitlines() if "sdy.manual_computation" in ln)
+            dims = [[d for _, d in _sdy_shardings(t)[0]] for t in (line, jline)]
+            assert dims[0] == dims[1], (line, jline)
+            assert 'manual_axes = #sdy<manual_axes{"x", "y"}>' in line
+            assert 'manual_axes={"x", "y"}' in jline
+            assert "sdy.manual_computation" in text and "SPMDFullToShardShape" not in text
+        else:
+            assert mine == theirs, (name, mine, theirs, text, jtext)
+        if "constraint" in name:
+            assert "sdy.sharding_constraint" in text, text
+        if name == "constraint":  # the UNCONSTRAINED dimension is open
+            assert '#sdy.sharding<@mesh, [{"y"}, {?}]>' in text, text
+
+
+def check_partitioners_agree():
+    """The cases above give the same values, shards and output shardings with Shardy and
+    with GSPMD, and as JAX's (Shardy)."""
+    m, jm = mjcore.make_mesh((2, 4), ("x", "y")), _jmesh((2, 4), ("x", "y"))
+    x = onp.linspace(-1, 1, 64).reshape(8, 8)
+    here = _shardy()
+    got = {}
+    try:
+        for on in (True, False):
+            mjcore.config.update("jax_use_shardy_partitioner", on)
+            got[on] = []
+            for _name, f, _, specs in _lowering_cases(m, jm):
+                out = f(*[_put(x, m, jm, spec)[0] for spec in specs])
+                got[on].append(out if isinstance(out, tuple) else (out,))
+    finally:
+        mjcore.config.update("jax_use_shardy_partitioner", here)
+    for i, (name, _, jf, specs) in enumerate(_lowering_cases(m, jm)):
+        jout = jf(*[_put(x, m, jm, spec)[1] for spec in specs])
+        jout = jout if isinstance(jout, tuple) else (jout,)
+        for o, g, jo in zip(got[True][i], got[False][i], jout, strict=True):
+            _same_layout(o, jo)
+            _same_layout(g, jo)
+            assert o.sharding == g.sharding, (name, o.sharding, g.sharding)
+    # a one-device constraint inside a partitioned program: replicated over its mesh
+    d0 = SingleDeviceSharding(mjcore.devices()[0])
+    f = mjcore.jit(lambda a: mjcore.lax.with_sharding_constraint(a * 2, d0) + 1)
+    a = _put(x, m, jm, P("x", "y"))[0]
+    outs = []
+    try:
+        for on in (True, False):
+            mjcore.config.update("jax_use_shardy_partitioner", on)
+            text = f.lower(a).as_text()
+            assert ("[{}, {}]>" if on else "{replicated}") in text, text
+            outs.append(f(a))
+    finally:
+        mjcore.config.update("jax_use_shardy_partitioner", here)
+    for o in outs:
+        onp.testing.assert_array_equal(onp.asarray(o), x * 2 + 1)
+    assert outs[0].sharding == outs[1].sharding, (outs[0].sharding, outs[1].sharding)
+    # eagerly an UNCONSTRAINED dimension stays whole, as in JAX
+    for spec in [P("y", P.UNCONSTRAINED), P(P.UNCONSTRAINED, "x")]:
+        jspec = JP(*[JP.UNCONSTRAINED if p is P.UNCONSTRAINED else p for p in spec])
+        a, ja = _put(x, m, jm, P("x", "y"))
+        _same_layout(
+            mjcore.lax.with_sharding_constraint(a, NamedSharding(m, spec)),
+            jax.lax.with_sharding_constraint(ja, JNamed(jm, jspec)),
+        )
+    # UNCONSTRAINED is for constraints: jit's own shardings fix a layout
+    _raises(
+        ValueError,
+        "cannot leave a dimension UNCONSTRAINED",
+        mjcore.jit(lambda a: a, out_shardings=NamedSharding(m, P(P.UNCONSTRAINED))),
+        x,
+    )
+    assert repr(P("x", P.UNCONSTRAINED)) == "PartitionSpec('x', UNCONSTRAINED)"
+
+
 def main(names: list[str]) -> None:
+    """Run the checks once per partitioner (results `check_x[shardy]`, `check_x[gspmd]`)."""
     results = {}
     checks = {n: f for n, f in globals().items() if n.startswith("check_")}
-    for name in names or list(checks):
-        try:
-            checks[name]()
-            results[name] = None
-        except Exception:  # noqa: BLE001  (reported to the test process)
-            results[name] = traceback.format_exc()
+    for mode, on in MODES.items():
+        mjcore.config.update("jax_use_shardy_partitioner", on)
+        for name in names or list(checks):
+            try:
+                checks[name]()
+                results[f"{name}[{mode}]"] = None
+            except Exception:  # noqa: BLE001  (reported to the test process)
+                results[f"{name}[{mode}]"] = traceback.format_exc()
     print("RESULTS " + json.dumps(results))
 
 

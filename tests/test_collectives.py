@@ -299,10 +299,12 @@ def device_results(
     return check_script_results(CHECKS)
 
 
+@pytest.mark.parametrize("mode", ["shardy", "gspmd"])  # jax_use_shardy_partitioner on, off
 @pytest.mark.parametrize("name", _check_names())
-def test_on_8_devices(device_results: dict[str, str | None], name: str) -> None:
-    assert name in device_results, f"{name} did not run"
-    failure = device_results[name]
+def test_on_8_devices(device_results: dict[str, str | None], name: str, mode: str) -> None:
+    key = f"{name}[{mode}]"
+    assert key in device_results, f"{key} did not run"
+    failure = device_results[key]
     assert failure is None, failure
 
 

@@ -895,12 +895,15 @@ def gather_to_numpy(buf: Buffer, s: Any, shape: tuple[int, ...], dtype: Any) -> 
 
 
 def compile_spmd(
-    module_text: str, devices: tuple[Device, ...], propagate_outputs: Sequence[bool]
+    module_text: str,
+    devices: tuple[Device, ...],
+    propagate_outputs: Sequence[bool],
+    shardy: bool = True,
 ) -> Executable:
-    """Compile a StableHLO module whose arguments and results carry `mhlo.sharding`
-    attributes for `devices` (logical device i of those attributes is `devices[i]`),
-    partitioned by XLA's SPMD partitioner; XLA picks output i's sharding where
-    `propagate_outputs[i]`."""
+    """Compile a StableHLO module whose arguments and results carry sharding attributes
+    (Shardy's `sdy.sharding` when `shardy`, else GSPMD's `mhlo.sharding`) for `devices`
+    (logical device i of those attributes is `devices[i]`), partitioned by XLA's SPMD
+    partitioner; XLA picks output i's sharding where `propagate_outputs[i]`."""
     global _compiles_since_clear
     b = backend_of(devices[0])
     _compiles_since_clear += 1
@@ -910,7 +913,9 @@ def compile_spmd(
             gc.collect()
         finally:
             _clearing.release()
-    opts = compat.spmd_compile_options(tuple(d.id for d in devices), list(propagate_outputs))
+    opts = compat.spmd_compile_options(
+        tuple(d.id for d in devices), list(propagate_outputs), shardy
+    )
     try:
         exe = compat.compile_spmd(b.client, module_text, tuple(devices), opts)
     except compat.JaxRuntimeError as err:
@@ -938,11 +943,12 @@ class SpmdProgram:
         out_avals: Sequence[Any],
         out_shardings: Sequence[Any | None],
         to_mj_sharding: Callable[[Any, int], Any],
+        shardy: bool = True,
     ):
         self.text = module_text
         self.devices = devices
         propagate = [s is None for s in out_shardings]
-        self.executable = compile_spmd(module_text, devices, propagate)
+        self.executable = compile_spmd(module_text, devices, propagate, shardy)
         chosen = compat.output_hlo_shardings(self.executable)
         shardings = []
         for i, (s, aval) in enumerate(zip(out_shardings, out_avals, strict=True)):

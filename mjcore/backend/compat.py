@@ -322,10 +322,14 @@ def register_cuda_kernels(platform: str, kernels_package: str) -> None:
 GSPMDSharding = xla.GSPMDSharding
 
 
-def spmd_compile_options(device_ids: tuple[int, ...], propagate_outputs: list[bool]) -> Any:
+def spmd_compile_options(
+    device_ids: tuple[int, ...], propagate_outputs: list[bool], shardy: bool = True
+) -> Any:
     """Options for one program partitioned over the devices `device_ids` (logical device i
-    is `device_ids[i]`) by XLA's SPMD partitioner, reading the `mhlo.sharding` attributes
-    (GSPMD, not Shardy). `propagate_outputs[i]`: XLA chooses output i's sharding."""
+    is `device_ids[i]`) by XLA's SPMD partitioner: Shardy, reading `sdy.*` attributes and
+    ops, when `shardy`; else GSPMD, reading `mhlo.sharding` attributes (XLA then warns that
+    GSPMD propagation is deprecated). `propagate_outputs[i]`: XLA chooses output i's
+    sharding."""
     import numpy as np
 
     opts = CompileOptions()
@@ -333,7 +337,7 @@ def spmd_compile_options(device_ids: tuple[int, ...], propagate_outputs: list[bo
     build.num_replicas = 1
     build.num_partitions = len(device_ids)
     build.use_spmd_partitioning = True
-    build.use_shardy_partitioner = False
+    build.use_shardy_partitioner = shardy
     build.allow_spmd_sharding_propagation_to_output = list(propagate_outputs)
     assignment = np.array([list(device_ids)], dtype=np.int64)  # (replicas, partitions)
     build.device_assignment = xc.DeviceAssignment.create(assignment)

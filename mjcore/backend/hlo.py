@@ -160,14 +160,16 @@ class FunctionBuilder:
         self,
         arg_avals: Sequence[ShapedArray],
         body: Callable[..., Sequence[Value]],
+        terminator: str = "stablehlo.return",
     ) -> str:
-        """Build a single-block region; `body(builder, *args)` returns the values to yield."""
+        """Build a single-block region; `body(builder, *args)` returns the values to yield
+        (by `terminator`)."""
         inner = FunctionBuilder(self.module, self.indent + "  ")
         args = [Value(self.fresh(), a) for a in arg_avals]
         results = body(inner, *args)
         types = ", ".join(tensor_type(v.aval) for v in results)
         names = ", ".join(v.name for v in results)
-        inner.lines.append(f'{inner.indent}"stablehlo.return"({names}) : ({types}) -> ()')
+        inner.lines.append(f'{inner.indent}"{terminator}"({names}) : ({types}) -> ()')
         header = ", ".join(f"{v.name}: {tensor_type(v.aval)}" for v in args)
         return (
             "{\n"
@@ -188,6 +190,19 @@ class ModuleBuilder:
         # callbacks); a custom call names one by its index here, and the list is handed to
         # the compiler with the module text.
         self.host_callbacks: list[Callable[..., Any]] = []
+        # Whether sharding ops lower to Shardy's dialect (`sdy.*`; else GSPMD's custom calls),
+        # and its meshes (`#sdy.mesh<...>` attribute -> symbol), declared ahead of the
+        # functions; the first is `@mesh`, as JAX names it.
+        self.shardy = False
+        self.meshes: dict[str, str] = {}
+
+    def mesh_symbol(self, mesh_attr: str) -> str:
+        """The symbol of the module's `sdy.mesh` with attribute `mesh_attr`, declared on
+        first use."""
+        name = self.meshes.get(mesh_attr)
+        if name is None:
+            name = self.meshes[mesh_attr] = f"mesh_{len(self.meshes)}" if self.meshes else "mesh"
+        return name
 
     def add_host_callback(self, fn: Callable[..., Any]) -> int:
         """Register a host callback for this module; returns its index."""
@@ -240,4 +255,8 @@ class ModuleBuilder:
         return [v.aval for v in outs]
 
     def text(self) -> str:
-        return f"module @{self.name} {{\n" + "\n".join(self.functions) + "\n}\n"
+        meshes = [
+            f'  "sdy.mesh"() {{mesh = {attr}, sym_name = "{name}"}} : () -> ()'
+            for attr, name in self.meshes.items()
+        ]
+        return f"module @{self.name} {{\n" + "\n".join(meshes + self.functions) + "\n}\n"

@@ -154,18 +154,21 @@ def lower_jaxpr(
     jaxpr: Any,
     name: str = "jit",
     donated: Sequence[bool] = (),
-    arg_shardings: Sequence[str | None] | None = None,
-    out_shardings: Sequence[str | None] | None = None,
+    sharding_attrs: ShardingAttrs | None = None,
+    shardy: bool = False,
 ) -> LoweredModule:
     """A module whose `main` computes a jaxpr with no constvars (consts are arguments).
 
     Arguments flagged in `donated` are marked so that XLA may reuse their buffers for outputs
     (see `donation_plan`); PJRT then deletes those input buffers when the module runs.
-    `arg_shardings` / `out_shardings` give arguments / results an `mhlo.sharding` attribute
-    (an HLO sharding text; None: none) for XLA's SPMD partitioner (`mjcore.sharded_jit`).
+    For XLA's SPMD partitioner (`mjcore.sharded_jit`), `sharding_attrs(module)` gives each
+    argument and result an optional sharding attribute entry (`mhlo.sharding = "{...}"`, or
+    Shardy's `sdy.sharding = #sdy.sharding<@mesh, ...>`, whose meshes it declares in the
+    module); `shardy`: sharding ops inside the program lower to Shardy's dialect too.
     """
     assert not jaxpr.constvars, "hoist constvars into invars before lowering"
     module = ModuleBuilder(_module_name(name))
+    module.shardy = shardy
 
     def build(fb: FunctionBuilder, args: list[Value]) -> list[Value]:
         return lower_jaxpr_body(fb, jaxpr, [], args)
@@ -176,22 +179,24 @@ def lower_jaxpr(
         out_avals = [x.aval for x in jaxpr.outs]
         arg_attrs = donation_plan(in_avals, out_avals, donated).arg_attrs()
     result_attrs = None
-    if arg_shardings is not None:
+    if sharding_attrs is not None:
+        arg_shardings, result_attrs = sharding_attrs(module)
         attrs = arg_attrs or [None] * len(in_avals)
-        arg_attrs = [_with_sharding(a, t) for a, t in zip(attrs, arg_shardings, strict=True)]
-    if out_shardings is not None:
-        result_attrs = [_with_sharding(None, t) for t in out_shardings]
+        arg_attrs = [_joined(a, t) for a, t in zip(attrs, arg_shardings, strict=True)]
     module.add_function(
         "main", in_avals, build, public=True, arg_attrs=arg_attrs, result_attrs=result_attrs
     )
     return _finish(module)
 
 
-def _with_sharding(attrs: str | None, sharding: str | None) -> str | None:
-    if sharding is None:
+# (module) -> (an attribute entry or None per argument, likewise per result)
+ShardingAttrs = Callable[[ModuleBuilder], tuple[list[str | None], list[str | None]]]
+
+
+def _joined(attrs: str | None, more: str | None) -> str | None:
+    if more is None:
         return attrs
-    text = f'mhlo.sharding = "{sharding}"'
-    return text if attrs is None else f"{attrs}, {text}"
+    return more if attrs is None else f"{attrs}, {more}"
 
 
 class DonationPlan(NamedTuple):

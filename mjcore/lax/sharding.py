@@ -1,17 +1,18 @@
 """`with_sharding_constraint`: the identity on values that tells XLA's SPMD partitioner how an
 intermediate must be laid out (JAX's `lax.with_sharding_constraint`).
 
-Lowered as XLA's `Sharding` custom call carrying an `mhlo.sharding` attribute, which the
-partitioner reads and removes. Eagerly it lays the value out (`device_put`). Under a
+Lowered as Shardy's `sdy.sharding_constraint` (or, with `jax_use_shardy_partitioner` off, as
+XLA's `Sharding` custom call carrying an `mhlo.sharding` attribute), which the partitioner
+reads and removes. Eagerly it lays the value out (`device_put`). Under a
 transformation the constraint follows the value: tangents and cotangents get the same layout,
-and a batched value gets the spec with an unsplit batch dimension inserted.
+and a batched value gets the spec with an UNCONSTRAINED batch dimension inserted (as JAX's).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mjcore import core, sharded
+from mjcore import core, sharded, shardy
 from mjcore import sharding as sharding_mod
 from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext
@@ -75,6 +76,10 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 
 @sharding_constraint_p.def_impl
 def _sharding_constraint_impl(x: Any, *, sharding: Sharding) -> Any:
+    if isinstance(sharding, NamedSharding) and sharding.spec._unconstrained():
+        # Eagerly nothing is left to choose: an UNCONSTRAINED dimension stays whole.
+        spec = [None if p is PartitionSpec.UNCONSTRAINED else p for p in sharding.spec]
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(*spec))
     return device_put_sharded(x, sharding)
 
 
@@ -88,9 +93,17 @@ def _sharding_constraint_abstract_eval(aval: ShapedArray, *, sharding: Sharding)
 
 @sharding_constraint_p.def_lowering
 def _sharding_constraint_lowering(ctx: LoweringContext, x: Any, *, sharding: Sharding) -> Any:
-    text = sharding._hlo_sharding_text(len(ctx.avals_in[0].shape))
+    ndim = len(ctx.avals_in[0].shape)
+    aval = ctx.avals_out[0].strip_weak_type()
+    if ctx.module.shardy:
+        attr = shardy.sharding_attr(ctx.module, sharding, ndim)
+        return ctx.builder.op("sdy.sharding_constraint", [x], aval, f"sharding = {attr}")
+    text = sharding._hlo_sharding_text(ndim)
     attrs = f'call_target_name = "Sharding", mhlo.sharding = "{text}"'
-    return ctx.builder.op("stablehlo.custom_call", [x], ctx.avals_out[0].strip_weak_type(), attrs)
+    open_dims = sharding.spec._unconstrained() if isinstance(sharding, NamedSharding) else ()
+    if open_dims:  # (GSPMD's form of an UNCONSTRAINED dimension, as JAX writes it)
+        attrs += f', backend_config = "unspecified_dims=[{",".join(map(str, open_dims))}]"'
+    return ctx.builder.op("stablehlo.custom_call", [x], aval, attrs)
 
 
 def _sharding_constraint_jvp(primals: list[Any], tangents: list[Any], *, sharding: Sharding):
@@ -117,7 +130,7 @@ def _sharding_constraint_batching(vals: list[Any], dims: list[int | None], *, sh
     if bdim is not NOT_MAPPED and isinstance(sharding, NamedSharding):
         ndim = len(core.get_aval(x).shape) - 1
         spec = list(sharding.spec) + [None] * (ndim - len(sharding.spec))
-        spec.insert(bdim, None)  # the batch dimension is not split
+        spec.insert(bdim, PartitionSpec.UNCONSTRAINED)  # XLA lays it out (JAX's rule)
         sharding = NamedSharding(sharding.mesh, PartitionSpec(*spec))
     return sharding_constraint_p.bind1(x, sharding=sharding), bdim
 
