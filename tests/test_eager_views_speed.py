@@ -1,0 +1,302 @@
+"""The cheaper eager paths of views, scalars, creation and `astype` (issue 18): each computes
+what it computed before (NumPy's values, dtypes and shapes bit for bit, weak types as the general
+path gives them), views still write through, nothing compiles for a new shape, errors and
+warnings are as before, and jit/vmap/grad still agree."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as onp
+import pytest
+
+import mjcore
+import mjnp as np
+from mjcore import lax
+from mjcore.array import array_from_numpy, wrap_host
+from mjcore.backend import compat
+from mjcore.core import ShapedArray
+from mjcore.lax import host as host_rules
+from mjnp import _views
+
+RNG = onp.random.default_rng(7)
+A2 = RNG.standard_normal((4, 6))
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The number of XLA compilations so far (a list holding one count)."""
+    count = [0]
+    real = compat.compile_and_load
+
+    def counting(*args, **kwargs):
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compat, "compile_and_load", counting)
+    return count
+
+
+def _bits(x) -> tuple:
+    a = onp.asarray(x)
+    return a.dtype, a.shape, a.tobytes()
+
+
+def _on_device(value: onp.ndarray, weak: bool = False):
+    """An Array holding a device buffer (its host value a DLPack view), as `asarray` makes."""
+    return array_from_numpy(onp.asarray(value), weak)
+
+
+def _on_host(value: onp.ndarray):
+    """An Array holding a host result (no device buffer), as eager NumPy paths make."""
+    value = onp.array(value)
+    return wrap_host(value, ShapedArray(value.shape, value.dtype, False))
+
+
+# --- scalars: x[i, j], float(), int(), item(), tolist() --------------------------------------
+
+SCALAR_DTYPES = ["float64", "float32", "int32", "int64", "bool", "complex128", "uint8"]
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+@pytest.mark.parametrize("make", [_on_device, _on_host], ids=["device", "host"])
+def test_scalar_index_and_conversions_equal_numpy(dtype, make):
+    value = (A2 * 10).astype(dtype)
+    x = make(value)
+    s = x[2, 3]
+    assert isinstance(s, mjcore.Array) and s.aval.shape == () and not s.aval.weak_type
+    assert _bits(s) == _bits(value[2, 3])
+    assert not _views.is_view(s)  # one element: a scalar, not a view
+    e = value[2, 3]
+    assert s.item() == e.item() and type(s.item()) is type(e.item())
+    assert s.tolist() == e.tolist() and type(s.tolist()) is type(e.tolist())
+    assert bool(s) == bool(e)
+    if dtype != "complex128":
+        assert float(s) == float(e) and int(s) == int(e)
+    assert complex(s) == complex(e)
+    assert x[1].tolist() == value[1].tolist()
+    assert x.item(7) == value.item(7)
+    assert x[-1, -2].item() == value[-1, -2].item()
+
+
+def test_scalar_of_a_weak_array_stays_weak_and_scalars_do_not_share_writes():
+    w = _on_device(A2, weak=True)
+    assert w[1, 2].aval.weak_type and w[1, 2].item() == A2[1, 2]
+    a = np.asarray(A2.copy())
+    s = a[1, 2]
+    a[1, 2] = 99.0
+    assert float(s) == A2[1, 2]  # a copy of the element, as NumPy's scalar
+    v = a[1, 2, ...]  # a 0-d view (Ellipsis), as NumPy's
+    assert _views.is_view(v)
+    a[1, 2] = 5.0
+    assert float(v) == 5.0
+
+
+def test_conversions_of_a_donated_array_raise_as_before():
+    x = np.asarray(A2[:1, :1]) + 1.0
+    x.item(0)  # its host value read (held), then dropped by the donation
+    mjcore.jit(lambda x: x * 3.0, donate_argnums=0)(x)
+    assert x.is_deleted()
+    for conv in (float, int, bool, complex, lambda x: x.item(), lambda x: x.tolist()):
+        with pytest.raises(RuntimeError, match="deleted"):
+            conv(x)
+
+
+def test_scalar_index_compiles_nothing(compiles):
+    x = np.asarray(RNG.standard_normal((5, 9, 3)))
+    assert float(x[4, 8, 2]) == float(onp.asarray(x)[4, 8, 2])
+    assert compiles[0] == 0
+
+
+def test_conversions_of_non_scalars_raise_as_numpy():
+    x = np.asarray(A2)
+    with pytest.raises(TypeError):
+        float(x)
+    with pytest.raises(TypeError):
+        int(x)
+    with pytest.raises(ValueError):
+        bool(x)
+    with pytest.raises(IndexError):
+        x[4, 0]
+
+
+def test_scalar_index_under_transformations():
+    x = np.asarray(A2)
+    assert float(mjcore.jit(lambda x: x[2, 3])(x)) == A2[2, 3]
+    assert onp.array_equal(onp.asarray(mjcore.vmap(lambda r: r[3])(x)), A2[:, 3])
+    g = mjcore.grad(lambda x: x[2, 3] * 3.0)(x)
+    expected = onp.zeros_like(A2)
+    expected[2, 3] = 3.0
+    assert onp.array_equal(onp.asarray(g), expected)
+
+
+# --- x.reshape(...) ---------------------------------------------------------------------------
+
+RESHAPES = [(-1,), (6, 4), ((6, 4),), ((2, -1, 3),), (24,), ((1, 24, 1),), ((-1, 1),)]
+
+
+@pytest.mark.parametrize("shape", RESHAPES, ids=str)
+@pytest.mark.parametrize("make", [_on_device, _on_host], ids=["device", "host"])
+def test_reshape_method_equals_numpy_and_writes_through(shape, make, compiles):
+    a = make(A2)
+    r = a.reshape(*shape)
+    assert _bits(r) == _bits(A2.reshape(*shape)) and not r.aval.weak_type
+    assert _views.is_view(r)
+    r[(0,) * r.ndim] = 123.0  # a write through the view reaches its base ...
+    assert float(a[0, 0]) == 123.0
+    a[3, 5] = -7.0  # ... and one to the base reaches the view
+    assert onp.asarray(r).reshape(-1)[-1] == -7.0
+    assert compiles[0] == 0
+
+
+def test_reshape_method_of_a_weak_array_and_of_a_view():
+    w = _on_device(A2, weak=True)
+    r = w.reshape(-1)
+    assert r.aval.weak_type and _bits(r) == _bits(A2.reshape(-1))
+    a = np.asarray(A2.copy())
+    v = a[1:]
+    r = v.reshape(-1)  # a reshape of a view is a copy here (as before)
+    assert not _views.is_view(r) and _bits(r) == _bits(A2[1:].reshape(-1))
+    one = np.asarray(onp.ones((1, 1)))
+    assert _bits(one.reshape(())) == _bits(onp.ones((1, 1)).reshape(()))
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [(((5, 5),), {}), ((7,), {}), ((-1, -1), {}), (((2, 3.0),), {}), ((-1,), {"order": "X"})],
+    ids=str,
+)
+def test_reshape_method_errors_as_before(args, kwargs):
+    x = np.asarray(A2)
+    with pytest.raises((ValueError, TypeError)) as fast:
+        x.reshape(*args, **kwargs)
+    with pytest.raises(type(fast.value)) as general:
+        _views._reshape(x, *args, **kwargs)  # the general path: mjnp's error
+    assert str(fast.value) == str(general.value)
+
+
+def test_reshape_method_other_orders_and_copies_take_the_general_path():
+    a = np.asarray(A2.copy())
+    f = a.reshape(6, 4, order="F")
+    assert _bits(f) == _bits(A2.reshape(6, 4, order="F")) and not _views.is_view(f)
+    c = a.reshape(-1, copy=True)
+    assert _bits(c) == _bits(A2.reshape(-1)) and not _views.is_view(c)
+    lst = a.reshape([6, 4])
+    assert _bits(lst) == _bits(A2.reshape([6, 4]))
+
+
+def test_reshape_method_under_transformations():
+    x = np.asarray(A2)
+    assert onp.array_equal(onp.asarray(mjcore.jit(lambda x: x.reshape(-1))(x)), A2.reshape(-1))
+    batched = mjcore.vmap(lambda r: r.reshape(2, 3))(x)
+    assert onp.array_equal(onp.asarray(batched), A2.reshape(4, 2, 3))
+    w = onp.arange(24.0)
+    g = mjcore.grad(lambda x: np.sum(x.reshape(-1) * w))(x)
+    assert onp.array_equal(onp.asarray(g), w.reshape(4, 6))
+
+
+# --- x.astype(int) ----------------------------------------------------------------------------
+
+_EDGES = [
+    onp.nan,
+    onp.inf,
+    -onp.inf,
+    2.0**31,
+    -(2.0**31),
+    -(2.0**31) - 1,
+    2.0**31 - 0.5,
+    -(2.0**31) - 0.5,
+    2.0**63,
+    -(2.0**63),
+    2.0**62,
+    1e300,
+    -1e300,
+    onp.nextafter(2.0**63, 0),
+    0.0,
+    -0.0,
+    65504.0,
+    -3.7,
+    3.7,
+]
+
+
+def _cast_cases():
+    cases = []
+    for src in ("float64", "float32", "float16"):
+        for dst in ("int32", "int64", "int16", "uint8", "uint32"):
+            cases.append((src, dst))
+    return cases
+
+
+def _edge_arrays(src: str):
+    with onp.errstate(over="ignore"):
+        edges = onp.asarray(_EDGES).astype(src)
+    yield "in_range", (A2 * 100).astype(src)
+    yield "empty", onp.zeros((0, 3), src)
+    for k, e in enumerate(edges):
+        x = (RNG.standard_normal(37) * 1000).astype(src)
+        x[k % 37] = e
+        yield f"edge{k}", x
+
+
+@pytest.mark.parametrize(("src", "dst"), _cast_cases(), ids=str)
+def test_astype_to_int_equals_the_conversion_rule(src, dst, compiles):
+    """Values as the conversion's host rule (XLA's saturation) gives them, and its warnings:
+    NumPy's 'invalid value encountered in cast' exactly where the rule warns."""
+    dt = onp.dtype(dst)
+    for name, value in _edge_arrays(src):
+        x = np.asarray(value)
+        with warnings.catch_warnings(record=True) as expected_warnings:
+            warnings.simplefilter("always")
+            expected = host_rules.convert_element_type(value, new_dtype=dt, weak_type=False)
+        with warnings.catch_warnings(record=True) as got_warnings:
+            warnings.simplefilter("always")
+            out = x.astype(dst)
+        assert _bits(out) == _bits(expected), name
+        assert [str(w.message) for w in got_warnings] == [
+            str(w.message) for w in expected_warnings
+        ], name
+        with onp.errstate(invalid="raise"):
+            raised = None
+            try:
+                host_rules.convert_element_type(value, new_dtype=dt, weak_type=False)
+            except FloatingPointError as e:
+                raised = str(e)
+            if raised is None:
+                assert _bits(x.astype(dst)) == _bits(expected), name
+            else:
+                with pytest.raises(FloatingPointError, match=raised):
+                    x.astype(dst)
+        with onp.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert _bits(x.astype(dst)) == _bits(expected), name
+    assert compiles[0] == 0
+
+
+def test_astype_to_int_strided_and_jit_agree():
+    value = RNG.standard_normal((9, 13)) * 1e10
+    value[2, 3] = onp.nan
+    x = np.asarray(value)
+    for dst in ("int32", "int64"):
+        with onp.errstate(invalid="ignore"):
+            eager = x.T.astype(dst)
+            eager_rows = x[::2].astype(dst)
+        with onp.errstate(invalid="ignore"):
+            expected = host_rules.convert_element_type(
+                value.T, new_dtype=onp.dtype(dst), weak_type=False
+            )
+        assert _bits(eager) == _bits(expected)
+        jitted = mjcore.jit(lambda x, dst=dst: x.T.astype(dst))(x)
+        assert _bits(jitted) == _bits(eager)  # XLA's saturation, as the rule's
+        assert _bits(mjcore.vmap(lambda r, dst=dst: r.astype(dst))(x[::2])) == _bits(eager_rows)
+        g = mjcore.grad(lambda x, dst=dst: np.sum(x.astype(dst) * 1.0 + x))(np.asarray(A2))
+        assert onp.array_equal(onp.asarray(g), onp.ones_like(A2))
+
+
+def test_astype_weak_and_same_dtype_as_before():
+    w = _on_device(A2 * 10, weak=True)
+    out = w.astype("int32")
+    assert _bits(out) == _bits((A2 * 10).astype("int32")) and not out.aval.weak_type
+    x = np.asarray(A2)
+    assert _bits(x.astype("float64")) == _bits(A2)
+    assert _bits(lax.convert_element_type(x, onp.int64)) == _bits(A2.astype("int64"))
