@@ -316,6 +316,24 @@ def wrap_host(value: np.ndarray, aval: ShapedArray) -> Array:
     return a
 
 
+_interned_avals = core._interned
+
+
+def wrap_host_value(value: np.ndarray, weak_type: bool = False) -> Array:
+    """`wrap_host(value, ShapedArray(value.shape, value.dtype, weak_type))` for a fresh host
+    result `value`: the interned aval looked up inline (`ShapedArray`'s constructor is a
+    Python frame, ~0.2 µs of a ~1 µs `zeros`)."""
+    aval = _interned_avals.get((value.shape, value.dtype, weak_type))
+    if aval is None:
+        aval = ShapedArray(value.shape, value.dtype, weak_type)
+    a = new_object(Array)
+    a._dbuf = None
+    a.aval = aval
+    a._npy = value
+    a._link = a._children = None
+    return a
+
+
 core.pytype_aval_mappings[Array] = operator.attrgetter("aval")  # C: no Python frame
 core.register_array_class(Array)
 

@@ -288,7 +288,9 @@ def test_astype_to_int_strided_and_jit_agree():
         assert _bits(eager) == _bits(expected)
         jitted = mjcore.jit(lambda x, dst=dst: x.T.astype(dst))(x)
         assert _bits(jitted) == _bits(eager)  # XLA's saturation, as the rule's
-        assert _bits(mjcore.vmap(lambda r, dst=dst: r.astype(dst))(x[::2])) == _bits(eager_rows)
+        with onp.errstate(invalid="ignore"):
+            batched = mjcore.vmap(lambda r, dst=dst: r.astype(dst))(x[::2])
+        assert _bits(batched) == _bits(eager_rows)
         g = mjcore.grad(lambda x, dst=dst: np.sum(x.astype(dst) * 1.0 + x))(np.asarray(A2))
         assert onp.array_equal(onp.asarray(g), onp.ones_like(A2))
 
@@ -300,3 +302,112 @@ def test_astype_weak_and_same_dtype_as_before():
     x = np.asarray(A2)
     assert _bits(x.astype("float64")) == _bits(A2)
     assert _bits(lax.convert_element_type(x, onp.int64)) == _bits(A2.astype("int64"))
+
+
+# --- squeeze, swapaxes, expand_dims, ravel: NumPy's views of strong Arrays, any size ------------
+
+
+@pytest.fixture
+def general_path(monkeypatch):
+    """A context switch: inside, mjnp's NumPy paths are off (the general path runs)."""
+    from contextlib import contextmanager
+
+    from mjnp import _host_numpy, _manipulation
+
+    @contextmanager
+    def general():
+        with monkeypatch.context() as m:
+            m.setattr(_host_numpy, "is_eager_host", lambda: False)
+            m.setattr(_manipulation, "is_eager_host", lambda: False)
+            m.setattr(_manipulation, "host_view", lambda *args: None)
+            yield
+
+    return general
+
+
+VIEW_CALLS = [
+    ("squeeze", lambda m, x: m.squeeze(x)),
+    ("squeeze_axis", lambda m, x: m.squeeze(x, 0)),
+    ("squeeze_axes", lambda m, x: m.squeeze(x, (0, -1))),
+    ("swapaxes", lambda m, x: m.swapaxes(x, 0, -1)),
+    ("expand_dims", lambda m, x: m.expand_dims(x, 1)),
+    ("expand_dims_neg", lambda m, x: m.expand_dims(x, -1)),
+    ("expand_dims_tuple", lambda m, x: m.expand_dims(x, (0, 3))),
+    ("ravel", lambda m, x: m.ravel(x)),
+]
+VIEW_INPUTS = [
+    ("small", onp.arange(24.0).reshape(1, 4, 6, 1)),
+    ("int32", onp.arange(12, dtype=onp.int32).reshape(1, 3, 4, 1)),
+    ("large", RNG.standard_normal((1, 200, 300, 1))),  # past the 2^15 of computing functions
+    ("empty", onp.zeros((1, 0, 3, 1), onp.float32)),
+    ("strided", onp.arange(48.0).reshape(1, 8, 6, 1)[:, ::2, ::-1]),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), VIEW_CALLS, ids=[c[0] for c in VIEW_CALLS])
+@pytest.mark.parametrize(("kind", "value"), VIEW_INPUTS, ids=[c[0] for c in VIEW_INPUTS])
+def test_views_equal_numpy_and_the_general_path(name, call, kind, value, general_path, compiles):
+    x = np.asarray(value)
+    if kind == "strided":
+        x = np.asarray(onp.arange(48.0).reshape(1, 8, 6, 1))[:, ::2, ::-1]
+    fast = call(np, x)
+    assert compiles[0] == 0
+    assert _bits(fast) == _bits(call(onp, value)) and not fast.aval.weak_type
+    with general_path():
+        general = call(np, x)
+    assert fast.aval == general.aval and _bits(fast) == _bits(general)
+    w = _on_device(value, weak=True)
+    weak = call(np, w)
+    with general_path():
+        weak_general = call(np, w)
+    assert weak.aval == weak_general.aval and _bits(weak) == _bits(weak_general)
+
+
+VIEW_ERRORS = [
+    ("squeeze_not_one", lambda m, x: m.squeeze(x, 1)),
+    ("squeeze_out_of_range", lambda m, x: m.squeeze(x, 7)),
+    ("swapaxes_out_of_range", lambda m, x: m.swapaxes(x, 0, 9)),
+    ("expand_dims_out_of_range", lambda m, x: m.expand_dims(x, 9)),
+    ("expand_dims_repeated", lambda m, x: m.expand_dims(x, (1, 1))),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), VIEW_ERRORS, ids=[c[0] for c in VIEW_ERRORS])
+def test_view_errors_are_the_general_paths(name, call, general_path):
+    x = np.asarray(onp.zeros((1, 4, 6, 1)))
+    with pytest.raises((ValueError, IndexError)) as fast:
+        call(np, x)
+    with general_path(), pytest.raises(type(fast.value)) as general:
+        call(np, x)
+    assert str(fast.value) == str(general.value) and "mjnp" in str(fast.value)
+
+
+def test_view_methods_still_write_through():
+    a = np.asarray(onp.zeros((1, 4, 6)))
+    s = a.squeeze()
+    s[1, 2] = 5.0
+    assert float(a[0, 1, 2]) == 5.0
+    t = a.swapaxes(1, 2)
+    a[0, 3, 4] = 7.0
+    assert float(t[0, 4, 3]) == 7.0
+    r = a.ravel()
+    r[0] = -1.0
+    assert float(a[0, 0, 0]) == -1.0
+
+
+@pytest.mark.parametrize(("name", "call"), VIEW_CALLS, ids=[c[0] for c in VIEW_CALLS])
+def test_views_under_transformations_agree(name, call):
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    value = onp.arange(24.0).reshape(1, 4, 6, 1)
+    x = np.asarray(value)
+    eager = call(np, x)
+    assert _bits(mjcore.jit(lambda x: call(np, x))(x)) == _bits(eager)
+    batched = mjcore.vmap(lambda x: call(np, x))(np.asarray(onp.stack([value, 2 * value])))
+    assert _bits(batched) == _bits(onp.stack([onp.asarray(eager), 2 * onp.asarray(eager)]))
+    w = onp.arange(onp.asarray(eager).size, dtype=float).reshape(onp.shape(eager))
+    g = mjcore.grad(lambda x: np.sum(call(np, x) * w))(x)
+    expected = jax.grad(lambda x: jnp.sum(call(jnp, x) * w))(value)
+    assert _bits(g) == _bits(expected)
