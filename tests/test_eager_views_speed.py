@@ -411,3 +411,37 @@ def test_views_under_transformations_agree(name, call):
     g = mjcore.grad(lambda x: np.sum(call(np, x) * w))(x)
     expected = jax.grad(lambda x: jnp.sum(call(jnp, x) * w))(value)
     assert _bits(g) == _bits(expected)
+
+
+# --- creation -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 100, 1 << 16, -3, True, onp.int64(5), 2.5], ids=repr)
+def test_arange_of_one_number_equals_numpy_and_the_general_path(n, compiles, monkeypatch):
+    from mjnp import _creation
+
+    fast = np.arange(n)
+    assert _bits(fast) == _bits(onp.arange(n)) and not fast.aval.weak_type
+    assert compiles[0] == 0
+    monkeypatch.setattr(_creation, "is_eager_host", lambda: False)
+    general = np.arange(n)
+    assert general.aval == fast.aval and _bits(general) == _bits(fast)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.zeros((4, 6)),
+        lambda m: m.ones(5, dtype=m.int8),
+        lambda m: m.empty((2, 0)),
+        lambda m: m.full((3, 2), 2.5),
+        lambda m: m.eye(4, 5, 1),
+        lambda m: m.identity(3),
+        lambda m: m.zeros_like(m.asarray(A2)),
+        lambda m: m.full_like(m.asarray(A2), 7, dtype=m.int32),
+    ],
+)
+def test_creation_results_equal_numpy(call, compiles):
+    out = call(np)
+    assert _bits(out) == _bits(call(onp))  # (the `empty` case has no elements)
+    assert not out.aval.weak_type and compiles[0] == 0
