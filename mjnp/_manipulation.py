@@ -430,6 +430,10 @@ def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     `a`) or donating `a` to a jitted function leaves it alone.
     """
     _check_order("mjnp.copy", order, "CFAK")
+    if type(a) is _Array:
+        out = numpy_call(_np.ndarray.copy, a)  # eagerly on CPU: NumPy's copy of the host value
+        if out is not None:
+            return out
     x = asarray_strong("copy", a)
     return new_handle(x) if x is a else x
 

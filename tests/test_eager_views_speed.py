@@ -445,3 +445,24 @@ def test_creation_results_equal_numpy(call, compiles):
     out = call(np)
     assert _bits(out) == _bits(call(onp))  # (the `empty` case has no elements)
     assert not out.aval.weak_type and compiles[0] == 0
+
+
+@pytest.mark.parametrize("make", [_on_device, _on_host], ids=["device", "host"])
+def test_copy_is_numpys_and_owns_its_value(make, general_path, compiles):
+    a = make(A2)
+    c = np.copy(a)
+    assert _bits(c) == _bits(onp.copy(A2)) and not c.aval.weak_type and c is not a
+    a[0, 0] = 42.0  # a write to the original leaves the copy alone
+    assert float(c[0, 0]) == A2[0, 0]
+    v = a[1:, ::2]
+    assert _bits(np.copy(v)) == _bits(onp.asarray(v).copy()) and not _views.is_view(np.copy(v))
+    w = _on_device(A2, weak=True)
+    with general_path():
+        general = np.copy(w)
+    assert np.copy(w).aval == general.aval and _bits(np.copy(w)) == _bits(general)
+    with pytest.raises(ValueError, match="order"):
+        np.copy(a, order="X")
+    assert compiles[0] == 0
+    assert _bits(mjcore.jit(np.copy)(np.asarray(A2))) == _bits(A2)
+    g = mjcore.grad(lambda x: np.sum(np.copy(x) * 2.0))(np.asarray(A2))
+    assert _bits(g) == _bits(onp.full_like(A2, 2.0))
