@@ -442,3 +442,45 @@ def reshape_method(
         return a
 
     return reshape
+
+
+def host_view_call(fn: Callable[..., Any], x: Any, *args: Any) -> Any:
+    """`fn(host value of x, *args)`, an unlinked Array of `x`'s dtype and weak type, for a
+    NumPy function that returns a view of the value (`ndarray.squeeze`, `swapaxes`,
+    `numpy.expand_dims`), where `x` is a concrete Array and the call runs eagerly on the CPU;
+    None elsewhere and where NumPy raises (the caller's general path then raises its error).
+    One frame: `dispatch.host_view_of`'s checks and `wrap_host_view`'s aval cache inlined."""
+    platform = _host_platform
+    if (
+        type(x) is not Array
+        or not _trace_state.eager
+        or not platform
+        or not platform[0]
+        or backend.several_devices_in_use
+    ):
+        return None
+    value = x._npy
+    if value is None:
+        value = x._value()
+    try:
+        out = fn(value, *args)
+    except (ValueError, TypeError, IndexError):
+        return None
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    aval = x.aval
+    shape = out.shape
+    if shape != aval.shape:
+        key = (aval, shape)
+        view_aval = _view_avals.get(key)
+        if view_aval is None:
+            if len(_view_avals) >= _VIEW_AVALS_SIZE:
+                _view_avals.clear()
+            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
+        aval = view_aval
+    a = new_object(Array)
+    a._dbuf = None
+    a.aval = aval
+    a._npy = out
+    a._link = a._children = None
+    return a

@@ -19,9 +19,10 @@ from numpy.exceptions import AxisError
 from mjcore import lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
-from mjcore.dispatch import array_value, host_view, is_eager_host, wrap_host_view
+from mjcore.dispatch import host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.lax.base import convert_element_type_p
+from mjcore.views import host_view_call
 from mjnp._devices import check_device, on_device
 from mjnp._host_numpy import numpy_call, plain
 from mjnp._promotion import asarray_arg
@@ -228,24 +229,6 @@ def reshape(
     return lax.reshape(a, new_shape)
 
 
-def _numpy_view(fn: Any, a: Any, *args: Any) -> Array | None:
-    """`numpy_call(fn, a, *args)` for a NumPy function returning a view of the host value of
-    a strong Array `a` (squeeze, swapaxes, expand_dims): eagerly on CPU, of any size (a view
-    moves no data, as the primitives' host rules, which run at every size), its aval cached
-    per (aval, shape) by `wrap_host_view`; None where `numpy_call` or the general path must
-    run (a weak or traced `a`, an argument NumPy rejects)."""
-    if type(a) is not _Array or not is_eager_host():
-        return None
-    aval = a.aval
-    if aval.weak_type:  # (the result is strong: `numpy_call`'s `wrap` makes it)
-        return None
-    try:
-        out = fn(array_value(a), *args)
-    except (ValueError, TypeError, IndexError):  # (AxisError is both)
-        return None
-    return wrap_host_view(out, aval)
-
-
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """A 1-D array of the elements of `a`, as `numpy.ravel` (orders 'C', 'F', 'A', 'K')."""
     if order == "C" and type(a) is _Array and not a.aval.weak_type:
@@ -283,8 +266,9 @@ def permute_dims(a: ArrayLike, /, axes: Sequence[int] | None = None) -> Array:
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Interchange two axes, as `numpy.swapaxes`."""
     if type(axis1) is int and type(axis2) is int:
-        out = _numpy_view(_np.ndarray.swapaxes, a, axis1, axis2)  # eagerly on CPU: NumPy's view
-        if out is None:
+        if type(a) is _Array and not a.aval.weak_type:  # eagerly on CPU: NumPy's view
+            out = host_view_call(_np.ndarray.swapaxes, a, axis1, axis2)
+        else:  # (a weak Array's result is strong: `numpy_call`'s `wrap` makes it)
             out = numpy_call(_np.ndarray.swapaxes, a, axis1, axis2)
         if out is not None:
             return out
@@ -328,10 +312,11 @@ def _moveaxis_axes(argname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
 
 def expand_dims(a: ArrayLike, axis: Axis) -> Array:
     """Insert size-1 axes at positions `axis` of the result, as `numpy.expand_dims`."""
-    if type(axis) is int or type(axis) is tuple and plain(axis):
-        out = _numpy_view(_np.expand_dims, a, axis)  # eagerly on CPU: NumPy's view
-        if out is not None:
-            return out
+    if type(a) is _Array and not a.aval.weak_type:
+        if type(axis) is int or type(axis) is tuple and plain(axis):
+            out = host_view_call(_np.expand_dims, a, axis)  # eagerly on CPU: NumPy's view
+            if out is not None:
+                return out
     a = asarray_strong("expand_dims", a)
     out_ndim = a.ndim + (len(axis) if isinstance(axis, tuple | list) else 1)
     axes = normalize_axes("mjnp.expand_dims", axis, out_ndim, allow_iterable=False)
@@ -341,8 +326,9 @@ def expand_dims(a: ArrayLike, axis: Axis) -> Array:
 def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
     """Remove size-1 axes (all of them, or those in `axis`), as `numpy.squeeze`."""
     if axis is None or plain(axis):
-        out = _numpy_view(_np.ndarray.squeeze, a, axis)  # eagerly on CPU: NumPy's view
-        if out is None:
+        if type(a) is _Array and not a.aval.weak_type:  # eagerly on CPU: NumPy's view
+            out = host_view_call(_np.ndarray.squeeze, a, axis)
+        else:  # (a weak Array's result is strong: `numpy_call`'s `wrap` makes it)
             out = numpy_call(_np.ndarray.squeeze, a, axis)
         if out is not None:
             return out
