@@ -232,7 +232,7 @@ def reshape(
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """A 1-D array of the elements of `a`, as `numpy.ravel` (orders 'C', 'F', 'A', 'K')."""
     if order == "C" and type(a) is _Array and not a.aval.weak_type:
-        out = host_view(a, "reshape", (-1,))  # eagerly on CPU: NumPy's reshape
+        out = host_view_call(_np.ndarray.reshape, a, -1)  # eagerly on CPU: NumPy's reshape
         if out is not None:
             return out
     a = asarray_strong("ravel", a)
