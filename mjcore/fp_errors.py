@@ -54,6 +54,8 @@ def _collect(errtype: str, flags: int) -> None:
 
 COLLECT = _make_extobj(all="call", call=_collect)
 FP_QUIET = _make_extobj(all="ignore")
+# every error raises: a host call run under it learns, by FloatingPointError, that it met one
+FP_RAISE = _make_extobj(all="raise")
 
 
 class Collecting:

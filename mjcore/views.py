@@ -187,6 +187,8 @@ _SLICE_BOUNDS = frozenset({int, type(None)})
 _SCALAR_ENTRIES = frozenset({int, type(None), type(Ellipsis)})
 _ndarray = np.ndarray
 _transposed_avals: dict[Any, Any] = {}  # aval -> the aval of its `x.T`; bounded
+_scalar_avals: dict[Any, Any] = {}  # aval -> the aval of one of its elements; bounded
+_asarray = np.asarray
 
 
 def _on_tape() -> bool:
@@ -282,8 +284,20 @@ def getitem_method(
         except (IndexError, ValueError, TypeError):
             return general(self, idx)  # the general path raises the library's error
         aval = self.aval
-        if type(out) is not _ndarray:  # a full integer index gives a NumPy scalar
-            out = np.asarray(out)
+        if type(out) is not _ndarray:
+            # A full integer index gives a NumPy scalar: a 0-d array of it, unlinked (one
+            # element is a scalar, not a view), its aval cached per base aval.
+            scalar_aval = _scalar_avals.get(aval)
+            if scalar_aval is None:
+                if len(_scalar_avals) >= _VIEW_AVALS_SIZE:
+                    _scalar_avals.clear()
+                scalar_aval = _scalar_avals[aval] = ShapedArray((), aval.dtype, aval.weak_type)
+            a = new_object(Array)
+            a._dbuf = None
+            a.aval = scalar_aval
+            a._npy = _asarray(out)
+            a._link = a._children = None
+            return a
         shape = out.shape
         if shape != aval.shape:
             key = (aval, shape)
@@ -363,3 +377,110 @@ def transpose_method(
         return out
 
     return transposed
+
+
+def reshape_method(
+    general: Callable[..., Any], read: Recipe, write: WriteRecipe
+) -> Callable[..., Any]:
+    """`x.reshape(shape)` as a method: eagerly on the CPU, for a C-order reshape (no `copy`) to
+    Python ints (`x.reshape(-1)`, `x.reshape(2, 3)`, `x.reshape((2, 3))`), NumPy's reshape of
+    the host value, linked to `x` by `read`/`write` (with `arg` the view's shape) unless `x`
+    is itself a view (then unlinked, as `general` makes it). Everything else, and any shape
+    NumPy rejects, is `general(x, *shape, order=order, copy=copy)`."""
+
+    def reshape(self: Any, *shape: Any, order: str = "C", copy: Any = None) -> Any:
+        # `host_view_of`, `wrap_host_view` and `_link_new` in one frame, as `getitem` above
+        platform = _host_platform
+        if (
+            type(self) is not Array
+            or order != "C"
+            or copy is not None
+            or not _trace_state.eager
+            or not platform
+            or not platform[0]
+            or backend.several_devices_in_use
+        ):
+            return general(self, *shape, order=order, copy=copy)
+        if len(shape) == 1 and type(shape[0]) is tuple:
+            (shape,) = shape
+        for d in shape:
+            if type(d) is not int:
+                return general(self, *shape, order=order, copy=copy)
+        value = self._npy
+        if value is None:
+            value = self._value()
+        try:
+            out = value.reshape(shape)
+        except (ValueError, TypeError):
+            return general(self, shape, order=order, copy=copy)  # raises the library's error
+        aval = self.aval
+        new_shape = out.shape
+        if new_shape != aval.shape:
+            key = (aval, new_shape)
+            view_aval = _view_avals.get(key)
+            if view_aval is None:
+                if len(_view_avals) >= _VIEW_AVALS_SIZE:
+                    _view_avals.clear()
+                view_aval = _view_avals[key] = ShapedArray(new_shape, aval.dtype, aval.weak_type)
+            aval = view_aval
+        a = new_object(Array)
+        a._dbuf = None
+        a.aval = aval
+        a._npy = out
+        a._children = None
+        if self._link is not None:  # a reshape of a view is a copy (see mjnp's `reshape`)
+            a._link = None
+            return a
+        a._link = (self, read, write, new_shape)
+        children = self._children
+        if children is None:
+            children = self._children = _Children()
+        refs = children.refs
+        if len(refs) >= children.limit:
+            children.prune()
+        refs.append(_weak(a))
+        return a
+
+    return reshape
+
+
+def host_view_call(fn: Callable[..., Any], x: Any, *args: Any) -> Any:
+    """`fn(host value of x, *args)`, an unlinked Array of `x`'s dtype and weak type, for a
+    NumPy function that returns a view of the value (`ndarray.squeeze`, `swapaxes`,
+    `numpy.expand_dims`), where `x` is a concrete Array and the call runs eagerly on the CPU;
+    None elsewhere and where NumPy raises (the caller's general path then raises its error).
+    One frame: `dispatch.host_view_of`'s checks and `wrap_host_view`'s aval cache inlined."""
+    platform = _host_platform
+    if (
+        type(x) is not Array
+        or not _trace_state.eager
+        or not platform
+        or not platform[0]
+        or backend.several_devices_in_use
+    ):
+        return None
+    value = x._npy
+    if value is None:
+        value = x._value()
+    try:
+        out = fn(value, *args)
+    except (ValueError, TypeError, IndexError):
+        return None
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    aval = x.aval
+    shape = out.shape
+    if shape != aval.shape:
+        key = (aval, shape)
+        view_aval = _view_avals.get(key)
+        if view_aval is None:
+            if len(_view_avals) >= _VIEW_AVALS_SIZE:
+                _view_avals.clear()
+            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
+        aval = view_aval
+    a = new_object(Array)
+    a._dbuf = None
+    a.aval = aval
+    a._npy = out
+    a._link = a._children = None
+    return a

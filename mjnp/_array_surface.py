@@ -22,6 +22,7 @@ from mjcore.dispatch import array_value, host_plan, is_eager_host
 from mjcore.dtypes import canonicalize_dtype
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.errors import InPlaceUpdateError
+from mjcore.fp_errors import FP_RAISE, fp_state
 from mjcore.lax.base import convert_element_type_p
 from mjnp import (
     _array_bits,
@@ -196,13 +197,30 @@ def _host_cast(x: Array, dt: np.dtype) -> Array | None:
     if out_aval is None:
         return None
     value = array_value(x)
-    if dt.kind in "fc" and value.dtype.kind in "biuf":
-        out = value.astype(dt)  # under the user's NumPy error state, as NumPy's own cast
-    else:  # the primitive's rule: XLA's saturation of floats out of an integer's range
-        rule = convert_element_type_p.host_rule
-        assert rule is not None  # (convert has a host rule)
-        out = rule(value, new_dtype=dt, weak_type=False)
-    return wrap_host(out, out_aval)
+    kind = dt.kind
+    if kind in "fc" and value.dtype.kind in "biuf":
+        return wrap_host(value.astype(dt), out_aval)  # under the user's error state, as NumPy
+    if kind == "i" and dt.itemsize >= 4 and value.dtype.kind == "f":
+        # Float to int32/int64: NumPy's cast is the rule's result wherever it flags no error.
+        # The conversion flags 'invalid' for NaN, infinities and every value whose truncation
+        # is out of range (all that the rule saturates, but the range's ends, which it casts
+        # alike), so one cast under FP_RAISE replaces the rule's range check (two comparisons
+        # and an `all`: ~3 µs of ~5 on float64[40, 60]). On an error the rule runs, as before,
+        # and warns or raises under the user's state. (int8/int16 and unsigned targets wrap
+        # without a flag: the rule.)
+        token = fp_state.set(FP_RAISE)
+        try:
+            out = value.astype(dt)
+        except FloatingPointError:
+            out = None
+        finally:
+            fp_state.reset(token)
+        if out is not None:
+            return wrap_host(out, out_aval)
+    # the primitive's rule: XLA's saturation of floats out of an integer's range
+    rule = convert_element_type_p.host_rule
+    assert rule is not None  # (convert has a host rule)
+    return wrap_host(rule(value, new_dtype=dt, weak_type=False), out_aval)
 
 
 def _astype_method(

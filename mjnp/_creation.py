@@ -20,6 +20,7 @@ import numpy as np
 
 from mjcore import core, dtypes, lax
 from mjcore.array import Array as _Array
+from mjcore.array import wrap_host_value  # (results NumPy made: ndarrays)
 from mjcore.core import Tracer, get_aval
 from mjcore.dispatch import is_eager_host
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
@@ -258,8 +259,8 @@ def _full(fname: str, shape: tuple[int, ...], value: Any, dtype: np.dtype) -> Ar
     core.check_allocation(shape, dtype)
     if is_eager_host():
         if type(value) is int and value in (0, 1):  # zeros, ones, empty and their _like forms
-            return wrap((np.zeros if value == 0 else np.ones)(shape, dtype))
-        return wrap(np.full(shape, value, dtype))
+            return wrap_host_value((np.zeros if value == 0 else np.ones)(shape, dtype))
+        return wrap_host_value(np.full(shape, value, dtype))
     return lax.full(shape, value, dtype)
 
 
@@ -301,7 +302,7 @@ def full(
     if device is None and like is None and order == "C" and type(fill_value) in _PY_REAL:
         new = _fast_new("full", shape, dtype, _PY_DTYPES[type(fill_value)])
         if new is not None and (new[1] == _FLOAT64 or _fits_int64(fill_value, new[1])):
-            return wrap(np.full(new[0], fill_value, new[1]))
+            return wrap_host_value(np.full(new[0], fill_value, new[1]))
     return _full_general(shape, fill_value, dtype, order, device=device, like=like)
 
 
@@ -349,7 +350,7 @@ def _new_filled(name: str, numpy_new: Callable[..., np.ndarray], fill: int, doc:
         if device is None and like is None and order == "C":
             new = _fast_new(name, shape, dtype, _FLOAT64)
             if new is not None:  # eagerly on CPU: NumPy's array itself
-                return wrap(numpy_new(*new))
+                return wrap_host_value(numpy_new(*new))
         return general(shape, dtype, order, device=device, like=like)
 
     public.__name__ = public.__qualname__ = name
@@ -424,7 +425,7 @@ def _like_filled(name: str, numpy_new: Callable[..., np.ndarray], fill: int, doc
         if type(a) is _Array and shape is None and device is None:
             new = _fast_like(name, a, dtype, order)
             if new is not None:  # eagerly on CPU: NumPy's array itself
-                return wrap(numpy_new(*new))
+                return wrap_host_value(numpy_new(*new))
         return general(a, dtype, order, subok, shape, device=device)
 
     public.__name__ = public.__qualname__ = name
@@ -466,7 +467,7 @@ def full_like(
     if type(a) is _Array and shape is None and device is None and type(fill_value) is float:
         new = _fast_like("full_like", a, dtype, order)
         if new is not None and new[1] == _FLOAT64:
-            return wrap(np.full(new[0], fill_value, new[1]))
+            return wrap_host_value(np.full(new[0], fill_value, new[1]))
     return _full_like_general(a, fill_value, dtype, order, subok, shape, device=device)
 
 
@@ -513,11 +514,14 @@ def arange(
         ConcretizationTypeError: for traced arguments (the length must be static).
     """
     if dtype is None and device is None and like is None and is_eager_host():
+        if stop is None and step is None and type(start_or_stop) is int:
+            if 0 <= start_or_stop < _LARGE >> 3:  # `arange(n)`: `_small_python_range`'s check
+                return wrap_host_value(np.arange(start_or_stop))
         first, last = (0, start_or_stop) if stop is None else (start_or_stop, stop)
         delta = 1 if step is None else step
         if _small_python_range(first, last, delta):
             # Python numbers: NumPy's arange, whose fill the general path computes too
-            return wrap(np.arange(first, last, delta))
+            return wrap_host_value(np.arange(first, last, delta))
     return _arange_general(start_or_stop, stop, step, dtype, device=device, like=like)
 
 
@@ -730,7 +734,7 @@ def eye(
         cols = N if M is None else M
         new = _fast_new("eye", (N, cols), dtype, _FLOAT64)
         if new is not None:
-            return wrap(np.eye(N, cols, k, dtype=new[1]))
+            return wrap_host_value(np.eye(N, cols, k, dtype=new[1]))
     return _eye_general(N, M, k, dtype, order, device=device, like=like)
 
 
@@ -755,7 +759,7 @@ def _eye_general(
     core.check_allocation(shape, dt)
     k = operator.index(k)
     if is_eager_host():
-        return wrap(np.eye(rows, cols, k, dtype=dt))
+        return wrap_host_value(np.eye(rows, cols, k, dtype=dt))
     row = lax.broadcasted_iota(_INT64, shape, 0)
     col = lax.broadcasted_iota(_INT64, shape, 1)
     on_diagonal = lax.eq(lax.add(row, lax.full((), k, _INT64)), col)

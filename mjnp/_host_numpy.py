@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.array import Array, wrap_host
+from mjcore.array import Array, wrap_host, wrap_host_value
 from mjcore.core import ShapedArray
 from mjcore.dispatch import array_value, is_eager_host
 
@@ -94,7 +94,7 @@ def wrap(value: Any, weak_type: bool = False) -> Array:
     needs it. Host values are never written in place, so a view shares them safely."""
     if type(value) is not np.ndarray:
         value = np.asarray(value)  # a NumPy scalar: a new array
-    return wrap_host(value, ShapedArray(value.shape, value.dtype, weak_type))
+    return wrap_host_value(value, weak_type)
 
 
 def wrap_own(value: Any) -> Array:

@@ -536,7 +536,7 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None) -> Array:
     array.
     """
     if plain(repeats, axis):
-        out = numpy_call(np.repeat, a, repeats, axis)  # eagerly on CPU: NumPy's
+        out = numpy_call(np.ndarray.repeat, a, repeats, axis)  # eagerly on CPU: NumPy's
         if out is not None:
             return out
     a = asarray_strong("repeat", a)

@@ -22,6 +22,7 @@ from mjcore.core import Tracer
 from mjcore.dispatch import host_view
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjcore.lax.base import convert_element_type_p
+from mjcore.views import host_view_call
 from mjnp._devices import check_device, on_device
 from mjnp._host_numpy import numpy_call, plain
 from mjnp._promotion import asarray_arg
@@ -231,7 +232,7 @@ def reshape(
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """A 1-D array of the elements of `a`, as `numpy.ravel` (orders 'C', 'F', 'A', 'K')."""
     if order == "C" and type(a) is _Array and not a.aval.weak_type:
-        out = host_view(a, "reshape", (a.aval.size,))  # eagerly on CPU: NumPy's reshape
+        out = host_view_call(_np.ndarray.reshape, a, -1)  # eagerly on CPU: NumPy's reshape
         if out is not None:
             return out
     a = asarray_strong("ravel", a)
@@ -265,7 +266,10 @@ def permute_dims(a: ArrayLike, /, axes: Sequence[int] | None = None) -> Array:
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Interchange two axes, as `numpy.swapaxes`."""
     if type(axis1) is int and type(axis2) is int:
-        out = numpy_call(_np.ndarray.swapaxes, a, axis1, axis2)  # eagerly on CPU: NumPy's view
+        if type(a) is _Array and not a.aval.weak_type:  # eagerly on CPU: NumPy's view
+            out = host_view_call(_np.ndarray.swapaxes, a, axis1, axis2)
+        else:  # (a weak Array's result is strong: `numpy_call`'s `wrap` makes it)
+            out = numpy_call(_np.ndarray.swapaxes, a, axis1, axis2)
         if out is not None:
             return out
     a = asarray_strong("swapaxes", a)
@@ -308,6 +312,11 @@ def _moveaxis_axes(argname: str, axis: Axis, ndim: int) -> tuple[int, ...]:
 
 def expand_dims(a: ArrayLike, axis: Axis) -> Array:
     """Insert size-1 axes at positions `axis` of the result, as `numpy.expand_dims`."""
+    if type(a) is _Array and not a.aval.weak_type:
+        if type(axis) is int or type(axis) is tuple and plain(axis):
+            out = host_view_call(_np.expand_dims, a, axis)  # eagerly on CPU: NumPy's view
+            if out is not None:
+                return out
     a = asarray_strong("expand_dims", a)
     out_ndim = a.ndim + (len(axis) if isinstance(axis, tuple | list) else 1)
     axes = normalize_axes("mjnp.expand_dims", axis, out_ndim, allow_iterable=False)
@@ -316,8 +325,11 @@ def expand_dims(a: ArrayLike, axis: Axis) -> Array:
 
 def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
     """Remove size-1 axes (all of them, or those in `axis`), as `numpy.squeeze`."""
-    if plain(axis):
-        out = numpy_call(_np.ndarray.squeeze, a, axis)  # eagerly on CPU: NumPy's view
+    if axis is None or plain(axis):
+        if type(a) is _Array and not a.aval.weak_type:  # eagerly on CPU: NumPy's view
+            out = host_view_call(_np.ndarray.squeeze, a, axis)
+        else:  # (a weak Array's result is strong: `numpy_call`'s `wrap` makes it)
+            out = numpy_call(_np.ndarray.squeeze, a, axis)
         if out is not None:
             return out
     a = asarray_strong("squeeze", a)
@@ -404,6 +416,10 @@ def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     `a`) or donating `a` to a jitted function leaves it alone.
     """
     _check_order("mjnp.copy", order, "CFAK")
+    if type(a) is _Array:
+        out = numpy_call(_np.ndarray.copy, a)  # eagerly on CPU: NumPy's copy of the host value
+        if out is not None:
+            return out
     x = asarray_strong("copy", a)
     return new_handle(x) if x is a else x
 

@@ -16,6 +16,7 @@ from mjcore import lax
 from mjcore.dispatch import host_view
 from mjcore.views import detach, has_views, is_view, link, views_of
 from mjcore.views import getitem_method as _getitem_method
+from mjcore.views import reshape_method as _reshape_method
 from mjcore.views import transpose_method as _transpose_method
 from mjnp import _indexing, _manipulation
 from mjnp._elementwise import imag as _elementwise_imag
@@ -155,7 +156,7 @@ def _reshaped(self: Array, out: Array) -> Array:
     return link(self, out, _reshape_read, _reshape_write, out.aval.shape)
 
 
-def reshape(self: Array, *shape: Any, order: str = "C", copy: bool | None = None) -> Array:
+def _reshape(self: Array, *shape: Any, order: str = "C", copy: bool | None = None) -> Array:
     """`x.reshape(2, 3)` or `x.reshape((2, 3))`, as `numpy.ndarray.reshape`.
 
     A C-order reshape of an array that is not itself a view is a view, as in NumPy.
@@ -172,6 +173,11 @@ def reshape(self: Array, *shape: Any, order: str = "C", copy: bool | None = None
     if copy or order not in ("C", "A") or is_view(self):
         return out
     return _reshaped(self, out)
+
+
+# eagerly on CPU, a reshape to Python ints is NumPy's, linked in one frame (mjcore.views)
+reshape = _reshape_method(_reshape, _reshape_read, _reshape_write)
+reshape.__doc__ = _reshape.__doc__
 
 
 def ravel(self: Array, order: str = "C") -> Array:
