@@ -242,3 +242,31 @@ def test_default_matmul_precision_flag_and_context_manager():
     with pytest.raises(ValueError, match="Precision argument must be one of"):
         mjcore.config.update("jax_default_matmul_precision", "fp8")
     assert mjcore.config.jax_default_matmul_precision is None
+
+
+def _conv_precisions(text: str) -> list[tuple[str, ...]]:
+    import re
+
+    names = [
+        tuple(re.findall(r"\b(DEFAULT|HIGHEST|HIGH)\b", line))
+        for line in text.splitlines()
+        if "convolution" in line and "=" in line
+    ]
+    return [n or ("DEFAULT", "DEFAULT") for n in names]
+
+
+@pytest.mark.parametrize("precision", [None, "highest", ("high", "default")])
+def test_convolution_precision_reaches_xla_and_is_kept_by_grad(precision):
+    x = RNG.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = RNG.standard_normal((3, 2, 2, 2)).astype(np.float32)
+    mine = mjcore.jit(lambda x, w: lax.conv(x, w, (1, 1), "SAME", precision=precision))
+    theirs = jax.jit(lambda x, w: jax.lax.conv(x, w, (1, 1), "SAME", precision=precision))
+    assert _conv_precisions(mine.lower(x, w).as_text()) == _conv_precisions(
+        theirs.lower(x, w).as_text()
+    )
+    loss = lambda w: mjnp.sum(lax.conv(x, w, (1, 1), "SAME", precision=precision))  # noqa: E731
+    jaxpr = str(mjcore.make_jaxpr(mjcore.grad(loss))(w))
+    kept = "precision=None" if precision is None else "precision=(Precision.HIGH"
+    assert jaxpr.count("conv_general_dilated") == 2 and jaxpr.count(kept) == 2
+    want = jax.grad(lambda w: jnp.sum(jax.lax.conv(x, w, (1, 1), "SAME")))(w)
+    np.testing.assert_allclose(np.asarray(mjcore.grad(loss)(w)), np.asarray(want), rtol=1e-5)

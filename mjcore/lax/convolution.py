@@ -20,9 +20,8 @@ from mjcore.lax.arithmetic import add, sub
 from mjcore.lax.base import convert_element_type, full, reshape, transpose
 from mjcore.lax.complex import complex as make_complex
 from mjcore.lax.complex import imag, real
-from mjcore.lax.dot import can_accumulate
+from mjcore.lax.dot import can_accumulate, matmul_precision, precision_attr
 from mjcore.lax.families import check_same_dtypes, convert
-from mjcore.lax.precision import canonicalize_precision
 from mjcore.lax.structural import rev
 
 ArrayLike = Any
@@ -238,7 +237,6 @@ def conv_general_dilated(
             f"conv_general_dilated: padding needs one (low, high) pair per spatial dimension "
             f"({n}), got {pads}"
         )
-    canonicalize_precision(precision)  # NB: validated as JAX does; XLA:CPU ignores it.
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(
             preferred_element_type, "conv_general_dilated"
@@ -253,6 +251,7 @@ def conv_general_dilated(
         dimension_numbers=dnums,
         feature_group_count=operator.index(feature_group_count),
         batch_group_count=operator.index(batch_group_count),
+        precision=matmul_precision(precision),  # XLA:CPU computes at full precision always
         preferred_element_type=preferred_element_type,
     )
 
@@ -310,6 +309,7 @@ def _conv_general_dilated_abstract_eval(
     dimension_numbers: ConvDimensionNumbers,
     feature_group_count: int,
     batch_group_count: int,
+    precision: Any = None,
     preferred_element_type: np.dtype | None,
 ) -> ShapedArray:
     dtype = check_same_dtypes("conv_general_dilated", (lhs, rhs))
@@ -374,6 +374,7 @@ def _conv_general_dilated_lowering(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
+    precision=None,
     preferred_element_type,
 ) -> Value:
     b = ctx.builder
@@ -395,6 +396,7 @@ def _conv_general_dilated_lowering(
             dimension_numbers=dimension_numbers,
             feature_group_count=feature_group_count,
             batch_group_count=batch_group_count,
+            precision=precision,
             preferred_element_type=None,
         )
         sub_ctx = LoweringContext(
@@ -423,7 +425,7 @@ def _conv_general_dilated_lowering(
         f"lhs_dilation = {i64_array(lhs_dilation)}, "
         f"padding = {pad_attr}, "
         f"rhs_dilation = {i64_array(rhs_dilation)}, "
-        f"window_strides = {i64_array(window_strides)}"
+        f"window_strides = {i64_array(window_strides)}{precision_attr(precision)}"
     )
     return b.op("stablehlo.convolution", [lhs, rhs], out, attrs)
 
@@ -516,6 +518,7 @@ def _transpose_lhs(ct: Any, lhs: ShapedArray, rhs: Any, params: dict[str, Any]) 
         dimension_numbers=ConvDimensionNumbers(out_spec, _swap_features(rhs_spec), lhs_spec),
         feature_group_count=groups,
         batch_group_count=1,
+        precision=params.get("precision"),
         preferred_element_type=None,
     )
     if params["batch_group_count"] > 1:
@@ -552,6 +555,7 @@ def _transpose_rhs(ct: Any, lhs: Any, rhs: ShapedArray, params: dict[str, Any]) 
         ),
         feature_group_count=params["batch_group_count"],
         batch_group_count=params["feature_group_count"],
+        precision=params.get("precision"),
         preferred_element_type=None,
     )
     return convert_element_type(out, rhs.dtype)
