@@ -31,7 +31,7 @@ from mjcore.array import Array
 from mjcore.backend.lowering import lower_fun
 from mjcore.callback import pure_callback
 from mjcore.checkpoint import checkpoint, checkpoint_policies, remat
-from mjcore.config import config, default_matmul_precision
+from mjcore.config import config
 from mjcore.control_flow import cond, fori_loop, scan, switch, while_loop
 from mjcore.core import Primitive, ShapedArray
 from mjcore.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
@@ -61,6 +61,7 @@ from mjcore.global_arrays import (
 )
 from mjcore.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from mjcore.jit import clear_caches, disable_jit, jit
+from mjcore.lax.precision import default_matmul_precision
 from mjcore.shard_map import pmap, shard_map
 from mjcore.sharded import make_array_from_callback
 from mjcore.sharding import NamedSharding, P, make_mesh

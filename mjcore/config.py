@@ -9,9 +9,8 @@ behaviour where it belongs.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,7 +119,7 @@ class Config:
 config = Config()
 
 
-def _retrace_all() -> None:
+def retrace_all() -> None:
     """Drop every traced and compiled program: a flag read while tracing changed."""
     # Function-local: breaks the cycle with backend.client, which reads flags at import.
     from mjcore.backend.client import clear_caches
@@ -160,7 +159,7 @@ config.define(
     False,
     "Out-of-bounds indices inside compiled code raise IndexError at the call.",
     _as_bool("checked_indexing"),
-    lambda v: _retrace_all(),
+    lambda v: retrace_all(),
 )
 
 
@@ -181,7 +180,7 @@ config.define(
     "`sdy.manual_computation`) and are partitioned by Shardy; False: GSPMD's "
     "`mhlo.sharding`, which XLA warns is deprecated. Drops every compiled program.",
     _as_bool("jax_use_shardy_partitioner"),
-    lambda v: _retrace_all(),
+    lambda v: retrace_all(),
 )
 
 
@@ -198,7 +197,7 @@ def _cpu_async_from_env() -> bool:
 def _cpu_async_updated(value: bool) -> None:
     """Warn when the CPU client already runs the other way: the mode is the client's own,
     fixed when it starts."""
-    # Function-local, as in `_retrace_all`.
+    # Function-local, as in `retrace_all`.
     import warnings
 
     from mjcore.backend import client
@@ -226,37 +225,3 @@ config.define(
     _as_bool("jax_cpu_enable_async_dispatch"),
     _cpu_async_updated,
 )
-
-
-def _matmul_precision(value: Any) -> Any:
-    # Function-local: lax sits above config.
-    from mjcore.lax.precision import canonicalize_precision
-
-    canonicalize_precision(value)  # JAX's ValueError for an unknown value
-    return value
-
-
-config.define(
-    "jax_default_matmul_precision",
-    os.environ.get("MJCORE_DEFAULT_MATMUL_PRECISION")
-    or os.environ.get("JAX_DEFAULT_MATMUL_PRECISION")
-    or None,
-    "The precision of dot products and matrix multiplications given no `precision=` ("
-    "'default', 'high'/'tensorfloat32', 'highest'/'float32', ...): what XLA computes float32 "
-    "products at on accelerators (TF32 by default on GPUs); read when a product is traced.",
-    _matmul_precision,
-    lambda v: _retrace_all(),
-)
-
-
-@contextlib.contextmanager
-def default_matmul_precision(precision: Any) -> Iterator[None]:
-    """Inside the block, products traced without `precision=` use `precision` (JAX's
-    `jax.default_matmul_precision`): 'highest' for full float32 products on GPUs. Setting or
-    restoring the flag drops traced programs (what is traced depends on it)."""
-    saved = config.read("jax_default_matmul_precision")
-    config.update("jax_default_matmul_precision", precision)
-    try:
-        yield
-    finally:
-        config.update("jax_default_matmul_precision", saved)

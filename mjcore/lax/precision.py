@@ -7,8 +7,13 @@ written for accelerators run unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import os
+from collections.abc import Iterator
 from typing import Any
+
+from mjcore.config import config, retrace_all
 
 # The string spellings JAX accepts, in JAX's order (its error message lists them).
 _PRECISION_STRINGS: dict[str | None, str] = {
@@ -80,3 +85,34 @@ def canonicalize_precision(precision: PrecisionLike) -> CanonicalPrecision:
 
 
 __all__ = ["Precision", "canonicalize_precision"]
+
+
+def _validated(value: Any) -> Any:
+    canonicalize_precision(value)  # JAX's ValueError for an unknown value
+    return value
+
+
+config.define(
+    "jax_default_matmul_precision",
+    os.environ.get("MJCORE_DEFAULT_MATMUL_PRECISION")
+    or os.environ.get("JAX_DEFAULT_MATMUL_PRECISION")
+    or None,
+    "The precision of dot products and convolutions given no `precision=` ('default', "
+    "'high'/'tensorfloat32', 'highest'/'float32', ...): what XLA computes float32 products at "
+    "on accelerators (TF32 by default on GPUs); read when a product is traced.",
+    _validated,
+    lambda v: retrace_all(),
+)
+
+
+@contextlib.contextmanager
+def default_matmul_precision(precision: Any) -> Iterator[None]:
+    """Inside the block, products traced without `precision=` use `precision` (JAX's
+    `jax.default_matmul_precision`): 'highest' for full float32 products on GPUs. Setting or
+    restoring the flag drops traced programs (what is traced depends on it)."""
+    saved = config.read("jax_default_matmul_precision")
+    config.update("jax_default_matmul_precision", precision)
+    try:
+        yield
+    finally:
+        config.update("jax_default_matmul_precision", saved)
