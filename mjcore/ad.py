@@ -11,6 +11,7 @@ import numpy as np
 from mjcore import core, dtypes
 
 # The `name as name` imports are re-exports: rules and callers import them from `ad` too.
+from mjcore.ad_util import CONSTANT as CONSTANT
 from mjcore.ad_util import LINEAR as LINEAR
 from mjcore.ad_util import MULTILINEAR as MULTILINEAR
 from mjcore.ad_util import UndefinedPrimal as UndefinedPrimal
@@ -157,6 +158,28 @@ def fused_rule_body(fun: Any) -> Any:
         return fused[0](*args, **params)
 
     return call
+
+
+def def_transposed_jvp_vjp(primitive: Primitive) -> None:
+    """Register, as eager reverse mode's direct rule of a primitive of one array operand, its
+    jvp rule linearized at the operand and transposed when a cotangent arrives: a
+    `fused_rule_body`, so an eager backward pass replays the primal and transposed equations
+    as one program (on the host, no bind), and the forward pass only evaluates the primitive
+    (its jvp rule may bind tens of primitives: reduce_prod's tree, cumprod's scan)."""
+
+    @fused_rule_body
+    def vjp_body(ct: Any, x: Any, **params: Any) -> Any:
+        def apply(x: Any) -> list[Any]:
+            return [primitive.bind1(x, **params)]
+
+        _, f_vjp, residuals = vjp_flat(apply, [x])
+        (x_bar,) = f_vjp(residuals, ct)
+        return instantiate(x_bar)
+
+    def rule(ct: Any, out: Any, primals: list[Any], linear: list[Any], **params: Any) -> list:
+        return [vjp_body(ct, primals[0], **params)]
+
+    primitive.def_eager_vjp(rule)
 
 
 # --- Reverse mode (Autodidax Part 4): linearize, transpose, vjp ------------------------------

@@ -31,6 +31,7 @@ import numpy as np
 
 from mjcore import core
 from mjcore.ad import (
+    CONSTANT,
     LINEAR,
     MULTILINEAR,
     UndefinedPrimal,
@@ -219,8 +220,8 @@ class VJPTrace(Trace):
         """The tracer of `out`, the value of `primitive` at `primals`, with its direct vjp
         entry recorded (`linear`: the operands' variables, None where not differentiated)."""
         aval = out.aval  # (an Array, or a tracer of an outer transformation)
-        if aval.dtype.kind not in "fc":  # an integer or boolean result carries nothing
-            return VJPTracer(self, out, None)
+        if aval.dtype.kind not in "fc" or rule is CONSTANT:  # (an integer or boolean result)
+            return VJPTracer(self, out, None)  # carries nothing
         var = new_object(LinVar)  # `LinVar(aval)`, strong, without the __init__ frame
         var.aval = aval.update(weak_type=False) if aval.weak_type else aval
         var.dead = False

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core, dtypes
-from mjcore.ad import Zero, fused_rule_body, jvp_flat
+from mjcore.ad import Zero, def_transposed_jvp_vjp, fused_rule_body, jvp_flat
 from mjcore.array import wrap_host
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
@@ -233,6 +233,10 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
         )
         n = half
     return out, reshape(t, out_shape)
+
+
+# Eager grad: the tree's jvp linearized and transposed when a cotangent arrives, one program
+def_transposed_jvp_vjp(reduce_prod_p)
 
 
 def _zero_tangent_jvp(prim: Primitive) -> None:
