@@ -160,12 +160,15 @@ def fused_rule_body(fun: Any) -> Any:
     return call
 
 
-def def_transposed_jvp_vjp(primitive: Primitive) -> None:
+def def_transposed_jvp_vjp(primitive: Primitive, host: Any = None) -> None:
     """Register, as eager reverse mode's direct rule of a primitive of one array operand, its
     jvp rule linearized at the operand and transposed when a cotangent arrives: a
     `fused_rule_body`, so an eager backward pass replays the primal and transposed equations
     as one program (on the host, no bind), and the forward pass only evaluates the primitive
-    (its jvp rule may bind tens of primitives: reduce_prod's tree, cumprod's scan)."""
+    (its jvp rule may bind tens of primitives: reduce_prod's tree, cumprod's scan).
+
+    `host(ct, x, **params)`, if given, is tried first: the same cotangent by NumPy calls on
+    the host values, or None where the program must run."""
 
     @fused_rule_body
     def vjp_body(ct: Any, x: Any, **params: Any) -> Any:
@@ -177,7 +180,8 @@ def def_transposed_jvp_vjp(primitive: Primitive) -> None:
         return instantiate(x_bar)
 
     def rule(ct: Any, out: Any, primals: list[Any], linear: list[Any], **params: Any) -> list:
-        return [vjp_body(ct, primals[0], **params)]
+        x_bar = None if host is None else host(ct, primals[0], **params)
+        return [vjp_body(ct, primals[0], **params) if x_bar is None else x_bar]
 
     primitive.def_eager_vjp(rule)
 

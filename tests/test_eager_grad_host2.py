@@ -304,7 +304,20 @@ def test_ties_and_zeros_give_the_jvp_routes_bits(name, dtype, monkeypatch):
 @pytest.mark.parametrize("weak", [False, True], ids=["strong", "weak"])
 @pytest.mark.parametrize(
     "name",
-    ["floor", "sign", "rem", "sinh", "cosh", "acos", "cbrt", "atan2", "hypot", "prod", "cummax"],
+    [
+        "floor",
+        "sign",
+        "rem",
+        "sinh",
+        "cosh",
+        "acos",
+        "cbrt",
+        "atan2",
+        "hypot",
+        "prod",
+        "prod_of_one",
+        "cummax",
+    ],
 )
 def test_vjp_cotangents_keep_dtype_and_weak_type_as_the_jvp_route(name, weak, monkeypatch):
     from mjcore import lax
@@ -321,6 +334,7 @@ def test_vjp_cotangents_keep_dtype_and_weak_type_as_the_jvp_route(name, weak, mo
         "atan2": lambda x: lax.atan2(x, lax.add(x, lax.full_like(x, 3.0))),
         "hypot": lambda x: lax.hypot(x, lax.mul(x, x)),
         "prod": lambda x: lax.broadcast_in_dim(lax.reduce_prod(x, (0,)), (4,), ()),
+        "prod_of_one": lambda x: lax.reduce_prod(lax.broadcast_in_dim(x, (1, 4), (1,)), (0,)),
         "cummax": lambda x: lax.cummax(x, 0),
     }[name]
     x = np.asarray(onp.array([-1.5, -0.25, 0.75, 2.0], onp.float32))
@@ -376,3 +390,29 @@ def test_large_operands_take_xla_as_dispatch_does(monkeypatch):
     got = mjcore.grad(lambda x: f(np, x))(np.asarray(x))
     want = jax.jit(jax.grad(lambda x: f(jnp, x)))(x)
     onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
+def test_products_with_signed_zeros_give_the_jvp_routes_bits(dtype, monkeypatch):
+    # reduce_prod's host transpose joins the halves of each level as the slices' transposes
+    # do (zero pads summed): -0.0 comes out +0.0 there too.
+    x = onp.array([[-0.0, 2.0, -3.0, 0.5, -1.0], [0.0, -1.0, 5.0, -0.0, 2.0]], dtype)
+
+    def f(x):
+        return (
+            np.sum(np.prod(x, axis=1) * np.asarray(onp.array([-1.0, 1.0], dtype)))
+            + np.prod(x[:, :3], axis=0).sum()
+        )
+
+    def g(z):  # the cotangents p1 * ct of -0.0 are -0.0 before the join
+        return np.sum(np.prod(z, axis=1))
+
+    z = onp.array([[-0.0, 2.0], [3.0, -0.0], [-0.0, -0.0]], dtype)
+    fast = [mjcore.grad(f)(np.asarray(x)), mjcore.grad(g)(np.asarray(z))]
+    assert onp.signbit(onp.asarray(fast[0])).any()  # negatives in the result
+    assert onp.asarray(fast[1]).tolist() == [[2.0, 0.0], [0.0, 3.0], [0.0, 0.0]]
+    assert not onp.signbit(onp.asarray(fast[1])).any()  # +0.0, as the zero pads' sums give
+    _direct_rules_off(monkeypatch)
+    _assert_same_bits(fast, [mjcore.grad(f)(np.asarray(x)), mjcore.grad(g)(np.asarray(z))])
+    _host_paths_off(monkeypatch)
+    _assert_same_bits(fast, [mjcore.grad(f)(np.asarray(x)), mjcore.grad(g)(np.asarray(z))])
