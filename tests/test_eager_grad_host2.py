@@ -416,3 +416,26 @@ def test_products_with_signed_zeros_give_the_jvp_routes_bits(dtype, monkeypatch)
     _assert_same_bits(fast, [mjcore.grad(f)(np.asarray(x)), mjcore.grad(g)(np.asarray(z))])
     _host_paths_off(monkeypatch)
     _assert_same_bits(fast, [mjcore.grad(f)(np.asarray(x)), mjcore.grad(g)(np.asarray(z))])
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
+def test_hypot_corners_give_the_jvp_routes_bits(dtype, monkeypatch):
+    # The origin (1/2 each, as JAX), an infinite operand (0 beside it) and an overflowing hypot
+    # (from the halved operands), on the host path, the jvp route and the bound primitives.
+    big = onp.finfo(dtype).max / 2
+    x = onp.array([0.0, onp.inf, big, 3.0, -0.0, 1.5], dtype)
+    y = onp.array([0.0, 2.0, big, -4.0, 1.0, -onp.inf], dtype)
+
+    def f(xp, x, y):
+        return xp.sum(xp.hypot(x, y) * onp.array([1.0, 0.0, 1e-300, 1.0, 2.0, 0.0], dtype))
+
+    grad = mjcore.grad(lambda x, y: f(np, x, y), (0, 1))
+    with onp.errstate(over="ignore", invalid="ignore"):  # the values' own inf * 0 and the rest
+        fast = grad(np.asarray(x), np.asarray(y))
+        want = jax.grad(lambda x, y: f(jnp, x, y), (0, 1))(x, y)
+        for g, w in zip(fast, want, strict=True):  # (the other corners are the jvp rule's)
+            onp.testing.assert_allclose(onp.asarray(g)[[0, 3]], onp.asarray(w)[[0, 3]], rtol=1e-6)
+        _direct_rules_off(monkeypatch)
+        _assert_same_bits(fast, grad(np.asarray(x), np.asarray(y)))
+        _host_paths_off(monkeypatch)
+        _assert_same_bits(fast, grad(np.asarray(x), np.asarray(y)))

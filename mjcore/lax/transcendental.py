@@ -589,9 +589,38 @@ def _hypot_eager_vjp(ct, out, primals, linear):
     cts = [None, None]
     for i in (0, 1):
         if linear[i] is not None:
-            ct_v = _hypot_cotangent(ct, x, y, out, side=i)
+            ct_v = _hypot_cotangent_host(ct, x, y, out, i)
+            if ct_v is None:
+                ct_v = _hypot_cotangent(ct, x, y, out, side=i)
             cts[i] = unbroadcast(ct_v, linear[i].aval)
     return cts
+
+
+def _hypot_cotangent_host(ct: Any, x: Any, y: Any, out: Any, side: int) -> Any:
+    """`_hypot_cotangent` on the host (`host_vjp`): the host rules of `_hypot_partial`'s
+    primitives in its order (np.where for select_n, np.invert for bitwise_not), then the
+    product, where its replay would run them there; else None."""
+    values = host_vjp.cotangent_and_operands(ct, x, y, out)
+    if values is None:
+        return None
+    ct_v, x_v, y_v, out_v = values
+    dtype, shape = out_v.dtype, out_v.shape
+    if not host_vjp.within(hypot_p, dtype, out_v.size):
+        return None
+    inf, zero, half = np.array(np.inf, dtype), np.zeros((), dtype), np.array(0.5, dtype)
+    origin = np.equal(out_v, zero)
+    infinite = np.bitwise_or(np.equal(np.abs(x_v), inf), np.equal(np.abs(y_v), inf))
+    overflow = np.bitwise_and(np.equal(out_v, inf), np.invert(infinite))
+    corners = np.bitwise_or(origin, infinite)
+    ones, halves = np.ones(shape, dtype), np.full(shape, 0.5, dtype)
+    den = np.where(overflow, np.hypot(np.multiply(x_v, half), np.multiply(y_v, half)), out_v)
+    den = np.where(corners, ones, den)
+    corner = np.where(origin, halves, np.zeros(shape, dtype))
+    v_scale = np.where(overflow, halves, ones)
+    ratio = np.divide(np.multiply((x_v, y_v)[side], v_scale), den)
+    r = np.multiply(ct_v, np.where(corners, corner, ratio))
+    r = r if type(r) is np.ndarray else np.asarray(r)
+    return host_vjp.wrap(r, r.shape, ct.aval.update(weak_type=False))  # (the partial: strong)
 
 
 @fused_rule_body
