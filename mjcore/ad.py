@@ -19,6 +19,7 @@ from mjcore.ad_util import Zero as Zero
 from mjcore.ad_util import is_undefined_primal as is_undefined_primal
 from mjcore.ad_util import linear_jvp as linear_jvp
 from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
+from mjcore.dispatch import host_limit
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import ClosedJaxpr, Literal, Var, eval_closed_jaxpr
 from mjcore.lax.base import add_any, full
@@ -168,10 +169,11 @@ def def_transposed_jvp_vjp(primitive: Primitive, host: Any = None) -> None:
     (its jvp rule may bind tens of primitives: reduce_prod's tree, cumprod's scan).
 
     `host(ct, x, **params)`, if given, is tried first: the same cotangent by NumPy calls on
-    the host values, or None where the program must run."""
+    the host values, or None where the program must run. Operands above the primitive's host
+    limit (`within(primitive, aval)`) run the equations one by one instead, as the jvp route
+    would have in the forward pass: no program compiled per shape in the backward pass."""
 
-    @fused_rule_body
-    def vjp_body(ct: Any, x: Any, **params: Any) -> Any:
+    def vjp_fun(ct: Any, x: Any, **params: Any) -> Any:
         def apply(x: Any) -> list[Any]:
             return [primitive.bind1(x, **params)]
 
@@ -179,11 +181,24 @@ def def_transposed_jvp_vjp(primitive: Primitive, host: Any = None) -> None:
         (x_bar,) = f_vjp(residuals, ct)
         return instantiate(x_bar)
 
+    vjp_body = fused_rule_body(vjp_fun)
+
     def rule(ct: Any, out: Any, primals: list[Any], linear: list[Any], **params: Any) -> list:
-        x_bar = None if host is None else host(ct, primals[0], **params)
-        return [vjp_body(ct, primals[0], **params) if x_bar is None else x_bar]
+        (x,) = primals
+        x_bar = None if host is None else host(ct, x, **params)
+        if x_bar is None:
+            aval = get_aval(x)
+            body = vjp_body if _host_sized(primitive, aval) else vjp_fun
+            x_bar = body(ct, x, **params)
+        return [x_bar]
 
     primitive.def_eager_vjp(rule)
+
+
+def _host_sized(primitive: Primitive, aval: ShapedArray) -> bool:
+    """Whether eager dispatch runs `primitive`'s host rule on an operand of `aval` (its size
+    within `dispatch.host_limit`)."""
+    return aval.size <= host_limit(primitive, aval.dtype)
 
 
 # --- Reverse mode (Autodidax Part 4): linearize, transpose, vjp ------------------------------

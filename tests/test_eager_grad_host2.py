@@ -439,3 +439,20 @@ def test_hypot_corners_give_the_jvp_routes_bits(dtype, monkeypatch):
         _assert_same_bits(fast, grad(np.asarray(x), np.asarray(y)))
         _host_paths_off(monkeypatch)
         _assert_same_bits(fast, grad(np.asarray(x), np.asarray(y)))
+
+
+def test_large_scans_and_products_compile_nothing_in_the_backward_pass(monkeypatch):
+    # Above the host limit a scan's vjp runs its equations one by one (host rules, and the
+    # primitive's own executable, compiled by the forward pass), not a program per shape.
+    rng = onp.random.default_rng(4)
+    x = rng.uniform(0.9, 1.1, size=(300, 301))
+    count = _Count(monkeypatch)
+
+    def f(xp, x):
+        lax = _lax(xp)
+        return xp.sum(lax.cumprod(x, axis=1)[:, -1]) + xp.sum(xp.prod(x, axis=0))
+
+    got = mjcore.grad(lambda x: f(np, x))(np.asarray(x))
+    assert count.compiles["backward"] == 0
+    want = jax.jit(jax.grad(lambda x: f(jnp, x)))(x)
+    onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-10)
