@@ -73,8 +73,9 @@ class LinVar:
 
 # A tape entry: (primitive or _JAXPR or _VJP, inputs (LinVars or concrete values), params, out
 # LinVars). A `_JAXPR` entry's params are (linear jaxpr, its consts); its inputs are all LinVars.
-# A `_VJP` entry (a primitive's direct rule) has one output; its inputs are LinVars or None (an
-# operand not differentiated) and its params (rule, primals, primal output, the params).
+# A `_VJP` entry (a primitive's direct rule) has one output (a tuple of them for a primitive of
+# several results); its inputs are LinVars or None (an operand not differentiated) and its
+# params (rule, primals, primal output, the params).
 _JAXPR = object()
 _VJP = object()
 Entry = tuple[Any, list[Any], Any, list[LinVar]]
@@ -156,8 +157,10 @@ class VJPTrace(Trace):
             outs = core.bind(primitive, primals, params)
             return [VJPTracer(self, x, None) for x in outs]
         direct = primitive.eager_vjp_rule
-        if direct is not None and not primitive.multiple_results:
-            return [self._direct(primitive, direct, tracers, primals, params)]
+        if direct is not None:
+            if not primitive.multiple_results:
+                return [self._direct(primitive, direct, tracers, primals, params)]
+            return self._direct_multiple(primitive, direct, tracers, primals, params)
         rule = primitive.jvp_rule
         if rule is None:
             # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
@@ -207,6 +210,38 @@ class VJPTrace(Trace):
                 outs = _apply_host(primitive, primals, params)  # `impl`'s first choice
             (out,) = primitive.impl(*primals, **params) if outs is None else outs
         return self._record(primitive, rule, [t.var for t in tracers], primals, out, params)
+
+    def _direct_multiple(
+        self,
+        primitive: Primitive,
+        rule: Any,
+        tracers: list[VJPTracer],
+        primals: list[Any],
+        params: dict[str, Any],
+    ) -> list[VJPTracer]:
+        """`_direct` for a primitive of several results (sort): one entry for them all, whose
+        rule takes the results and their cotangents (None where none flows) as lists."""
+        if core._state.debug_nans or any(isinstance(p, Tracer) for p in primals):
+            outs = core.bind(primitive, primals, params)
+        else:
+            outs = None
+            if primitive.impl_rule is None and primitive.host_rule is not None:
+                outs = _apply_host(primitive, primals, params)
+            if outs is None:
+                outs = primitive.impl(*primals, **params)
+        out_vars, results = [], []
+        for out in outs:
+            aval = out.aval
+            if aval.dtype.kind in "fc":
+                var = LinVar(aval.update(weak_type=False) if aval.weak_type else aval)
+                results.append(VJPTracer(self, out, var))
+            else:  # an integer or boolean result carries nothing: a dead variable
+                var = LinVar(aval, True)
+                results.append(VJPTracer(self, out, None))
+            out_vars.append(var)
+        linear = [t.var for t in tracers]
+        self.main.global_data.append((_VJP, linear, (rule, primals, tuple(outs), params), out_vars))
+        return results
 
     def _record(
         self,
@@ -575,7 +610,8 @@ def _residuals(tape: list[Entry]) -> list[Any]:
     array_types = _array_types()
     for prim, ins, params, _ in tape:
         if prim is _VJP:
-            vals = [*params[1], params[2]]
+            res = params[2]
+            vals = [*params[1], *res] if type(res) is tuple else [*params[1], res]
         else:
             vals = params[1] if prim is _JAXPR else ins
         for x in vals:
@@ -638,8 +674,14 @@ def backward(
             rule, primals, out, ps = params
             if env is not None:
                 primals = [env.get(id(x), x) for x in primals]
-                out = env.get(id(out), out)
-            cts_in = rule(ct, out, primals, ins, **ps)
+                if type(out) is tuple:
+                    out = tuple([env.get(id(x), x) for x in out])
+                else:
+                    out = env.get(id(out), out)
+            if type(out) is tuple:  # several results: their cotangents as a list
+                cts_in = rule(cts, out, primals, ins, **ps)
+            else:
+                cts_in = rule(ct, out, primals, ins, **ps)
             for x, ct in zip(ins, cts_in, strict=True):
                 if x is not None and ct is not None and type(ct) is not Zero:
                     prev = ct_env.get(x)

@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad import Zero, def_transposed_jvp_vjp, is_undefined_primal, jvp_flat, linear_jvp
+from mjcore.ad import (
+    UndefinedPrimal,
+    Zero,
+    def_transposed_jvp_vjp,
+    is_undefined_primal,
+    jvp_flat,
+    linear_jvp,
+)
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
@@ -252,6 +259,26 @@ def _sort_transpose_host(
             (_, out) = sort(perm, value, dimension=dimension, is_stable=True, num_keys=1)
             cts_in.append(host_vjp.wrap(out, out.shape, ct.aval))
     return cts_in
+
+
+@sort_p.def_eager_vjp
+def _sort_eager_vjp(cts, outs, primals, linear, *, dimension, is_stable, num_keys):
+    # The jvp's tangent equation sorts the tangents by the inverse permutation; its transpose
+    # sorts each cotangent by the permutation, the argsort of the keys (recomputed here, not
+    # in the forward pass): `_sort_transpose` with the keys as given and the operands unknown.
+    unknown = [
+        p if v is None else UndefinedPrimal(v.aval) for p, v in zip(primals, linear, strict=True)
+    ]
+    cts = [Zero(o.aval) if ct is None else ct for o, ct in zip(outs, cts, strict=True)]
+    cts_in = _sort_transpose(
+        [None] * num_keys + cts,
+        *primals[:num_keys],
+        *unknown,
+        dimension=dimension,
+        is_stable=is_stable,
+        num_keys=num_keys,
+    )
+    return cts_in[num_keys:]
 
 
 @sort_p.def_batching
