@@ -44,7 +44,15 @@ from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.dispatch import _CHEAP_HOST_LIMIT as _HOST_SUM_LIMIT
-from mjcore.dispatch import FP_QUIET, _apply_host, _host_platform, device_put, fp_state, on_cpu
+from mjcore.dispatch import (
+    FP_QUIET,
+    _apply_host,
+    _host_platform,
+    device_put,
+    fp_state,
+    host_value,
+    on_cpu,
+)
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import Literal, eval_jaxpr
 from mjcore.lax.base import add_any, add_any_p, full
@@ -326,10 +334,13 @@ class VJPTrace(Trace):
                 vals.append(a._value() if value is None else value)
             else:
                 scalar = _HOST_SCALARS.get(type(a))
-                if scalar is None:  # a tracer of another transformation, an int, ...
-                    ok = False
-                else:
+                if scalar is not None:
                     vals.append(scalar(a))
+                elif type(a) is np.ndarray or isinstance(a, np.generic):
+                    # a constant of the body (`mod`'s zero): read as dispatch reads it
+                    vals.append(host_value(a)[0])
+                else:  # a tracer of another transformation, an int, ...
+                    ok = False
         rule = primitive.eager_vjp_rule
         if ok and (rule is not None or not tracked) and not core._state.debug_nans:
             # under the user's NumPy error state, as `dispatch._apply_host`

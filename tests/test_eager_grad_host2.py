@@ -461,3 +461,35 @@ def test_large_scans_and_products_compile_nothing_in_the_backward_pass(monkeypat
     assert count.compiles["backward"] == 0
     want = jax.jit(jax.grad(lambda x: f(jnp, x)))(x)
     onp.testing.assert_allclose(onp.asarray(got), want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32], ids=["float64", "float32"])
+def test_fused_bodies_numpy_constants_run_by_apply_host(dtype, monkeypatch):
+    # `mod`'s body holds NumPy scalar constants (its zeros and ones): its equations on them run
+    # by their host rules on the tape (`apply_host`), none through `process_primitive`'s bind;
+    # the same values and gradients as each function's Python op by op.
+    from mjcore import eager_fusion
+
+    x = np.asarray(onp.random.default_rng(6).uniform(-4, 4, size=(5, 3)).astype(dtype))
+
+    def f(x):
+        m = np.mod(x * 1.5, 2.0) + np.remainder(3.0 - x, 0.75)
+        return np.sum(m * m)
+
+    fallbacks = []
+    process = eager_vjp.VJPTrace.process_primitive
+
+    def spy(self, prim, tracers, params):
+        fallbacks.append(prim.name)
+        return process(self, prim, tracers, params)
+
+    monkeypatch.setattr(eager_vjp.VJPTrace, "process_primitive", spy)
+    value, g = mjcore.value_and_grad(f)(x)
+    assert fallbacks == []
+    monkeypatch.setattr(eager_fusion, "_TAPE_TRACE", type(None))  # each function's Python
+    value2, g2 = mjcore.value_and_grad(f)(x)
+    assert fallbacks  # (op by op: this test sees the difference)
+    _assert_same_bits([value, g], [value2, g2])
+    want = jax.grad(lambda x: jnp.sum((jnp.mod(x * 1.5, 2.0) + jnp.remainder(3.0 - x, 0.75)) ** 2))
+    tol = 1e-12 if dtype == onp.float64 else 1e-5
+    onp.testing.assert_allclose(onp.asarray(g), want(onp.asarray(x)), rtol=tol, atol=tol)
