@@ -229,14 +229,14 @@ class VJPTrace(Trace):
     ) -> list[VJPTracer]:
         """`_direct` for a primitive of several results (sort): one entry for them all, whose
         rule takes the results and their cotangents (None where none flows) as lists."""
+        outs: list[Any]
         if core._state.debug_nans or any(isinstance(p, Tracer) for p in primals):
             outs = core.bind(primitive, primals, params)
         else:
-            outs = None
+            on_host = None
             if primitive.impl_rule is None and primitive.host_rule is not None:
-                outs = _apply_host(primitive, primals, params)
-            if outs is None:
-                outs = primitive.impl(*primals, **params)
+                on_host = _apply_host(primitive, primals, params)
+            outs = primitive.impl(*primals, **params) if on_host is None else on_host
         out_vars, results = [], []
         for out in outs:
             aval = out.aval

@@ -648,9 +648,6 @@ def _sinh_jvp(primals, tangents):
     return sinh(x), mul(x_dot, cosh(x))
 
 
-_coefficient_vjp(sinh_p, lambda x, y: _b(cosh_p, x))
-
-
 # --- cosh -----------------------------------------------------------------------------------
 
 cosh_p = Primitive("cosh")
@@ -671,6 +668,8 @@ def _cosh_jvp(primals, tangents):
     return cosh(x), mul(x_dot, sinh(x))
 
 
+# (sinh's here, where cosh_p is defined)
+_coefficient_vjp(sinh_p, lambda x, y: _b(cosh_p, x))
 _coefficient_vjp(cosh_p, lambda x, y: _b(sinh_p, x))
 
 
