@@ -170,8 +170,8 @@ def def_transposed_jvp_vjp(primitive: Primitive, host: Any = None) -> None:
 
     `host(ct, x, **params)`, if given, is tried first: the same cotangent by NumPy calls on
     the host values, or None where the program must run. Operands above the primitive's host
-    limit (`within(primitive, aval)`) run the equations one by one instead, as the jvp route
-    would have in the forward pass: no program compiled per shape in the backward pass."""
+    limit (`dispatch.host_limit`) run the equations one by one instead, as the jvp route would
+    have in the forward pass: no program compiled per shape in the backward pass."""
 
     def vjp_fun(ct: Any, x: Any, **params: Any) -> Any:
         def apply(x: Any) -> list[Any]:
