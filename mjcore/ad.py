@@ -11,6 +11,7 @@ import numpy as np
 from mjcore import core, dtypes
 
 # The `name as name` imports are re-exports: rules and callers import them from `ad` too.
+from mjcore.ad_util import CONSTANT as CONSTANT
 from mjcore.ad_util import LINEAR as LINEAR
 from mjcore.ad_util import MULTILINEAR as MULTILINEAR
 from mjcore.ad_util import UndefinedPrimal as UndefinedPrimal
@@ -18,6 +19,7 @@ from mjcore.ad_util import Zero as Zero
 from mjcore.ad_util import is_undefined_primal as is_undefined_primal
 from mjcore.ad_util import linear_jvp as linear_jvp
 from mjcore.core import Primitive, ShapedArray, Trace, Tracer, get_aval
+from mjcore.dispatch import host_limit
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import ClosedJaxpr, Literal, Var, eval_closed_jaxpr
 from mjcore.lax.base import add_any, full
@@ -157,6 +159,46 @@ def fused_rule_body(fun: Any) -> Any:
         return fused[0](*args, **params)
 
     return call
+
+
+def def_transposed_jvp_vjp(primitive: Primitive, host: Any = None) -> None:
+    """Register, as eager reverse mode's direct rule of a primitive of one array operand, its
+    jvp rule linearized at the operand and transposed when a cotangent arrives: a
+    `fused_rule_body`, so an eager backward pass replays the primal and transposed equations
+    as one program (on the host, no bind), and the forward pass only evaluates the primitive
+    (its jvp rule may bind tens of primitives: reduce_prod's tree, cumprod's scan).
+
+    `host(ct, x, **params)`, if given, is tried first: the same cotangent by NumPy calls on
+    the host values, or None where the program must run. Operands above the primitive's host
+    limit (`dispatch.host_limit`) run the equations one by one instead, as the jvp route would
+    have in the forward pass: no program compiled per shape in the backward pass."""
+
+    def vjp_fun(ct: Any, x: Any, **params: Any) -> Any:
+        def apply(x: Any) -> list[Any]:
+            return [primitive.bind1(x, **params)]
+
+        _, f_vjp, residuals = vjp_flat(apply, [x])
+        (x_bar,) = f_vjp(residuals, ct)
+        return instantiate(x_bar)
+
+    vjp_body = fused_rule_body(vjp_fun)
+
+    def rule(ct: Any, out: Any, primals: list[Any], linear: list[Any], **params: Any) -> list:
+        (x,) = primals
+        x_bar = None if host is None else host(ct, x, **params)
+        if x_bar is None:
+            aval = get_aval(x)
+            body = vjp_body if _host_sized(primitive, aval) else vjp_fun
+            x_bar = body(ct, x, **params)
+        return [x_bar]
+
+    primitive.def_eager_vjp(rule)
+
+
+def _host_sized(primitive: Primitive, aval: ShapedArray) -> bool:
+    """Whether eager dispatch runs `primitive`'s host rule on an operand of `aval` (its size
+    within `dispatch.host_limit`)."""
+    return aval.size <= host_limit(primitive, aval.dtype)
 
 
 # --- Reverse mode (Autodidax Part 4): linearize, transpose, vjp ------------------------------

@@ -45,6 +45,9 @@ def is_undefined_primal(x: Any) -> bool:
 # tangent equation, recorded as is, without running the jvp rule.
 LINEAR = "linear"  # linear in all its array operands together (add, reshape, concatenate)
 MULTILINEAR = "multilinear"  # linear in each with the others fixed (mul, dot_general)
+# A derivative of zero everywhere it exists (floor, sign, stop_gradient): the result is a
+# value that carries no tangent, nothing is recorded.
+CONSTANT = "constant"
 
 
 def linear_jvp(primitive: Primitive) -> None:

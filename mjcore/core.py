@@ -240,7 +240,8 @@ class Primitive:
         # with tangents in place of the differentiated operands, is its tangent equation; the
         # transpose rule is its vjp), or rule(ct, out, primals, linear, **params) -> operand
         # cotangents, where linear[i] has the tangent `aval` of a differentiated operand and
-        # is None for the others (which get None).
+        # is None for the others (which get None). `ad.CONSTANT`: a zero derivative, nothing
+        # recorded. A primitive of several results gets `ct` and `out` as lists (sort).
         self.eager_vjp_rule: Any = None
         self.batching_rule: Callable[..., Any] | None = None
         self.lowering_rule: Callable[..., Any] | None = None

@@ -31,6 +31,7 @@ import numpy as np
 
 from mjcore import core
 from mjcore.ad import (
+    CONSTANT,
     LINEAR,
     MULTILINEAR,
     UndefinedPrimal,
@@ -43,7 +44,15 @@ from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import MainTrace, Primitive, ShapedArray, Trace, Tracer, get_aval
 from mjcore.dispatch import _CHEAP_HOST_LIMIT as _HOST_SUM_LIMIT
-from mjcore.dispatch import FP_QUIET, _apply_host, _host_platform, device_put, fp_state, on_cpu
+from mjcore.dispatch import (
+    FP_QUIET,
+    _apply_host,
+    _host_platform,
+    device_put,
+    fp_state,
+    host_value,
+    on_cpu,
+)
 from mjcore.errors import ConcretizationTypeError, MissingRuleError
 from mjcore.jaxpr import Literal, eval_jaxpr
 from mjcore.lax.base import add_any, add_any_p, full
@@ -72,8 +81,9 @@ class LinVar:
 
 # A tape entry: (primitive or _JAXPR or _VJP, inputs (LinVars or concrete values), params, out
 # LinVars). A `_JAXPR` entry's params are (linear jaxpr, its consts); its inputs are all LinVars.
-# A `_VJP` entry (a primitive's direct rule) has one output; its inputs are LinVars or None (an
-# operand not differentiated) and its params (rule, primals, primal output, the params).
+# A `_VJP` entry (a primitive's direct rule) has one output (a tuple of them for a primitive of
+# several results); its inputs are LinVars or None (an operand not differentiated) and its
+# params (rule, primals, primal output, the params).
 _JAXPR = object()
 _VJP = object()
 Entry = tuple[Any, list[Any], Any, list[LinVar]]
@@ -155,8 +165,10 @@ class VJPTrace(Trace):
             outs = core.bind(primitive, primals, params)
             return [VJPTracer(self, x, None) for x in outs]
         direct = primitive.eager_vjp_rule
-        if direct is not None and not primitive.multiple_results:
-            return [self._direct(primitive, direct, tracers, primals, params)]
+        if direct is not None:
+            if not primitive.multiple_results:
+                return [self._direct(primitive, direct, tracers, primals, params)]
+            return self._direct_multiple(primitive, direct, tracers, primals, params)
         rule = primitive.jvp_rule
         if rule is None:
             # The message of linearize's jvp: the rule reverse mode lacks is the jvp rule.
@@ -207,6 +219,38 @@ class VJPTrace(Trace):
             (out,) = primitive.impl(*primals, **params) if outs is None else outs
         return self._record(primitive, rule, [t.var for t in tracers], primals, out, params)
 
+    def _direct_multiple(
+        self,
+        primitive: Primitive,
+        rule: Any,
+        tracers: list[VJPTracer],
+        primals: list[Any],
+        params: dict[str, Any],
+    ) -> list[VJPTracer]:
+        """`_direct` for a primitive of several results (sort): one entry for them all, whose
+        rule takes the results and their cotangents (None where none flows) as lists."""
+        outs: list[Any]
+        if core._state.debug_nans or any(isinstance(p, Tracer) for p in primals):
+            outs = core.bind(primitive, primals, params)
+        else:
+            on_host = None
+            if primitive.impl_rule is None and primitive.host_rule is not None:
+                on_host = _apply_host(primitive, primals, params)
+            outs = primitive.impl(*primals, **params) if on_host is None else on_host
+        out_vars, results = [], []
+        for out in outs:
+            aval = out.aval
+            if aval.dtype.kind in "fc":
+                var = LinVar(aval.update(weak_type=False) if aval.weak_type else aval)
+                results.append(VJPTracer(self, out, var))
+            else:  # an integer or boolean result carries nothing: a dead variable
+                var = LinVar(aval, True)
+                results.append(VJPTracer(self, out, None))
+            out_vars.append(var)
+        linear = [t.var for t in tracers]
+        self.main.global_data.append((_VJP, linear, (rule, primals, tuple(outs), params), out_vars))
+        return results
+
     def _record(
         self,
         primitive: Primitive,
@@ -219,8 +263,8 @@ class VJPTrace(Trace):
         """The tracer of `out`, the value of `primitive` at `primals`, with its direct vjp
         entry recorded (`linear`: the operands' variables, None where not differentiated)."""
         aval = out.aval  # (an Array, or a tracer of an outer transformation)
-        if aval.dtype.kind not in "fc":  # an integer or boolean result carries nothing
-            return VJPTracer(self, out, None)
+        if aval.dtype.kind not in "fc" or rule is CONSTANT:  # (an integer or boolean result)
+            return VJPTracer(self, out, None)  # carries nothing
         var = new_object(LinVar)  # `LinVar(aval)`, strong, without the __init__ frame
         var.aval = aval.update(weak_type=False) if aval.weak_type else aval
         var.dead = False
@@ -290,10 +334,13 @@ class VJPTrace(Trace):
                 vals.append(a._value() if value is None else value)
             else:
                 scalar = _HOST_SCALARS.get(type(a))
-                if scalar is None:  # a tracer of another transformation, an int, ...
-                    ok = False
-                else:
+                if scalar is not None:
                     vals.append(scalar(a))
+                elif type(a) is np.ndarray or isinstance(a, np.generic):
+                    # a constant of the body (`mod`'s zero): read as dispatch reads it
+                    vals.append(host_value(a)[0])
+                else:  # a tracer of another transformation, an int, ...
+                    ok = False
         rule = primitive.eager_vjp_rule
         if ok and (rule is not None or not tracked) and not core._state.debug_nans:
             # under the user's NumPy error state, as `dispatch._apply_host`
@@ -574,7 +621,8 @@ def _residuals(tape: list[Entry]) -> list[Any]:
     array_types = _array_types()
     for prim, ins, params, _ in tape:
         if prim is _VJP:
-            vals = [*params[1], params[2]]
+            res = params[2]
+            vals = [*params[1], *res] if type(res) is tuple else [*params[1], res]
         else:
             vals = params[1] if prim is _JAXPR else ins
         for x in vals:
@@ -637,8 +685,14 @@ def backward(
             rule, primals, out, ps = params
             if env is not None:
                 primals = [env.get(id(x), x) for x in primals]
-                out = env.get(id(out), out)
-            cts_in = rule(ct, out, primals, ins, **ps)
+                if type(out) is tuple:
+                    out = tuple([env.get(id(x), x) for x in out])
+                else:
+                    out = env.get(id(out), out)
+            if type(out) is tuple:  # several results: their cotangents as a list
+                cts_in = rule(cts, out, primals, ins, **ps)
+            else:
+                cts_in = rule(ct, out, primals, ins, **ps)
             for x, ct in zip(ins, cts_in, strict=True):
                 if x is not None and ct is not None and type(ct) is not Zero:
                     prev = ct_env.get(x)

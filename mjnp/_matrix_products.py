@@ -609,7 +609,13 @@ def einsum(
     JAX's: each pairwise contraction accumulates in, and the result has, that dtype.
     """
     preferred = _dot_options("einsum", precision, preferred_element_type)
-    result = _einsum(subscripts, operands, dtype, optimize, preferred)
+    if optimize is False or optimize is None:
+        # NumPy's C einsum never tests the floating-point flags: no warning or error under any
+        # error state (its BLAS steps, with `optimize`, do: those keep ours). Same values.
+        with np.errstate(all="ignore"):
+            result = _einsum(subscripts, operands, dtype, optimize, preferred)
+    else:
+        result = _einsum(subscripts, operands, dtype, optimize, preferred)
     return write_out("einsum", out, result, casting)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, fused_rule_body
+from mjcore.ad import CONSTANT, LINEAR, MULTILINEAR, UndefinedPrimal, Zero, fused_rule_body
 from mjcore.array import Array, wrap_host
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.batching import NOT_MAPPED, move_bdim
@@ -232,6 +232,21 @@ def _rem_jvp(primals, tangents):
     return out, sub(_tangent_to_shape(x_dot, get_aval(out).shape), mul(y_dot, trunc_q))
 
 
+@rem_p.def_eager_vjp
+def _rem_eager_vjp(ct, out, primals, linear):
+    # The transposes of the jvp's sub, mul and broadcast; trunc_q is made only for a
+    # differentiated divisor, by the same primitives (host rules where dispatch runs them).
+    x, y = primals
+    x_dot, y_dot = linear
+    ct_x = ct_y = None
+    if x_dot is not None:
+        ct_x = unbroadcast(ct, x_dot.aval)
+    if y_dot is not None:
+        trunc_q = host_vjp.bind1(div_p, host_vjp.bind1(sub_p, x, out), y)
+        ct_y = unbroadcast(multiply_cotangent(negate_cotangent(ct), trunc_q), y_dot.aval)
+    return [ct_x, ct_y]
+
+
 # --- neg ------------------------------------------------------------------------------------
 
 neg_p = Primitive("neg")
@@ -293,6 +308,9 @@ sign_p.def_host(host.ufunc(np.sign))
 @sign_p.def_jvp
 def _sign_jvp(primals, tangents):
     return sign(primals[0]), None
+
+
+sign_p.def_eager_vjp(CONSTANT)  # eager grad: evaluated, nothing recorded
 
 
 # --- abs ------------------------------------------------------------------------------------
@@ -361,7 +379,7 @@ def _abs_vjp(ct, y, primals, linear):
     negative = lt(x, broadcast_to(_scalar(0, aval.dtype), aval.shape))
     zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
     kept = select_n(negative, ct, zeros)
-    return [add_any(kept, _negate_cotangent(select_n(negative, zeros, ct)))]
+    return [add_any(kept, negate_cotangent(select_n(negative, zeros, ct)))]
 
 
 def _abs_vjp_host(ct: Any, x: Any) -> Any:
@@ -560,6 +578,7 @@ def _zero_derivative_jvp(prim: Primitive) -> None:
         return prim.bind1(*primals, **params), None
 
     prim.def_jvp(jvp)
+    prim.def_eager_vjp(CONSTANT)  # eager grad: evaluated, nothing recorded
 
 
 for _p in (floor_p, ceil_p, round_p):
@@ -844,7 +863,7 @@ def _add_transpose(ct, x, y):
 def _sub_transpose(ct, x, y):
     return [
         unbroadcast(ct, x.aval) if _undefined(x) else None,
-        unbroadcast(_negate_cotangent(ct), y.aval) if _undefined(y) else None,
+        unbroadcast(negate_cotangent(ct), y.aval) if _undefined(y) else None,
     ]
 
 
@@ -866,7 +885,7 @@ def _div_transpose(ct, x, y):
 # bind each (`host_vjp`): the same NumPy calls, so the same bits.
 
 
-def _negate_cotangent(ct: Any) -> Any:
+def negate_cotangent(ct: Any) -> Any:
     """`neg(ct)`."""
     value = host_vjp.host_value(ct)
     if value is None:
@@ -893,4 +912,4 @@ add_p.def_transpose(_add_transpose)
 sub_p.def_transpose(_sub_transpose)
 mul_p.def_transpose(_mul_transpose)
 div_p.def_transpose(_div_transpose)
-neg_p.def_transpose(lambda ct, x: [_negate_cotangent(ct)])
+neg_p.def_transpose(lambda ct, x: [negate_cotangent(ct)])

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from mjcore import core, dtypes
-from mjcore.ad import Zero, fused_rule_body, jvp_flat
+from mjcore.ad import Zero, def_transposed_jvp_vjp, fused_rule_body, jvp_flat
 from mjcore.array import wrap_host
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext, lower_jaxpr_body
@@ -233,6 +233,49 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
         )
         n = half
     return out, reshape(t, out_shape)
+
+
+def _reduce_prod_vjp_host(ct: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
+    """The transpose of `_reduce_prod_jvp`'s tree on the host (`host_vjp`): the tree's products
+    by mul's host rule, then per level the cotangents `ct * p2` and `p1 * ct` (mul's
+    transposes), the padded row dropped (pad's) and the halves joined (the slices' transposes:
+    pads with +0.0, summed), so the jvp route's bits; None where its primitives would bind."""
+    values = host_vjp.cotangent_and_operands(ct, x)
+    if values is None:
+        return None
+    ct_value, x_value = values
+    shape, dtype = x_value.shape, x_value.dtype
+    n = math.prod(shape[a] for a in axes)
+    if n == 0 or not host_vjp.within(arithmetic.mul_p, dtype, x_value.size):
+        return None
+    kept = kept_axes(len(shape), axes)
+    out_shape = reduced_shape(shape, axes)
+    perm = (*axes, *kept)
+    multiply = host_vjp.rule(arithmetic.mul_p)
+    p = x_value.transpose(perm).reshape((n, *out_shape))
+    levels = []
+    while n > 1:
+        half = (n + 1) // 2
+        p1, p2 = p[:half], p[half:n]
+        if n % 2:
+            p2 = np.concatenate([p2, np.ones((1, *out_shape), dtype)])
+        levels.append((p1, p2, n))
+        p = multiply(p1, p2)
+        n = half
+    c = ct_value.reshape((1, *out_shape))
+    for p1, p2, n in reversed(levels):
+        half = p1.shape[0]
+        c1, c2 = multiply(c, p2), multiply(p1, c)
+        # (+ 0.0: the slices' transposes are zero pads, summed; -0.0 becomes +0.0 as there)
+        c = np.add(np.concatenate([c1, c2[: n - half]]), np.zeros((), dtype))
+    c = c.reshape([shape[d] for d in perm]).transpose(np.argsort(perm))
+    weak = ct.aval.weak_type and not levels  # (the slices' transposes pad with strong zeros)
+    return host_vjp.wrap(np.ascontiguousarray(c), shape, ct.aval.update(weak_type=weak))
+
+
+# Eager grad: the tree's jvp linearized and transposed when a cotangent arrives (on the host,
+# by NumPy calls; elsewhere as one program)
+def_transposed_jvp_vjp(reduce_prod_p, _reduce_prod_vjp_host)
 
 
 def _zero_tangent_jvp(prim: Primitive) -> None:

@@ -4,6 +4,7 @@ cumlogsumexp (one `stablehlo.reduce_window` each)."""
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -11,7 +12,14 @@ from typing import Any
 import numpy as np
 
 from mjcore import dtypes
-from mjcore.ad import Zero, is_undefined_primal, jvp_flat, linear_jvp
+from mjcore.ad import (
+    UndefinedPrimal,
+    Zero,
+    def_transposed_jvp_vjp,
+    is_undefined_primal,
+    jvp_flat,
+    linear_jvp,
+)
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext
 from mjcore.batching import NOT_MAPPED, move_bdim
@@ -192,6 +200,9 @@ def _sort_transpose(
     keys = operands[:num_keys]
     if any(is_undefined_primal(k) for k in keys):
         raise ValueError("sort is not linear in its keys, so it has no transpose in them")
+    host_cts = _sort_transpose_host(cts, operands, dimension, is_stable, num_keys)
+    if host_cts is not None:
+        return host_cts
     perm = _permutation(keys, dimension, is_stable)
     cts_in: list[Any] = [None] * num_keys
     for x, ct in zip(operands[num_keys:], cts[num_keys:], strict=True):
@@ -203,6 +214,71 @@ def _sort_transpose(
             # Forward out[i] = x[perm[i]], so x_bar[perm[i]] = ct[i]: sort ct by perm.
             cts_in.append(_permute_by_keys(perm, [ct], dimension)[0])
     return cts_in
+
+
+def _sort_transpose_host(
+    cts: list[Any], operands: Sequence[Any], dimension: int, is_stable: bool, num_keys: int
+) -> list[Any] | None:
+    """`_sort_transpose` on the host (`host_vjp`): sort's host rule on the keys and an iota,
+    then on the permutation and each cotangent, as the binds would run them (the values are
+    moved, never computed: any path gives the same bits); None where they would not run."""
+    keys = []
+    for k in operands[:num_keys]:
+        value = host_vjp.operand_value(k)
+        if value is None:
+            return None
+        keys.append(value)
+    shape = keys[0].shape
+    size = max(1, math.prod(shape))
+    linear = []
+    for x, ct in zip(operands[num_keys:], cts[num_keys:], strict=True):
+        value = None
+        if is_undefined_primal(x) and type(ct) is not Zero:
+            value = host_vjp.host_value(ct)
+            if value is None:
+                return None
+        linear.append(value)
+    index_dtype = _index_dtype(shape[dimension])
+    if not (
+        host_vjp.within(sort_p, keys[0].dtype, size) and host_vjp.within(sort_p, index_dtype, size)
+    ):
+        return None
+    iota = np.arange(shape[dimension], dtype=index_dtype).reshape(
+        [-1 if d == dimension else 1 for d in range(len(shape))]
+    )
+    iota = np.broadcast_to(iota, shape)
+    sort = host_vjp.rule(sort_p)
+    perm = sort(*keys, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)[-1]
+    cts_in: list[Any] = [None] * num_keys
+    for x, ct, value in zip(operands[num_keys:], cts[num_keys:], linear, strict=True):
+        if not is_undefined_primal(x):
+            cts_in.append(None)
+        elif value is None:
+            cts_in.append(Zero(x.aval))
+        else:
+            (_, out) = sort(perm, value, dimension=dimension, is_stable=True, num_keys=1)
+            cts_in.append(host_vjp.wrap(out, out.shape, ct.aval))
+    return cts_in
+
+
+@sort_p.def_eager_vjp
+def _sort_eager_vjp(cts, outs, primals, linear, *, dimension, is_stable, num_keys):
+    # The jvp's tangent equation sorts the tangents by the inverse permutation; its transpose
+    # sorts each cotangent by the permutation, the argsort of the keys (recomputed here, not
+    # in the forward pass): `_sort_transpose` with the keys as given and the operands unknown.
+    unknown = [
+        p if v is None else UndefinedPrimal(v.aval) for p, v in zip(primals, linear, strict=True)
+    ]
+    cts = [Zero(o.aval) if ct is None else ct for o, ct in zip(outs, cts, strict=True)]
+    cts_in = _sort_transpose(
+        [None] * num_keys + cts,
+        *primals[:num_keys],
+        *unknown,
+        dimension=dimension,
+        is_stable=is_stable,
+        num_keys=num_keys,
+    )
+    return cts_in[num_keys:]
 
 
 @sort_p.def_batching
@@ -371,6 +447,9 @@ def _scan_jvp(prim: Primitive, combine: Callable[[Any, Any], Any]) -> None:
 _scan_jvp(cumprod_p, arithmetic.mul)
 _scan_jvp(cummax_p, arithmetic.max)
 _scan_jvp(cummin_p, arithmetic.min)
+# Eager grad: the scan's jvp linearized and transposed when a cotangent arrives, one program
+for _p in (cumprod_p, cummax_p, cummin_p):
+    def_transposed_jvp_vjp(_p)
 
 
 # --- sort_key_val / top_k (compositions of sort) --------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from mjcore import dtypes
+from mjcore.ad_util import CONSTANT
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive, ShapedArray, get_aval
 from mjcore.tree_util import tree_map
@@ -63,6 +64,9 @@ def _stop_gradient_jvp(primals, tangents):
     # when the primal is itself a tracer of an enclosing differentiation.
     (x,) = primals
     return stop_gradient_p.bind1(x), None
+
+
+stop_gradient_p.def_eager_vjp(CONSTANT)  # eager grad: evaluated, nothing recorded
 
 
 @stop_gradient_p.def_batching

@@ -25,10 +25,13 @@ from mjcore.lax.arithmetic import (
     div_p,
     divide_cotangent,
     integer_pow,
+    integer_pow_p,
     mul,
     mul_p,
     multiply_cotangent,
     neg,
+    neg_p,
+    negate_cotangent,
     sub,
     sub_p,
 )
@@ -67,15 +70,20 @@ def _const(x: Any, value: Any) -> Any:
     return full((), value, get_aval(x).dtype)
 
 
-def _coefficient_vjp(prim: Primitive, coefficient: Any, divide: bool = False) -> None:
+def _coefficient_vjp(
+    prim: Primitive, coefficient: Any, divide: bool = False, negate: bool = False
+) -> None:
     """Register `prim`'s direct rule (`Primitive.eager_vjp_rule`) for a jvp `mul(x_dot, c)`
-    (`div(x_dot, c)` when `divide`): `c = coefficient(x, y)` computed when a cotangent
-    arrives, by the same primitives as the jvp rule (host rules without a bind where eager
-    dispatch runs them: `host_vjp.bind1`), then the transpose's product (quotient), so the
-    same bits as the jvp route without its rule in the forward pass."""
+    (`div(x_dot, c)` when `divide`, `neg(mul(x_dot, c))` when `negate`): `c = coefficient(x,
+    y)` computed when a cotangent arrives, by the same primitives as the jvp rule (host rules
+    without a bind where eager dispatch runs them: `host_vjp.bind1`), then the transpose's
+    negation and product (quotient), so the same bits as the jvp route without its rule in
+    the forward pass."""
 
     def vjp(ct, y, primals, linear):
         c = coefficient(primals[0], y)
+        if negate:
+            ct = negate_cotangent(ct)
         return [divide_cotangent(ct, c) if divide else multiply_cotangent(ct, c)]
 
     prim.def_eager_vjp(vjp)
@@ -139,6 +147,9 @@ def _exp2_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = exp2(x)
     return y, mul(x_dot, mul(y, _const(x, np.log(2))))
+
+
+_coefficient_vjp(exp2_p, lambda x, y: _b(mul_p, y, _const(x, np.log(2))))
 
 
 # --- log ------------------------------------------------------------------------------------
@@ -285,6 +296,12 @@ def _cbrt_jvp(primals, tangents):
     return y, mul(x_dot, mul(_const(y, 1 / 3), integer_pow(y, -2)))
 
 
+_coefficient_vjp(
+    cbrt_p,
+    lambda x, y: _b(mul_p, _const(y, 1 / 3), host_vjp.bind1(integer_pow_p, y, y=-2)),
+)
+
+
 # --- sin ------------------------------------------------------------------------------------
 
 sin_p = Primitive("sin")
@@ -415,6 +432,9 @@ def _asin_jvp(primals, tangents):
     return asin(x), mul(x_dot, rsqrt(sub(_const(x, 1), mul(x, x))))
 
 
+_coefficient_vjp(asin_p, lambda x, y: _b(rsqrt_p, _b(sub_p, _const(x, 1), _b(mul_p, x, x))))
+
+
 # --- acos -----------------------------------------------------------------------------------
 
 acos_p = Primitive("acos")
@@ -439,6 +459,11 @@ def _acos_jvp(primals, tangents):
     return acos(x), neg(mul(x_dot, rsqrt(sub(_const(x, 1), mul(x, x)))))
 
 
+_coefficient_vjp(
+    acos_p, lambda x, y: _b(rsqrt_p, _b(sub_p, _const(x, 1), _b(mul_p, x, x))), negate=True
+)
+
+
 # --- atan -----------------------------------------------------------------------------------
 
 atan_p = Primitive("atan")
@@ -458,6 +483,9 @@ atan_p.def_host(host.ufunc(np.arctan))
 def _atan_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     return atan(x), div(x_dot, add(_const(x, 1), mul(x, x)))
+
+
+_coefficient_vjp(atan_p, lambda x, y: _b(add_p, _const(x, 1), _b(mul_p, x, x)), divide=True)
 
 
 # --- atan2 ----------------------------------------------------------------------------------
@@ -491,6 +519,21 @@ def _atan2_jvp(primals, tangents):
     return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
 
+@atan2_p.def_eager_vjp
+def _atan2_eager_vjp(ct, out, primals, linear):
+    # The transposes of the jvp's products (and sum), its coefficients made when a cotangent
+    # arrives, by the same primitives (host rules where dispatch runs them).
+    x, y = primals
+    den = _b(add_p, _b(mul_p, x, x), _b(mul_p, y, y))
+    cts = [None, None]
+    if linear[0] is not None:
+        cts[0] = unbroadcast(multiply_cotangent(ct, _b(div_p, y, den)), linear[0].aval)
+    if linear[1] is not None:
+        c = _b(div_p, _b(neg_p, x), den)
+        cts[1] = unbroadcast(multiply_cotangent(ct, c), linear[1].aval)
+    return cts
+
+
 # --- hypot ----------------------------------------------------------------------------------
 
 hypot_p = Primitive("hypot")
@@ -510,6 +553,15 @@ hypot_p.def_host(host.ufunc(np.hypot))
 def _hypot_jvp(primals, tangents):
     (x, y), (x_dot, y_dot) = primals, tangents
     out = hypot(x, y)
+    terms = []
+    for v, v_dot in ((x, x_dot), (y, y_dot)):
+        if type(v_dot) is not Zero:
+            terms.append(mul(v_dot, _hypot_partial(x, y, out, v)))
+    return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+
+
+def _hypot_partial(x: Any, y: Any, out: Any, v: Any) -> Any:
+    """d hypot(x, y) / dv for `v` one of `x`, `y`, at `out = hypot(x, y)`."""
     aval = get_aval(out)
     inf = _const(out, np.inf)
     # The partials x/h and y/h, with JAX's values at the corners: 1/2 each at the origin (its
@@ -525,12 +577,55 @@ def _hypot_jvp(primals, tangents):
     zeros, halves = full(aval.shape, 0, aval.dtype), full(aval.shape, 0.5, aval.dtype)
     corner = select_n(origin, zeros, halves)
     v_scale = select_n(overflow, full(aval.shape, 1, aval.dtype), halves)
-    terms = []
-    for v, v_dot in ((x, x_dot), (y, y_dot)):
-        if type(v_dot) is not Zero:
-            ratio = div(mul(v, v_scale), den)
-            terms.append(mul(v_dot, select_n(corners, ratio, corner)))
-    return out, terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+    ratio = div(mul(v, v_scale), den)
+    return select_n(corners, ratio, corner)
+
+
+@hypot_p.def_eager_vjp
+def _hypot_eager_vjp(ct, out, primals, linear):
+    # The transposes of the jvp's products (and sum); each partial made when a cotangent
+    # arrives, by the same primitives, replayed as one program.
+    x, y = primals
+    cts = [None, None]
+    for i in (0, 1):
+        if linear[i] is not None:
+            ct_v = _hypot_cotangent_host(ct, x, y, out, i)
+            if ct_v is None:
+                ct_v = _hypot_cotangent(ct, x, y, out, side=i)
+            cts[i] = unbroadcast(ct_v, linear[i].aval)
+    return cts
+
+
+def _hypot_cotangent_host(ct: Any, x: Any, y: Any, out: Any, side: int) -> Any:
+    """`_hypot_cotangent` on the host (`host_vjp`): the host rules of `_hypot_partial`'s
+    primitives in its order (np.where for select_n, np.invert for bitwise_not), then the
+    product, where its replay would run them there; else None."""
+    values = host_vjp.cotangent_and_operands(ct, x, y, out)
+    if values is None:
+        return None
+    ct_v, x_v, y_v, out_v = values
+    dtype, shape = out_v.dtype, out_v.shape
+    if not host_vjp.within(hypot_p, dtype, out_v.size):
+        return None
+    inf, zero, half = np.array(np.inf, dtype), np.zeros((), dtype), np.array(0.5, dtype)
+    origin = np.equal(out_v, zero)
+    infinite = np.bitwise_or(np.equal(np.abs(x_v), inf), np.equal(np.abs(y_v), inf))
+    overflow = np.bitwise_and(np.equal(out_v, inf), np.invert(infinite))
+    corners = np.bitwise_or(origin, infinite)
+    ones, halves = np.ones(shape, dtype), np.full(shape, 0.5, dtype)
+    den = np.where(overflow, np.hypot(np.multiply(x_v, half), np.multiply(y_v, half)), out_v)
+    den = np.where(corners, ones, den)
+    corner = np.where(origin, halves, np.zeros(shape, dtype))
+    v_scale = np.where(overflow, halves, ones)
+    ratio = np.divide(np.multiply((x_v, y_v)[side], v_scale), den)
+    r = np.multiply(ct_v, np.where(corners, corner, ratio))
+    r = r if type(r) is np.ndarray else np.asarray(r)
+    return host_vjp.wrap(r, r.shape, ct.aval.update(weak_type=False))  # (the partial: strong)
+
+
+@fused_rule_body
+def _hypot_cotangent(ct, x, y, out, *, side):
+    return mul(ct, _hypot_partial(x, y, out, (x, y)[side]))
 
 
 # --- sinh -----------------------------------------------------------------------------------
@@ -571,6 +666,11 @@ cosh_p.def_host(host.ufunc(np.cosh))
 def _cosh_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     return cosh(x), mul(x_dot, sinh(x))
+
+
+# (sinh's here, where cosh_p is defined)
+_coefficient_vjp(sinh_p, lambda x, y: _b(cosh_p, x))
+_coefficient_vjp(cosh_p, lambda x, y: _b(sinh_p, x))
 
 
 # --- tanh -----------------------------------------------------------------------------------
@@ -640,6 +740,9 @@ def _asinh_jvp(primals, tangents):
     return asinh(x), mul(x_dot, rsqrt(add(mul(x, x), _const(x, 1))))
 
 
+_coefficient_vjp(asinh_p, lambda x, y: _b(rsqrt_p, _b(add_p, _b(mul_p, x, x), _const(x, 1))))
+
+
 # --- acosh ----------------------------------------------------------------------------------
 
 acosh_p = Primitive("acosh")
@@ -663,6 +766,14 @@ def _acosh_jvp(primals, tangents):
     return acosh(x), mul(x_dot, mul(rsqrt(sub(x, one)), rsqrt(add(x, one))))
 
 
+def _acosh_coefficient(x: Any, y: Any) -> Any:
+    one = _const(x, 1)
+    return _b(mul_p, _b(rsqrt_p, _b(sub_p, x, one)), _b(rsqrt_p, _b(add_p, x, one)))
+
+
+_coefficient_vjp(acosh_p, _acosh_coefficient)
+
+
 # --- atanh ----------------------------------------------------------------------------------
 
 atanh_p = Primitive("atanh")
@@ -682,6 +793,14 @@ def _atanh_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     one = _const(x, 1)
     return atanh(x), div(x_dot, mul(add(one, x), sub(one, x)))
+
+
+def _atanh_coefficient(x: Any, y: Any) -> Any:
+    one = _const(x, 1)
+    return _b(mul_p, _b(add_p, one, x), _b(sub_p, one, x))
+
+
+_coefficient_vjp(atanh_p, _atanh_coefficient, divide=True)
 
 
 # --- logistic -------------------------------------------------------------------------------
