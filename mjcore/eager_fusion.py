@@ -422,6 +422,12 @@ def fuse_eagerly(
                 a, b = args
                 ta = type(a)
                 tb = type(b)
+                if int_scalars and tb is int and ta is Array:  # `x / 2`: inlined, as below
+                    bound = _EXACT_INT_BOUND.get(a.aval.dtype)
+                    if bound is not None and -bound <= b <= bound:
+                        b = float(b)
+                        tb = float
+                        args = (a, b)
                 if int_scalars and (ta is int or tb is int):
                     as_float = _int_as_float(args)
                     if as_float is not None:
@@ -635,14 +641,27 @@ def fuse_eagerly(
                 one = (host, {}, program.out_avals[0])
             if one is not None and single:
                 rule, params, out_aval = one
-                # A ufunc's rule (`host.ufunc`) calls the ufunc and nothing else: call it here
-                # (a frame less), and a rule without parameters without a keywords dict.
-                direct = getattr(rule, "numpy_function", None)
-                if direct is not None:
-                    rule = direct
-                kw = params if params and direct is None else None
-                # A lone NumPy ufunc of the function's name reports its own errors (no cost)
-                collect = fp_name is not None and getattr(rule, "__name__", None) != fp_name
+                jaxpr = entry.closed.jaxpr
+                avals_in = [  # the operands of the one rule, or of `host`: the arguments
+                    x.aval
+                    for x in (
+                        jaxpr.invars[len(entry.consts) :] if host_scalars else jaxpr.eqns[0].inputs
+                    )
+                ]
+                rule, kw = _direct_rule(rule, params, avals_in)
+                # A lone NumPy ufunc of the function's name reports its own errors (no cost),
+                # and bools meet none (`logical_and(b, c)`: `bitwise_and`).
+                collect = (
+                    fp_name is not None
+                    and getattr(rule, "__name__", None) != fp_name
+                    and not _all_bool([*avals_in, out_aval])
+                )
+                # A NumPy ufunc takes Python floats as weak (NEP 50), as the trace did (the
+                # one equation's operands have one dtype): no NumPy scalar made per call.
+                raw = host_scalars or isinstance(rule, np.ufunc)
+                if kw is None and not collect and len(avals_in) in (1, 2):
+                    fallback = functools.partial(_run_compiled, jitted, entry)
+                    return _one_rule_runner(rule, out_aval, raw, len(avals_in), fallback)
 
                 def run_host(args: tuple[Any, ...]) -> Any:  # noqa: F811  # one equation
                     vals = []
@@ -650,7 +669,7 @@ def fuse_eagerly(
                         if type(a) is Array:
                             value = a._npy
                             vals.append(a._value() if value is None else value)
-                        elif host_scalars:
+                        elif raw:
                             vals.append(a)
                         else:
                             vals.append(_HOST_SCALAR_TYPES[type(a)](a))
@@ -691,6 +710,94 @@ def fuse_eagerly(
     fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces
     fused.__fused_runners__ = runners  # type: ignore[attr-defined]  # tests look at the paths
     return fused  # type: ignore[return-value]
+
+
+def _direct_rule(
+    rule: Callable[..., Any], params: dict[str, Any], avals_in: list[ShapedArray]
+) -> tuple[Callable[..., Any], dict[str, Any] | None]:
+    """What a one-equation body calls, and its keyword parameters (None: none): the NumPy
+    function itself where the host rule is one (`host.ufunc`: a frame less) or names one for
+    these operands (`rule.specialize(avals_in, **params)`: `div` of floats is `np.divide`),
+    else the rule and its parameters."""
+    direct = getattr(rule, "numpy_function", None)
+    if direct is not None:
+        return direct, None
+    specialize = getattr(rule, "specialize", None)
+    if specialize is not None and avals_in:
+        direct = specialize(avals_in, **params)
+        if direct is not None:
+            return direct, None
+    return rule, params or None
+
+
+def _all_bool(avals: list[ShapedArray]) -> bool:
+    """Whether every aval is bool: NumPy's bool loops (logical, bitwise, comparisons) raise no
+    floating-point flags, so there is nothing to collect."""
+    return all(a.dtype.kind == "b" for a in avals)
+
+
+def _one_rule_runner(
+    rule: Callable[..., Any],
+    out_aval: ShapedArray,
+    raw: bool,
+    n_args: int,
+    fallback: Callable[[tuple[Any, ...]], Any],
+) -> Callable[[tuple[Any, ...]], Any]:
+    """A host runner for a body that is one call `rule(*values)` on its one or two arguments,
+    under the user's error state: the general one-rule runner unrolled (no list, no loop, no
+    parameters), since it is every eager ufunc call's and operator's. `raw`: Python scalars
+    go to `rule` as they are (a NumPy ufunc takes them as weak), else as NumPy scalars of the
+    traced dtype. `fallback` runs the compiled body where the rule gives another dtype."""
+    dtype = out_aval.dtype
+    to_host = _HOST_SCALAR_TYPES
+
+    if n_args == 1:  # the signature's one argument is an Array (`fused` keys no other)
+
+        def run_host(args: tuple[Any, ...]) -> Any:
+            (a,) = args
+            value = a._npy
+            r = rule(a._value() if value is None else value)
+            if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+                r = np.asarray(r)
+            if r.dtype is not dtype and r.dtype != dtype:
+                return fallback(args)
+            a = new_object(Array)  # `wrap_host` inlined
+            a._dbuf = None
+            a.aval = out_aval
+            a._npy = r
+            a._link = a._children = None
+            return a
+
+        return run_host
+
+    def run_host(args: tuple[Any, ...]) -> Any:  # noqa: F811  # two arguments
+        a, b = args
+        # (a weak 0-d Array and a Python float share a signature: either may come)
+        if type(a) is Array:
+            va = a._npy
+            if va is None:
+                va = a._value()
+        else:
+            va = a if raw else to_host[type(a)](a)
+        if type(b) is Array:
+            vb = b._npy
+            if vb is None:
+                vb = b._value()
+        else:
+            vb = b if raw else to_host[type(b)](b)
+        r = rule(va, vb)
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+        if r.dtype is not dtype and r.dtype != dtype:
+            return fallback(args)
+        a = new_object(Array)
+        a._dbuf = None
+        a.aval = out_aval
+        a._npy = r
+        a._link = a._children = None
+        return a
+
+    return run_host
 
 
 def _checked_runner(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -285,6 +286,16 @@ def monoid_reduction(
         # starts from +0.0 as XLA's does.
         out = numpy_ufunc.reduce(x, axis=axes, dtype=x.dtype, initial=identity(x.dtype))
         return out if type(out) is np.ndarray else np.asarray(out)
+
+    def specialize(avals_in: list[ShapedArray], *, axes: tuple[int, ...]) -> Any:
+        # max/min (and bool and/or/xor) of a non-empty operand: the identity as `initial`
+        # changes nothing, and NumPy keeps the dtype, so the plain reduce is the rule
+        (x,) = avals_in
+        if x.size == 0 or not (numpy_ufunc in (np.maximum, np.minimum) or x.dtype.kind == "b"):
+            return None
+        return functools.partial(numpy_ufunc.reduce, axis=None if len(axes) == x.ndim else axes)
+
+    host.specialize = specialize  # type: ignore[attr-defined]  # (see `lax.host`)
 
     prim.def_abstract_eval(abstract_eval)
     prim.def_lowering(lowering)
