@@ -242,6 +242,19 @@ def kept_axes(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(i for i in range(ndim) if i not in axes)
 
 
+def _array_out() -> dict[str, Any]:
+    """`out=...` where NumPy's ufunc methods take it (NumPy >= 2.3): a full reduction then
+    gives a 0-d array, not a NumPy scalar to convert again (~0.15 µs); else nothing."""
+    try:
+        np.add.reduce(np.zeros(1), axis=None, out=...)
+    except TypeError:
+        return {}
+    return {"out": ...}
+
+
+_ARRAY_OUT = _array_out()
+
+
 def monoid_reduction(
     name: str,
     kinds: str,
@@ -293,7 +306,9 @@ def monoid_reduction(
         (x,) = avals_in
         if x.size == 0 or not (numpy_ufunc in (np.maximum, np.minimum) or x.dtype.kind == "b"):
             return None
-        return functools.partial(numpy_ufunc.reduce, axis=None if len(axes) == x.ndim else axes)
+        if len(axes) < x.ndim:
+            return functools.partial(numpy_ufunc.reduce, axis=axes)
+        return functools.partial(numpy_ufunc.reduce, axis=None, **_ARRAY_OUT)
 
     host.specialize = specialize  # type: ignore[attr-defined]  # (see `lax.host`)
 
