@@ -763,10 +763,11 @@ def _one_rule_runner(
     parameters), since it is every eager ufunc call's and operator's. `raw`: Python scalars
     go to `rule` as they are (a NumPy ufunc takes them as weak), else as NumPy scalars of the
     traced dtype. `fallback` runs the compiled body where the rule gives another dtype."""
-    dtype = out_aval.dtype
-    to_host = _HOST_SCALAR_TYPES
     if out_aval.ndim == 0 and isinstance(rule, np.ufunc) and _ARRAY_OUT:
         rule = functools.partial(rule, out=...)  # a 0-d array, not a scalar to convert
+    if n_args == 2:
+        return _two_argument_runner(rule, out_aval, raw, fallback)
+    dtype = out_aval.dtype
 
     if n_args == 1:  # the signature's one argument is an Array (`fused` keys no other)
 
@@ -786,8 +787,20 @@ def _one_rule_runner(
             return a
 
         return run_host
+    raise ValueError(f"_one_rule_runner: {n_args} arguments (one or two are unrolled)")
 
-    def run_host(args: tuple[Any, ...]) -> Any:  # noqa: F811  # two arguments
+
+def _two_argument_runner(
+    rule: Callable[..., Any],
+    out_aval: ShapedArray,
+    raw: bool,
+    fallback: Callable[[tuple[Any, ...]], Any],
+) -> Callable[[tuple[Any, ...]], Any]:
+    """`_one_rule_runner` of two arguments."""
+    dtype = out_aval.dtype
+    to_host = _HOST_SCALAR_TYPES
+
+    def run_host(args: tuple[Any, ...]) -> Any:
         a, b = args
         # (a weak 0-d Array and a Python float share a signature: either may come)
         if type(a) is Array:

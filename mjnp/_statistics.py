@@ -10,6 +10,12 @@ from typing import Any
 
 import numpy as np
 
+# what numpy.count_nonzero(a) calls for axis=None (its Python wrapper costs about as much
+# again; private: NumPy 2.x is pinned, as for `mjcore.fp_errors`)
+from numpy._core.multiarray import (  # type: ignore[attr-defined]
+    count_nonzero as _count_all_nonzero,
+)
+
 from mjcore import dtypes, lax
 from mjcore.array import wrap_host
 from mjcore.core import ShapedArray, Tracer
@@ -431,9 +437,6 @@ def ptp(a: ArrayLike, axis: Axis = None, out: Any = None, keepdims: bool = False
     return write_out("ptp", out, result, "same_kind")  # NumPy's subtract writes `out`
 
 
-# what numpy.count_nonzero(a) calls for axis=None (its Python wrapper costs about as much
-# again; private: NumPy 2.x is pinned, as for `mjcore.fp_errors`)
-_count_all_nonzero = np._core.multiarray.count_nonzero
 _INT64_SCALAR = ShapedArray((), np.int64)
 
 
