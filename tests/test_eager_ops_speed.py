@@ -187,7 +187,7 @@ def test_the_one_rule_runners_run(counted):
         fun(*args)
         key = tuple(eager_fusion._arg_key(a) for a in args)
         run = fun.__fused_runners__[key[0] if len(key) == 1 else key]
-        assert "_one_rule_runner" in run.__qualname__, fun
+        assert run.__qualname__.split(".")[0] in ("_one_rule_runner", "_two_argument_runner"), fun
         assert eager_fusion.uses_host(fun, *args)
 
 
