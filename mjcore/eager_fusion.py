@@ -137,7 +137,7 @@ class _HostProgram:
     """A traced body as host rules over a flat environment: consts and literals, then the
     arguments, then each equation's results, addressed by position."""
 
-    __slots__ = ("base", "n_args", "eqns", "outs", "out_avals", "n_env")
+    __slots__ = ("base", "n_args", "eqns", "steps", "outs", "out_avals", "n_env")
 
     def __init__(self, closed: Any, consts: list[Any]):
         jaxpr = closed.jaxpr
@@ -176,6 +176,18 @@ class _HostProgram:
         self.base = base
         self.n_args = len(jaxpr.invars) - n_consts
         self.eqns = eqns
+        # What `run` calls per equation: the rule with its parameters bound, and its arity
+        # (1 or 2 operands unrolled: no list built, no keywords expanded per call; 0 for
+        # others; -1 for several results)
+        self.steps = [
+            (
+                functools.partial(rule, **params) if params else rule,
+                -1 if multiple else (len(ins) if 1 <= len(ins) <= 2 else 0),
+                ins,
+                outs,
+            )
+            for rule, params, ins, outs, multiple in eqns
+        ]
         self.outs = [lit_slot[id(x)] if type(x) is Literal else slot[x] for x in jaxpr.outs]
         self.out_avals = [x.aval for x in jaxpr.outs]
         self.n_env = n
@@ -203,12 +215,16 @@ class _HostProgram:
                 env.append(_HOST_SCALAR_TYPES[type(a)](a))
         env.extend([None] * (self.n_env - len(env)))
         # under the user's NumPy error state, as `dispatch._apply_host` (docs/errors.md)
-        for rule, params, ins, outs, multiple in self.eqns:
-            if multiple:
-                for i, r in zip(outs, rule(*[env[i] for i in ins], **params), strict=True):
+        for call, arity, ins, outs in self.steps:
+            if arity == 1:
+                env[outs[0]] = call(env[ins[0]])
+            elif arity == 2:
+                env[outs[0]] = call(env[ins[0]], env[ins[1]])
+            elif arity == 0:
+                env[outs[0]] = call(*[env[i] for i in ins])
+            else:  # several results
+                for i, r in zip(outs, call(*[env[i] for i in ins]), strict=True):
                     env[i] = r
-            else:
-                env[outs[0]] = rule(*[env[i] for i in ins], **params)
         results = []
         for i, aval in zip(self.outs, self.out_avals, strict=True):
             r = env[i]
