@@ -316,14 +316,17 @@ def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return None
 
 
-def _host_with_int(host: Callable[..., Any], a: Any, b: Any) -> Array | None:
+def _host_with_int(
+    host: Callable[..., Any], a: Any, b: Any, bool_result: bool = False
+) -> Array | None:
     """`host(a, b)` (one NumPy function) for an integer Array and a Python int that its dtype
     holds, on the host; None for anything else.
 
     NumPy's semantics are mjnp's here (NEP 50: the Array's dtype, the int's value), so one
     NumPy call stands for the traced body, which a Python int would otherwise run op by op
     (`mod(i, n)` on an index array: ~6 primitives). An int out of the dtype's range, which
-    NumPy and mjnp reject, takes the general path and its error.
+    NumPy and mjnp reject (or, comparing, compare exactly), takes the general path.
+    `bool_result`: the result is bool (a comparison), else of the Array's dtype.
     """
     if type(a) is Array and type(b) is int:
         arr, n = a, b
@@ -337,7 +340,7 @@ def _host_with_int(host: Callable[..., Any], a: Any, b: Any) -> Array | None:
         bounds is None
         or aval.weak_type
         or not bounds[0] <= n <= bounds[1]
-        or aval.size > dispatch._HOST_LIMIT
+        or (_SIZES.get(aval) or _size(aval)) > dispatch._HOST_LIMIT
         or not dispatch.on_cpu()
     ):
         return None
@@ -348,10 +351,43 @@ def _host_with_int(host: Callable[..., Any], a: Any, b: Any) -> Array | None:
     r = host(value, n) if arr is a else host(n, value)
     if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
         r = np.asarray(r)
+    if bool_result:
+        if r.dtype != _BOOL:
+            return None
+        out_aval = _BOOL_AVALS.get(aval.shape)
+        if out_aval is None:
+            if len(_BOOL_AVALS) >= _CACHE_SIZE:
+                _BOOL_AVALS.clear()
+            out_aval = _BOOL_AVALS[aval.shape] = ShapedArray(aval.shape, _BOOL)
+        return wrap_host(r, out_aval)
     if r.dtype != aval.dtype:
         return None
     return wrap_host(r, aval)
 
+
+_BOOL = np.dtype(bool)
+_SIZES: dict[ShapedArray, int] = {}  # aval -> size (`ShapedArray.size` loops), bounded
+
+
+def _size(aval: ShapedArray) -> int:
+    if len(_SIZES) >= _CACHE_SIZE:
+        _SIZES.clear()
+    size = _SIZES[aval] = aval.size
+    return size
+
+
+def _gives_bool(ufunc: Any) -> bool:
+    """Whether a binary NumPy ufunc gives bools for integers (a comparison)."""
+    if not isinstance(ufunc, np.ufunc) or ufunc.nin != 2:
+        return False
+    int64 = np.dtype(np.int64)
+    try:
+        return ufunc.resolve_dtypes((int64, int64, None))[-1] == _BOOL
+    except TypeError:  # no integer loop
+        return False
+
+
+_BOOL_AVALS: dict[tuple[int, ...], ShapedArray] = {}  # shape -> strong bool aval, bounded
 
 # integer dtype -> (least, greatest) value: the Python ints `_host_with_int` takes
 _INT_BOUNDS = {
@@ -371,6 +407,7 @@ def fuse_eagerly(
     int_scalars: bool = False,
     host: Callable[..., Any] | None = None,
     fp_name: str | None = None,
+    int_host: Callable[..., Any] | None = None,
 ) -> F:
     """`fun`, replayed from its cached trace when called eagerly with array arguments (see
     the module docstring).
@@ -388,9 +425,16 @@ def fuse_eagerly(
             must have the traced dtype, else the traced body runs.
         fp_name: for a NumPy ufunc, its name: the call's floating-point errors are reported
             as that one ufunc's (`mjcore.fp_errors`), whichever rules or XLA computed it.
+        int_host: the NumPy ufunc `fun` is for an integer Array and a Python int that its
+            dtype holds (NEP 50: the Array's dtype, or bool for a comparison; `i + 1`,
+            `i > 5`), run on the host value as `host` is for those (`host` wins if given);
+            other calls are untouched.
     """
     jitted = JittedFunction(fun, (), (), (), _CACHE_SIZE)
     unfusable: set[Any] = set()
+    if host is not None:
+        int_host = host
+    int_bool = _gives_bool(int_host)
     # Keyword arguments with hashable values (`axis=0`, `keepdims=True`, `dtype=...`) are
     # static: one fused function per combination, up to `_KEYWORD_VARIANTS` of them.
     with_keywords: dict[tuple[tuple[str, Any], ...], Callable[..., Any]] = {}
@@ -441,21 +485,26 @@ def fuse_eagerly(
                 if ta is Array and tb is Array:  # the commonest: two Arrays (`x + y`)
                     run = runners.get((a.aval, b.aval))
                 else:
-                    if int_scalars and tb is int and ta is Array:  # `x / 2`: inlined, as below
+                    if (int_scalars or int_host is not None) and tb is int and ta is Array:
+                        # `x / 2`, `i + 1`: inlined, as below
                         bound = _EXACT_INT_BOUND.get(a.aval.dtype)
-                        if bound is not None and -bound <= b <= bound:
+                        if int_scalars and bound is not None and -bound <= b <= bound:
                             b = float(b)
                             tb = float
                             args = (a, b)
-                    if int_scalars and (ta is int or tb is int):
-                        as_float = _int_as_float(args)
+                        elif bound is None and int_host is not None:  # `i + 1`, `i > 5`
+                            r = _host_with_int(int_host, a, b, int_bool)
+                            if r is not None:
+                                return r
+                    if (int_scalars or int_host is not None) and (ta is int or tb is int):
+                        as_float = _int_as_float(args) if int_scalars else None
                         if as_float is not None:
                             args = as_float
                             a, b = args
                             ta = type(a)
                             tb = type(b)
-                        elif host is not None:
-                            r = _host_with_int(host, a, b)
+                        elif int_host is not None:
+                            r = _host_with_int(int_host, a, b, int_bool)
                             if r is not None:
                                 return r
                     # Python scalars alone are no Array's signature: they give strong dtypes

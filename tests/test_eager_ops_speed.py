@@ -458,3 +458,53 @@ def test_jit_vmap_grad_agree_with_eager():
             e[j] = eps
             fd = (float(f(np.asarray(a0 + e))) - float(f(np.asarray(a0 - e)))) / (2 * eps)
             assert abs(fd - g[j]) < 1e-5, (j, fd, g[j])
+
+
+# --- an integer Array and a Python int: one NumPy call (`int_host`) -------------------------
+
+INT_OPS = [
+    lambda m, a, n: a + n,
+    lambda m, a, n: n - a,
+    lambda m, a, n: a * n,
+    lambda m, a, n: a > n,
+    lambda m, a, n: n <= a,
+    lambda m, a, n: a == n,
+    lambda m, a, n: a != n,
+    lambda m, a, n: m.maximum(a, n),
+    lambda m, a, n: m.minimum(n, a),
+    lambda m, a, n: a & n,
+    lambda m, a, n: n ^ a,
+    lambda m, a, n: a % n,
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint64", "bool"])
+@pytest.mark.parametrize("n", [0, 3, -1, 100, 127, 200, 300, -129, 2**63 - 1, 2**64], ids=repr)
+@pytest.mark.parametrize("shape", [(6, 7), (), (0, 2)], ids=str)
+def test_integer_arrays_with_python_ints(shape, n, dtype):
+    # in the dtype's range: NumPy's call (wrapping as NumPy does); outside: the general
+    # path, which compares exactly or raises NumPy's OverflowError
+    a = _operands(shape, dtype)
+    x = np.asarray(a)
+    for op in INT_OPS:
+        with onp.errstate(all="ignore"):
+            try:
+                want = op(onp, a, n)
+            except (OverflowError, TypeError, ZeroDivisionError) as err:
+                with pytest.raises(type(err)):
+                    op(np, x, n)
+                continue
+            for _ in range(2):
+                _same(op(np, x, n), want)
+
+
+def test_integer_arrays_with_python_ints_bind_nothing(counted):
+    compiles, binds = counted
+    i = np.asarray(rng.integers(-5, 5, (13, 7)).astype(onp.int32))
+    for op in INT_OPS[:-1]:  # (`%` has its own host path)
+        op(np, i, 3)
+    assert compiles == [] and binds == []
+    with pytest.raises(OverflowError, match="out of bounds for int32"):
+        i + 2**40  # out of int32's range: the general path (NumPy's OverflowError)
+    assert (i > 2**40).dtype == onp.bool_  # ... which compares exactly
+    assert not onp.asarray(i > 2**40).any()
