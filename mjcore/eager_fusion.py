@@ -317,7 +317,7 @@ def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
 
 
 def _host_with_int(
-    host: Callable[..., Any], a: Any, b: Any, bool_result: bool = False
+    host: Callable[..., Any], a: Any, b: Any, result: np.dtype | None = None
 ) -> Array | None:
     """`host(a, b)` (one NumPy function) for an integer Array and a Python int that its dtype
     holds, on the host; None for anything else.
@@ -326,7 +326,8 @@ def _host_with_int(
     NumPy call stands for the traced body, which a Python int would otherwise run op by op
     (`mod(i, n)` on an index array: ~6 primitives). An int out of the dtype's range, which
     NumPy and mjnp reject (or, comparing, compare exactly), takes the general path.
-    `bool_result`: the result is bool (a comparison), else of the Array's dtype.
+    `result`: the result's dtype for every integer dtype (bool for a comparison, float64 for
+    `divide`), or None: the Array's dtype.
     """
     if type(a) is Array and type(b) is int:
         arr, n = a, b
@@ -351,21 +352,21 @@ def _host_with_int(
     r = host(value, n) if arr is a else host(n, value)
     if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
         r = np.asarray(r)
-    if bool_result:
-        if r.dtype != _BOOL:
+    if result is not None:
+        if r.dtype != result:
             return None
-        out_aval = _BOOL_AVALS.get(aval.shape)
+        key = (aval.shape, result)
+        out_aval = _RESULT_AVALS.get(key)
         if out_aval is None:
-            if len(_BOOL_AVALS) >= _CACHE_SIZE:
-                _BOOL_AVALS.clear()
-            out_aval = _BOOL_AVALS[aval.shape] = ShapedArray(aval.shape, _BOOL)
+            if len(_RESULT_AVALS) >= _CACHE_SIZE:
+                _RESULT_AVALS.clear()
+            out_aval = _RESULT_AVALS[key] = ShapedArray(aval.shape, result)
         return wrap_host(r, out_aval)
     if r.dtype != aval.dtype:
         return None
     return wrap_host(r, aval)
 
 
-_BOOL = np.dtype(bool)
 _SIZES: dict[ShapedArray, int] = {}  # aval -> size (`ShapedArray.size` loops), bounded
 
 
@@ -376,18 +377,21 @@ def _size(aval: ShapedArray) -> int:
     return size
 
 
-def _gives_bool(ufunc: Any) -> bool:
-    """Whether a binary NumPy ufunc gives bools for integers (a comparison)."""
+def _int_result(ufunc: Any) -> np.dtype | None:
+    """The dtype a binary NumPy ufunc gives for integers when it is not theirs (bool for a
+    comparison, float64 for `divide`), else None (the integer operand's dtype)."""
     if not isinstance(ufunc, np.ufunc) or ufunc.nin != 2:
-        return False
+        return None
     int64 = np.dtype(np.int64)
     try:
-        return ufunc.resolve_dtypes((int64, int64, None))[-1] == _BOOL
+        out = ufunc.resolve_dtypes((int64, int64, None))[-1]
     except TypeError:  # no integer loop
-        return False
+        return None
+    return None if out == int64 else out
 
 
-_BOOL_AVALS: dict[tuple[int, ...], ShapedArray] = {}  # shape -> strong bool aval, bounded
+# (shape, dtype) -> strong aval: `_host_with_int`'s results of a fixed dtype, bounded
+_RESULT_AVALS: dict[tuple[tuple[int, ...], np.dtype], ShapedArray] = {}
 
 # integer dtype -> (least, greatest) value: the Python ints `_host_with_int` takes
 _INT_BOUNDS = {
@@ -434,7 +438,7 @@ def fuse_eagerly(
     unfusable: set[Any] = set()
     if host is not None:
         int_host = host
-    int_bool = _gives_bool(int_host)
+    int_result = _int_result(int_host)
     # Keyword arguments with hashable values (`axis=0`, `keepdims=True`, `dtype=...`) are
     # static: one fused function per combination, up to `_KEYWORD_VARIANTS` of them.
     with_keywords: dict[tuple[tuple[str, Any], ...], Callable[..., Any]] = {}
@@ -493,7 +497,7 @@ def fuse_eagerly(
                             tb = float
                             args = (a, b)
                         elif bound is None and int_host is not None:  # `i + 1`, `i > 5`
-                            r = _host_with_int(int_host, a, b, int_bool)
+                            r = _host_with_int(int_host, a, b, int_result)
                             if r is not None:
                                 return r
                     if (int_scalars or int_host is not None) and (ta is int or tb is int):
@@ -504,7 +508,7 @@ def fuse_eagerly(
                             ta = type(a)
                             tb = type(b)
                         elif int_host is not None:
-                            r = _host_with_int(int_host, a, b, int_bool)
+                            r = _host_with_int(int_host, a, b, int_result)
                             if r is not None:
                                 return r
                     # Python scalars alone are no Array's signature: they give strong dtypes

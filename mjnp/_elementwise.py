@@ -88,7 +88,7 @@ def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.add(x1, x2)
 
 
-@ufunc_out(int_scalars=True, int_host=np.subtract)  # `i + 1`: one NumPy call
+@ufunc_out(int_scalars=True, int_host=np.subtract)  # `i - 1`: one NumPy call
 def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 - x2`, as `numpy.subtract`.
 
@@ -104,14 +104,14 @@ def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.sub(x1, x2)
 
 
-@ufunc_out(int_scalars=True, int_host=np.multiply)  # `i + 1`: one NumPy call
+@ufunc_out(int_scalars=True, int_host=np.multiply)  # `i * 2`: one NumPy call
 def multiply(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 * x2`, as `numpy.multiply` (logical and for bool)."""
     x1, x2 = _pair("multiply", promote_args, x1, x2)
     return lax.mul(x1, x2)
 
 
-@ufunc_out(int_scalars=True)
+@ufunc_out(int_scalars=True, int_host=np.divide)  # `i / 2`: one NumPy call
 def divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise true division, as `numpy.divide`: integers and bools divide as float64."""
     x1, x2 = _pair("divide", promote_args_inexact, x1, x2)
@@ -374,7 +374,7 @@ def _isnan_inexact(x: Array) -> Array:
     return lax.ne(x, x)
 
 
-@ufunc_out(int_scalars=True, int_host=np.maximum)  # `i + 1`: one NumPy call
+@ufunc_out(int_scalars=True, int_host=np.maximum)  # one NumPy call
 def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum, propagating NaN, as `numpy.maximum` (complex: lexicographic)."""
     x1, x2 = _pair("maximum", promote_args, x1, x2)
@@ -384,7 +384,7 @@ def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.max(x1, x2)
 
 
-@ufunc_out(int_scalars=True, int_host=np.minimum)  # `i + 1`: one NumPy call
+@ufunc_out(int_scalars=True, int_host=np.minimum)  # one NumPy call
 def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum, propagating NaN, as `numpy.minimum` (complex: lexicographic)."""
     x1, x2 = _pair("minimum", promote_args, x1, x2)

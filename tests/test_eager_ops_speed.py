@@ -276,11 +276,19 @@ def test_warnings_and_errors_under_errstate_as_numpy(op):
 
 
 def test_integer_division_by_zero_still_warns():
-    i = onp.array([3, -4, 5])
-    with onp.errstate(all="warn"):
-        want = _warnings_of(lambda: onp.floor_divide(i, 0))
-        assert want
-        assert _warnings_of(lambda: np.floor_divide(np.asarray(i), 0)) == want
+    i = onp.array([3, -4, 0])
+    for op in [
+        lambda m, a: m.floor_divide(a, 0),
+        lambda m, a: a / 0,
+        lambda m, a: 0 / a,
+        lambda m, a: 2 / a,
+    ]:
+        with onp.errstate(all="warn"):
+            want = _warnings_of(lambda: op(onp, i))  # noqa: B023
+            assert want
+            assert _warnings_of(lambda: op(np, np.asarray(i))) == want  # noqa: B023
+        with onp.errstate(all="raise"), pytest.raises(FloatingPointError):
+            op(np, np.asarray(i))
 
 
 # --- the direct NumPy paths -------------------------------------------------------------------
@@ -475,6 +483,8 @@ INT_OPS = [
     lambda m, a, n: a & n,
     lambda m, a, n: n ^ a,
     lambda m, a, n: a % n,
+    lambda m, a, n: a / n,
+    lambda m, a, n: n / a,
 ]
 
 
@@ -501,7 +511,7 @@ def test_integer_arrays_with_python_ints(shape, n, dtype):
 def test_integer_arrays_with_python_ints_bind_nothing(counted):
     compiles, binds = counted
     i = np.asarray(rng.integers(-5, 5, (13, 7)).astype(onp.int32))
-    for op in INT_OPS[:-1]:  # (`%` has its own host path)
+    for op in INT_OPS:
         op(np, i, 3)
     assert compiles == [] and binds == []
     with pytest.raises(OverflowError, match="out of bounds for int32"):
