@@ -118,6 +118,11 @@ def _static_key(v: Any) -> Any:
     raise _NotStatic
 
 
+# Keyword values whose value and type tell combinations apart (not floats: 0.0 == -0.0),
+# keyed as (items, types) without `_static_key`
+_PLAIN_KEYWORD_TYPES = frozenset({int, bool, str, type(None)})
+
+
 def _host_runnable(closed: Any) -> bool:
     """Whether every equation of a traced body runs its host rule at these avals."""
     if not dispatch.on_cpu():
@@ -553,10 +558,14 @@ def fuse_eagerly(
 
     def keyword_variant(kwargs: dict[str, Any]) -> Callable[..., Any] | None:
         """The fused `partial(fun, **kwargs)` for static keyword values, or None."""
-        try:
-            key = tuple((k, _static_key(v)) for k, v in kwargs.items())
-        except _NotStatic:  # an array or a list among the values
-            return None
+        types = tuple(map(type, kwargs.values()))
+        if _PLAIN_KEYWORD_TYPES.issuperset(types):  # `axis=0, keepdims=True`: keyed in C
+            key: Any = (tuple(kwargs.items()), types)
+        else:
+            try:
+                key = tuple((k, _static_key(v)) for k, v in kwargs.items())
+            except _NotStatic:  # an array or a list among the values
+                return None
         variant = with_keywords.get(key)
         if variant is None:
             if len(with_keywords) >= _KEYWORD_VARIANTS:
