@@ -37,8 +37,12 @@ from mjcore.errors import (
     TracerIntegerConversionError,
 )
 from mjcore.fp_errors import (
+    COLLECT,
     Collecting,
     all_ignored,
+    collected,
+    fp_state,
+    report_collected,
     rerun_numpy,
     underflow_ignored,
 )
@@ -754,9 +758,19 @@ def fuse_eagerly(
                             vals.append(a)
                         else:
                             vals.append(_HOST_SCALAR_TYPES[type(a)](a))
-                    if collect:
-                        with Collecting(fp_name, numpy_ufunc, args):  # type: ignore[arg-type]
+                    if collect:  # `Collecting` inlined (see `fp_errors.collected`)
+                        raised = collected()
+                        start = len(raised)
+                        token = fp_state.set(COLLECT)
+                        try:
                             r = rule(*vals) if kw is None else rule(*vals, **kw)
+                        except BaseException:
+                            fp_state.reset(token)
+                            del raised[start:]
+                            raise
+                        fp_state.reset(token)
+                        if len(raised) > start:
+                            report_collected(raised, start, fp_name, numpy_ufunc, args)  # type: ignore[arg-type]
                     else:  # under the user's NumPy error state
                         r = rule(*vals) if kw is None else rule(*vals, **kw)
                     if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
@@ -775,9 +789,19 @@ def fuse_eagerly(
             def run_host(args: tuple[Any, ...]) -> Any:
                 if fp_name is None:
                     outs = program.run(args)
-                else:
-                    with Collecting(fp_name, numpy_ufunc, args):
+                else:  # `Collecting` inlined (see `fp_errors.collected`)
+                    raised = collected()
+                    start = len(raised)
+                    token = fp_state.set(COLLECT)
+                    try:
                         outs = program.run(args)
+                    except BaseException:
+                        fp_state.reset(token)
+                        del raised[start:]
+                        raise
+                    fp_state.reset(token)
+                    if len(raised) > start:
+                        report_collected(raised, start, fp_name, numpy_ufunc, args)
                 if outs is None:  # a rule's dtype differs from the trace's: XLA instead
                     return run_xla(args)
                 return outs[0] if single else tree_unflatten(out_tree, outs)
