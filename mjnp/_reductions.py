@@ -16,7 +16,7 @@ from mjcore.core import ShapedArray
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.reductions import reduce_sum_p
-from mjnp._host_numpy import host_values, wrap
+from mjnp._host_numpy import host_value, wrap
 from mjnp._host_stats import REJECTED
 from mjnp._manipulation import (
     asarray_strong,
@@ -413,13 +413,13 @@ def _host_arg_extremum(fn: Any, a: Any, axis: Any, keepdims: Any) -> Array | Non
     None where the general path runs, which also raises for an empty axis."""
     if (axis is not None and type(axis) is not int) or type(keepdims) is not bool:
         return None
-    values = host_values(a)
-    if values is None or values[0].dtype.kind not in "biuf":
+    value = host_value(a)  # (a weak Array too: the indices are int64 either way)
+    if value is None or value.dtype.kind not in "biuf":
         return None
     # the ndarray method numpy.argmax/argmin call (their wrapper costs ~1 µs); keepdims=False
     # is not passed (a keyword costs ~1 µs more)
     try:
-        found = fn(values[0], axis, None, keepdims=True) if keepdims else fn(values[0], axis)
+        found = fn(value, axis, None, keepdims=True) if keepdims else fn(value, axis)
     except REJECTED:  # an empty axis, an axis out of range (AxisError): the general path
         return None
     return wrap(found)  # a new index array (or scalar), never an operand's value

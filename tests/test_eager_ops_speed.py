@@ -323,6 +323,12 @@ def test_argmin_argmax(dtype):
             getattr(np, name)(np.asarray(onp.zeros((0, 3), dtype)))
         with pytest.raises(onp.exceptions.AxisError):
             getattr(np, name)(x, axis=2)
+    if dtype == "float64":  # a weak Array: the same strong int64 indices
+        weak = mjcore.lax.convert_element_type(x, onp.float64, weak_type=True)
+        assert weak.aval.weak_type
+        for name in ["argmin", "argmax"]:
+            _same(getattr(np, name)(weak), onp.asarray(getattr(onp, name)(a)))
+            _same(getattr(np, name)(weak, axis=1), getattr(onp, name)(a, axis=1))
 
 
 @pytest.mark.parametrize(
