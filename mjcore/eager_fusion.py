@@ -48,6 +48,7 @@ from mjcore.fp_errors import (
 )
 from mjcore.jaxpr import Literal, eval_jaxpr, hoist_consts
 from mjcore.jit import JittedFunction, compile_closed_jaxpr
+from mjcore.lax.base import convert_element_type_p
 from mjcore.lax.bitwise import is_finite
 from mjcore.lax.reductions import reduce_and
 from mjcore.partial_eval import trace_to_jaxpr
@@ -809,12 +810,90 @@ def fuse_eagerly(
             def run_xla(args: tuple[Any, ...]) -> Any:
                 return _run_compiled(jitted, entry, args)
 
+            scalar_op = _scalar_ufunc(entry) if single and host is None else None
+            if scalar_op is not None:
+                return _scalar_ufunc_runner(*scalar_op, fp_name, run_host)
             return run_host
         return _checked_runner(jitted, entry, fp_name, numpy_ufunc)
 
     fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces
     fused.__fused_runners__ = runners  # type: ignore[attr-defined]  # tests look at the paths
     return fused  # type: ignore[return-value]
+
+
+def _scalar_ufunc(entry: Any) -> tuple[np.ufunc, int, ShapedArray] | None:
+    """(the NumPy ufunc, the scalar's position, the result's aval) when a traced body of two
+    arguments, an Array and a weak scalar, is the scalar's conversion to the Array's dtype and
+    one ufunc's rule on the two (`float32_array * 0.5`, `x > 0` of float32); else None. NumPy
+    takes a Python scalar as weak (NEP 50): it converts it to the Array's dtype and applies
+    the ufunc, which is that body, warnings included ("overflow encountered in cast")."""
+    jaxpr = entry.closed.jaxpr
+    if entry.consts or len(jaxpr.eqns) != 2 or len(jaxpr.invars) != 2 or len(jaxpr.outs) != 1:
+        return None
+    conv, op = jaxpr.eqns
+    if conv.primitive is not convert_element_type_p or op.primitive.multiple_results:
+        return None
+    (scalar,) = conv.inputs
+    (converted,) = conv.out_binders
+    if type(scalar) is Literal or scalar not in jaxpr.invars:
+        return None
+    if not scalar.aval.weak_type or scalar.aval.shape or len(op.inputs) != 2:
+        return None
+    position = jaxpr.invars.index(scalar)
+    array = jaxpr.invars[1 - position]
+    if list(op.inputs) != ([converted, array] if position == 0 else [array, converted]):
+        return None
+    if list(op.out_binders) != list(jaxpr.outs) or op.primitive.host_rule is None:
+        return None
+    if op.primitive.impl_rule is not None:
+        return None
+    fn, kw = _direct_rule(op.primitive.host_rule, op.params, [x.aval for x in op.inputs])
+    if kw is not None or not isinstance(fn, np.ufunc):
+        return None
+    return fn, position, jaxpr.outs[0].aval
+
+
+def _scalar_ufunc_runner(
+    fn: np.ufunc,
+    position: int,
+    out_aval: ShapedArray,
+    fp_name: str | None,
+    general: Callable[[tuple[Any, ...]], Any],
+) -> Callable[[tuple[Any, ...]], Any]:
+    """The host runner of a `_scalar_ufunc` body: `fn` on the Array's host value and the
+    Python scalar as it is, under the user's error state where `fn` is the function's own
+    ufunc (else `general`, the body's host program); a weak 0-d Array in the scalar's place
+    (NumPy would take it as strong), or a result of another dtype, also runs `general`."""
+    if fp_name is not None and fn.__name__ != fp_name:
+        return general
+    dtype = out_aval.dtype
+
+    def run_host(args: tuple[Any, ...]) -> Any:
+        a, b = args
+        if position == 1:
+            s = b
+            if type(s) is Array:
+                return general(args)
+            value = a._npy
+            r = fn(a._value() if value is None else value, s)
+        else:
+            s = a
+            if type(s) is Array:
+                return general(args)
+            value = b._npy
+            r = fn(s, b._value() if value is None else value)
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+        if r.dtype is not dtype and r.dtype != dtype:
+            return general(args)
+        a = new_object(Array)  # `wrap_host` inlined
+        a._dbuf = None
+        a.aval = out_aval
+        a._npy = r
+        a._link = a._children = None
+        return a
+
+    return run_host
 
 
 def _array_out() -> bool:

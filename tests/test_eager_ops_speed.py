@@ -524,3 +524,49 @@ def test_integer_arrays_with_python_ints_bind_nothing(counted):
         i + 2**40  # out of int32's range: the general path (NumPy's OverflowError)
     assert (i > 2**40).dtype == onp.bool_  # ... which compares exactly
     assert not onp.asarray(i > 2**40).any()
+
+
+# --- a narrower Array and a Python float: NumPy's ufunc with the float as it is ---------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64"])
+def test_narrow_arrays_with_python_scalars(dtype, counted):
+    compiles, binds = counted
+    a = (_operands((5, 3), "float32") * (1 + 1j if dtype == "complex64" else 1)).astype(dtype)
+    x = np.asarray(a)
+    ops = [
+        lambda m, u, s: u * s,
+        lambda m, u, s: s - u,
+        lambda m, u, s: u / s,
+        lambda m, u, s: u > s,
+        lambda m, u, s: m.maximum(u, s),
+        lambda m, u, s: u == s,
+    ]
+    for s in [0.5, 0.1, -0.0, 3, 1e300, float("nan"), 1e-300, 2.5 + 1j]:
+        for op in ops:
+            with onp.errstate(all="ignore"):
+                try:
+                    want = op(onp, a, s)
+                except TypeError as err:  # complex ordering
+                    with pytest.raises(type(err)):
+                        op(np, x, s)
+                    continue
+                for _ in range(2):
+                    _same(op(np, x, s), want)
+            if dtype == "complex64" or type(s) is complex:
+                continue  # (NumPy's complex ordering warns at NaN; mjnp's composed one never)
+            with onp.errstate(all="warn"):  # NumPy's own warnings ("overflow ... in cast")
+                assert _warnings_of(lambda: op(np, x, s)) == _warnings_of(lambda: op(onp, a, s))  # noqa: B023
+    assert compiles == []
+    del binds[:]
+    x * 0.5  # noqa: B018
+    assert binds == []
+    run = np.multiply.__fused_runners__[(x.aval, eager_fusion._arg_key(0.5))]
+    assert run.__qualname__.startswith("_scalar_ufunc_runner")
+    # a weak 0-d Array has the Python float's signature, but NumPy would take it as strong:
+    # the body's host program runs
+    weak = mjcore.lax.convert_element_type(np.asarray(0.5), onp.float64, weak_type=True)
+    assert weak.aval == eager_fusion._arg_key(0.5)
+    got = x * weak
+    assert got.dtype == x.dtype
+    assert onp.asarray(got).tobytes() == onp.asarray(x * 0.5).tobytes()
