@@ -37,13 +37,18 @@ from mjcore.errors import (
     TracerIntegerConversionError,
 )
 from mjcore.fp_errors import (
+    COLLECT,
     Collecting,
     all_ignored,
+    collected,
+    fp_state,
+    report_collected,
     rerun_numpy,
     underflow_ignored,
 )
 from mjcore.jaxpr import Literal, eval_jaxpr, hoist_consts
 from mjcore.jit import JittedFunction, compile_closed_jaxpr
+from mjcore.lax.base import convert_element_type_p
 from mjcore.lax.bitwise import is_finite
 from mjcore.lax.reductions import reduce_and
 from mjcore.partial_eval import trace_to_jaxpr
@@ -118,6 +123,11 @@ def _static_key(v: Any) -> Any:
     raise _NotStatic
 
 
+# Keyword values whose value and type tell combinations apart (not floats: 0.0 == -0.0),
+# keyed as (items, types) without `_static_key`
+_PLAIN_KEYWORD_TYPES = frozenset({int, bool, str, type(None)})
+
+
 def _host_runnable(closed: Any) -> bool:
     """Whether every equation of a traced body runs its host rule at these avals."""
     if not dispatch.on_cpu():
@@ -137,7 +147,7 @@ class _HostProgram:
     """A traced body as host rules over a flat environment: consts and literals, then the
     arguments, then each equation's results, addressed by position."""
 
-    __slots__ = ("base", "n_args", "eqns", "outs", "out_avals", "n_env")
+    __slots__ = ("base", "n_args", "eqns", "steps", "outs", "out_avals", "n_env")
 
     def __init__(self, closed: Any, consts: list[Any]):
         jaxpr = closed.jaxpr
@@ -176,6 +186,18 @@ class _HostProgram:
         self.base = base
         self.n_args = len(jaxpr.invars) - n_consts
         self.eqns = eqns
+        # What `run` calls per equation: the rule with its parameters bound, and its arity
+        # (1 or 2 operands unrolled: no list built, no keywords expanded per call; 0 for
+        # others; -1 for several results)
+        self.steps = [
+            (
+                functools.partial(rule, **params) if params else rule,
+                -1 if multiple else (len(ins) if 1 <= len(ins) <= 2 else 0),
+                ins,
+                outs,
+            )
+            for rule, params, ins, outs, multiple in eqns
+        ]
         self.outs = [lit_slot[id(x)] if type(x) is Literal else slot[x] for x in jaxpr.outs]
         self.out_avals = [x.aval for x in jaxpr.outs]
         self.n_env = n
@@ -203,12 +225,16 @@ class _HostProgram:
                 env.append(_HOST_SCALAR_TYPES[type(a)](a))
         env.extend([None] * (self.n_env - len(env)))
         # under the user's NumPy error state, as `dispatch._apply_host` (docs/errors.md)
-        for rule, params, ins, outs, multiple in self.eqns:
-            if multiple:
-                for i, r in zip(outs, rule(*[env[i] for i in ins], **params), strict=True):
+        for call, arity, ins, outs in self.steps:
+            if arity == 1:
+                env[outs[0]] = call(env[ins[0]])
+            elif arity == 2:
+                env[outs[0]] = call(env[ins[0]], env[ins[1]])
+            elif arity == 0:
+                env[outs[0]] = call(*[env[i] for i in ins])
+            else:  # several results
+                for i, r in zip(outs, call(*[env[i] for i in ins]), strict=True):
                     env[i] = r
-            else:
-                env[outs[0]] = rule(*[env[i] for i in ins], **params)
         results = []
         for i, aval in zip(self.outs, self.out_avals, strict=True):
             r = env[i]
@@ -300,14 +326,18 @@ def _int_as_float(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return None
 
 
-def _host_with_int(host: Callable[..., Any], a: Any, b: Any) -> Array | None:
+def _host_with_int(
+    host: Callable[..., Any], a: Any, b: Any, result: np.dtype | None = None
+) -> Array | None:
     """`host(a, b)` (one NumPy function) for an integer Array and a Python int that its dtype
     holds, on the host; None for anything else.
 
     NumPy's semantics are mjnp's here (NEP 50: the Array's dtype, the int's value), so one
     NumPy call stands for the traced body, which a Python int would otherwise run op by op
     (`mod(i, n)` on an index array: ~6 primitives). An int out of the dtype's range, which
-    NumPy and mjnp reject, takes the general path and its error.
+    NumPy and mjnp reject (or, comparing, compare exactly), takes the general path.
+    `result`: the result's dtype for every integer dtype (bool for a comparison, float64 for
+    `divide`), or None: the Array's dtype.
     """
     if type(a) is Array and type(b) is int:
         arr, n = a, b
@@ -321,7 +351,7 @@ def _host_with_int(host: Callable[..., Any], a: Any, b: Any) -> Array | None:
         bounds is None
         or aval.weak_type
         or not bounds[0] <= n <= bounds[1]
-        or aval.size > dispatch._HOST_LIMIT
+        or (_SIZES.get(aval) or _size(aval)) > dispatch._HOST_LIMIT
         or not dispatch.on_cpu()
     ):
         return None
@@ -332,10 +362,46 @@ def _host_with_int(host: Callable[..., Any], a: Any, b: Any) -> Array | None:
     r = host(value, n) if arr is a else host(n, value)
     if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
         r = np.asarray(r)
+    if result is not None:
+        if r.dtype != result:
+            return None
+        key = (aval.shape, result)
+        out_aval = _RESULT_AVALS.get(key)
+        if out_aval is None:
+            if len(_RESULT_AVALS) >= _CACHE_SIZE:
+                _RESULT_AVALS.clear()
+            out_aval = _RESULT_AVALS[key] = ShapedArray(aval.shape, result)
+        return wrap_host(r, out_aval)
     if r.dtype != aval.dtype:
         return None
     return wrap_host(r, aval)
 
+
+_SIZES: dict[ShapedArray, int] = {}  # aval -> size (`ShapedArray.size` loops), bounded
+
+
+def _size(aval: ShapedArray) -> int:
+    if len(_SIZES) >= _CACHE_SIZE:
+        _SIZES.clear()
+    size = _SIZES[aval] = aval.size
+    return size
+
+
+def _int_result(ufunc: Any) -> np.dtype | None:
+    """The dtype a binary NumPy ufunc gives for integers when it is not theirs (bool for a
+    comparison, float64 for `divide`), else None (the integer operand's dtype)."""
+    if not isinstance(ufunc, np.ufunc) or ufunc.nin != 2:
+        return None
+    int64 = np.dtype(np.int64)
+    try:
+        out = ufunc.resolve_dtypes((int64, int64, None))[-1]
+    except TypeError:  # no integer loop
+        return None
+    return None if out == int64 else out
+
+
+# (shape, dtype) -> strong aval: `_host_with_int`'s results of a fixed dtype, bounded
+_RESULT_AVALS: dict[tuple[tuple[int, ...], np.dtype], ShapedArray] = {}
 
 # integer dtype -> (least, greatest) value: the Python ints `_host_with_int` takes
 _INT_BOUNDS = {
@@ -355,6 +421,7 @@ def fuse_eagerly(
     int_scalars: bool = False,
     host: Callable[..., Any] | None = None,
     fp_name: str | None = None,
+    int_host: Callable[..., Any] | None = None,
 ) -> F:
     """`fun`, replayed from its cached trace when called eagerly with array arguments (see
     the module docstring).
@@ -372,9 +439,16 @@ def fuse_eagerly(
             must have the traced dtype, else the traced body runs.
         fp_name: for a NumPy ufunc, its name: the call's floating-point errors are reported
             as that one ufunc's (`mjcore.fp_errors`), whichever rules or XLA computed it.
+        int_host: the NumPy ufunc `fun` is for an integer Array and a Python int that its
+            dtype holds (NEP 50: the Array's dtype, or bool for a comparison; `i + 1`,
+            `i > 5`), run on the host value as `host` is for those (`host` wins if given);
+            other calls are untouched.
     """
     jitted = JittedFunction(fun, (), (), (), _CACHE_SIZE)
     unfusable: set[Any] = set()
+    if host is not None:
+        int_host = host
+    int_result = _int_result(int_host)
     # Keyword arguments with hashable values (`axis=0`, `keepdims=True`, `dtype=...`) are
     # static: one fused function per combination, up to `_KEYWORD_VARIANTS` of them.
     with_keywords: dict[tuple[tuple[str, Any], ...], Callable[..., Any]] = {}
@@ -422,26 +496,40 @@ def fuse_eagerly(
                 a, b = args
                 ta = type(a)
                 tb = type(b)
-                if int_scalars and (ta is int or tb is int):
-                    as_float = _int_as_float(args)
-                    if as_float is not None:
-                        args = as_float
-                        a, b = args
-                        ta = type(a)
-                        tb = type(b)
-                    elif host is not None:
-                        r = _host_with_int(host, a, b)
-                        if r is not None:
-                            return r
-                # Python scalars alone are no Array's signature: they give strong dtypes
-                # (`general`), where weak Arrays of the same key give weak ones.
-                if ta is Array or tb is Array:
-                    run = runners.get(
-                        (
-                            a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),
-                            b.aval if tb is Array else _WEAK_SCALAR_AVALS.get(tb),
+                if ta is Array and tb is Array:  # the commonest: two Arrays (`x + y`)
+                    run = runners.get((a.aval, b.aval))
+                else:
+                    if (int_scalars or int_host is not None) and tb is int and ta is Array:
+                        # `x / 2`, `i + 1`: inlined, as below
+                        bound = _EXACT_INT_BOUND.get(a.aval.dtype)
+                        if int_scalars and bound is not None and -bound <= b <= bound:
+                            b = float(b)
+                            tb = float
+                            args = (a, b)
+                        elif bound is None and int_host is not None:  # `i + 1`, `i > 5`
+                            r = _host_with_int(int_host, a, b, int_result)
+                            if r is not None:
+                                return r
+                    if (int_scalars or int_host is not None) and (ta is int or tb is int):
+                        as_float = _int_as_float(args) if int_scalars else None
+                        if as_float is not None:
+                            args = as_float
+                            a, b = args
+                            ta = type(a)
+                            tb = type(b)
+                        elif int_host is not None:
+                            r = _host_with_int(int_host, a, b, int_result)
+                            if r is not None:
+                                return r
+                    # Python scalars alone are no Array's signature: they give strong dtypes
+                    # (`general`), where weak Arrays of the same key give weak ones.
+                    if ta is Array or tb is Array:
+                        run = runners.get(
+                            (
+                                a.aval if ta is Array else _WEAK_SCALAR_AVALS.get(ta),
+                                b.aval if tb is Array else _WEAK_SCALAR_AVALS.get(tb),
+                            )
                         )
-                    )
             elif any(type(a) is Array for a in args):
                 try:
                     run = runners.get(tuple([_arg_key(a) for a in args]))
@@ -475,10 +563,14 @@ def fuse_eagerly(
 
     def keyword_variant(kwargs: dict[str, Any]) -> Callable[..., Any] | None:
         """The fused `partial(fun, **kwargs)` for static keyword values, or None."""
-        try:
-            key = tuple((k, _static_key(v)) for k, v in kwargs.items())
-        except _NotStatic:  # an array or a list among the values
-            return None
+        types = tuple(map(type, kwargs.values()))
+        if _PLAIN_KEYWORD_TYPES.issuperset(types):  # `axis=0, keepdims=True`: keyed in C
+            key: Any = (tuple(kwargs.items()), types)
+        else:
+            try:
+                key = tuple((k, _static_key(v)) for k, v in kwargs.items())
+            except _NotStatic:  # an array or a list among the values
+                return None
         variant = with_keywords.get(key)
         if variant is None:
             if len(with_keywords) >= _KEYWORD_VARIANTS:
@@ -635,14 +727,27 @@ def fuse_eagerly(
                 one = (host, {}, program.out_avals[0])
             if one is not None and single:
                 rule, params, out_aval = one
-                # A ufunc's rule (`host.ufunc`) calls the ufunc and nothing else: call it here
-                # (a frame less), and a rule without parameters without a keywords dict.
-                direct = getattr(rule, "numpy_function", None)
-                if direct is not None:
-                    rule = direct
-                kw = params if params and direct is None else None
-                # A lone NumPy ufunc of the function's name reports its own errors (no cost)
-                collect = fp_name is not None and getattr(rule, "__name__", None) != fp_name
+                jaxpr = entry.closed.jaxpr
+                avals_in = [  # the operands of the one rule, or of `host`: the arguments
+                    x.aval
+                    for x in (
+                        jaxpr.invars[len(entry.consts) :] if host_scalars else jaxpr.eqns[0].inputs
+                    )
+                ]
+                rule, kw = _direct_rule(rule, params, avals_in)
+                # A lone NumPy ufunc of the function's name reports its own errors (no cost),
+                # and bools meet none (`logical_and(b, c)`: `bitwise_and`).
+                collect = (
+                    fp_name is not None
+                    and getattr(rule, "__name__", None) != fp_name
+                    and not _all_bool([*avals_in, out_aval])
+                )
+                # A NumPy ufunc takes Python floats as weak (NEP 50), as the trace did (the
+                # one equation's operands have one dtype): no NumPy scalar made per call.
+                raw = host_scalars or isinstance(rule, np.ufunc)
+                if kw is None and not collect and len(avals_in) in (1, 2):
+                    fallback = functools.partial(_run_compiled, jitted, entry)
+                    return _one_rule_runner(rule, out_aval, raw, len(avals_in), fallback)
 
                 def run_host(args: tuple[Any, ...]) -> Any:  # noqa: F811  # one equation
                     vals = []
@@ -650,13 +755,23 @@ def fuse_eagerly(
                         if type(a) is Array:
                             value = a._npy
                             vals.append(a._value() if value is None else value)
-                        elif host_scalars:
+                        elif raw:
                             vals.append(a)
                         else:
                             vals.append(_HOST_SCALAR_TYPES[type(a)](a))
-                    if collect:
-                        with Collecting(fp_name, numpy_ufunc, args):  # type: ignore[arg-type]
+                    if collect:  # `Collecting` inlined (see `fp_errors.collected`)
+                        raised = collected()
+                        start = len(raised)
+                        token = fp_state.set(COLLECT)
+                        try:
                             r = rule(*vals) if kw is None else rule(*vals, **kw)
+                        except BaseException:
+                            fp_state.reset(token)
+                            del raised[start:]
+                            raise
+                        fp_state.reset(token)
+                        if len(raised) > start:
+                            report_collected(raised, start, fp_name, numpy_ufunc, args)  # type: ignore[arg-type]
                     else:  # under the user's NumPy error state
                         r = rule(*vals) if kw is None else rule(*vals, **kw)
                     if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
@@ -675,9 +790,19 @@ def fuse_eagerly(
             def run_host(args: tuple[Any, ...]) -> Any:
                 if fp_name is None:
                     outs = program.run(args)
-                else:
-                    with Collecting(fp_name, numpy_ufunc, args):
+                else:  # `Collecting` inlined (see `fp_errors.collected`)
+                    raised = collected()
+                    start = len(raised)
+                    token = fp_state.set(COLLECT)
+                    try:
                         outs = program.run(args)
+                    except BaseException:
+                        fp_state.reset(token)
+                        del raised[start:]
+                        raise
+                    fp_state.reset(token)
+                    if len(raised) > start:
+                        report_collected(raised, start, fp_name, numpy_ufunc, args)
                 if outs is None:  # a rule's dtype differs from the trace's: XLA instead
                     return run_xla(args)
                 return outs[0] if single else tree_unflatten(out_tree, outs)
@@ -685,12 +810,205 @@ def fuse_eagerly(
             def run_xla(args: tuple[Any, ...]) -> Any:
                 return _run_compiled(jitted, entry, args)
 
+            scalar_op = _scalar_ufunc(entry) if single and host is None else None
+            if scalar_op is not None:
+                return _scalar_ufunc_runner(*scalar_op, fp_name, run_host)
             return run_host
         return _checked_runner(jitted, entry, fp_name, numpy_ufunc)
 
     fused.__wrapped_fused__ = jitted  # type: ignore[attr-defined]  # tests count traces
     fused.__fused_runners__ = runners  # type: ignore[attr-defined]  # tests look at the paths
     return fused  # type: ignore[return-value]
+
+
+def _scalar_ufunc(entry: Any) -> tuple[np.ufunc, int, ShapedArray] | None:
+    """(the NumPy ufunc, the scalar's position, the result's aval) when a traced body of two
+    arguments, an Array and a weak scalar, is the scalar's conversion to the Array's dtype and
+    one ufunc's rule on the two (`float32_array * 0.5`, `x > 0` of float32); else None. NumPy
+    takes a Python scalar as weak (NEP 50): it converts it to the Array's dtype and applies
+    the ufunc, which is that body, warnings included ("overflow encountered in cast")."""
+    jaxpr = entry.closed.jaxpr
+    if entry.consts or len(jaxpr.eqns) != 2 or len(jaxpr.invars) != 2 or len(jaxpr.outs) != 1:
+        return None
+    conv, op = jaxpr.eqns
+    if conv.primitive is not convert_element_type_p or op.primitive.multiple_results:
+        return None
+    (scalar,) = conv.inputs
+    (converted,) = conv.out_binders
+    if type(scalar) is Literal or scalar not in jaxpr.invars:
+        return None
+    if not scalar.aval.weak_type or scalar.aval.shape or len(op.inputs) != 2:
+        return None
+    position = jaxpr.invars.index(scalar)
+    array = jaxpr.invars[1 - position]
+    if list(op.inputs) != ([converted, array] if position == 0 else [array, converted]):
+        return None
+    if list(op.out_binders) != list(jaxpr.outs) or op.primitive.host_rule is None:
+        return None
+    if op.primitive.impl_rule is not None:
+        return None
+    fn, kw = _direct_rule(op.primitive.host_rule, op.params, [x.aval for x in op.inputs])
+    if kw is not None or not isinstance(fn, np.ufunc):
+        return None
+    return fn, position, jaxpr.outs[0].aval
+
+
+def _scalar_ufunc_runner(
+    fn: np.ufunc,
+    position: int,
+    out_aval: ShapedArray,
+    fp_name: str | None,
+    general: Callable[[tuple[Any, ...]], Any],
+) -> Callable[[tuple[Any, ...]], Any]:
+    """The host runner of a `_scalar_ufunc` body: `fn` on the Array's host value and the
+    Python scalar as it is, under the user's error state where `fn` is the function's own
+    ufunc (else `general`, the body's host program); a weak 0-d Array in the scalar's place
+    (NumPy would take it as strong), or a result of another dtype, also runs `general`."""
+    if fp_name is not None and fn.__name__ != fp_name:
+        return general
+    dtype = out_aval.dtype
+
+    def run_host(args: tuple[Any, ...]) -> Any:
+        a, b = args
+        if position == 1:
+            s = b
+            if type(s) is Array:
+                return general(args)
+            value = a._npy
+            r = fn(a._value() if value is None else value, s)
+        else:
+            s = a
+            if type(s) is Array:
+                return general(args)
+            value = b._npy
+            r = fn(s, b._value() if value is None else value)
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+        if r.dtype is not dtype and r.dtype != dtype:
+            return general(args)
+        a = new_object(Array)  # `wrap_host` inlined
+        a._dbuf = None
+        a.aval = out_aval
+        a._npy = r
+        a._link = a._children = None
+        return a
+
+    return run_host
+
+
+def _array_out() -> bool:
+    """Whether NumPy's ufuncs take `out=...` (NumPy >= 2.3): a 0-d result comes back as an
+    array, not as a NumPy scalar that `np.asarray` must convert again (~0.15 µs)."""
+    try:
+        return type(np.add(np.zeros(()), 1.0, out=...)) is np.ndarray
+    except TypeError:
+        return False
+
+
+_ARRAY_OUT = _array_out()
+
+
+def _direct_rule(
+    rule: Callable[..., Any], params: dict[str, Any], avals_in: list[ShapedArray]
+) -> tuple[Callable[..., Any], dict[str, Any] | None]:
+    """What a one-equation body calls, and its keyword parameters (None: none): the NumPy
+    function itself where the host rule is one (`host.ufunc`: a frame less) or names one for
+    these operands (`rule.specialize(avals_in, **params)`: `div` of floats is `np.divide`),
+    else the rule and its parameters."""
+    direct = getattr(rule, "numpy_function", None)
+    if direct is not None:
+        return direct, None
+    specialize = getattr(rule, "specialize", None)
+    if specialize is not None and avals_in:
+        direct = specialize(avals_in, **params)
+        if direct is not None:
+            return direct, None
+    return rule, params or None
+
+
+def _all_bool(avals: list[ShapedArray]) -> bool:
+    """Whether every aval is bool: NumPy's bool loops (logical, bitwise, comparisons) raise no
+    floating-point flags, so there is nothing to collect."""
+    return all(a.dtype.kind == "b" for a in avals)
+
+
+def _one_rule_runner(
+    rule: Callable[..., Any],
+    out_aval: ShapedArray,
+    raw: bool,
+    n_args: int,
+    fallback: Callable[[tuple[Any, ...]], Any],
+) -> Callable[[tuple[Any, ...]], Any]:
+    """A host runner for a body that is one call `rule(*values)` on its one or two arguments,
+    under the user's error state: the general one-rule runner unrolled (no list, no loop, no
+    parameters), since it is every eager ufunc call's and operator's. `raw`: Python scalars
+    go to `rule` as they are (a NumPy ufunc takes them as weak), else as NumPy scalars of the
+    traced dtype. `fallback` runs the compiled body where the rule gives another dtype."""
+    if out_aval.ndim == 0 and isinstance(rule, np.ufunc) and _ARRAY_OUT:
+        rule = functools.partial(rule, out=...)  # a 0-d array, not a scalar to convert
+    if n_args == 2:
+        return _two_argument_runner(rule, out_aval, raw, fallback)
+    dtype = out_aval.dtype
+
+    if n_args == 1:  # the signature's one argument is an Array (`fused` keys no other)
+
+        def run_host(args: tuple[Any, ...]) -> Any:
+            (a,) = args
+            value = a._npy
+            r = rule(a._value() if value is None else value)
+            if type(r) is not np.ndarray:  # NumPy gives scalars for 0-d results
+                r = np.asarray(r)
+            if r.dtype is not dtype and r.dtype != dtype:
+                return fallback(args)
+            a = new_object(Array)  # `wrap_host` inlined
+            a._dbuf = None
+            a.aval = out_aval
+            a._npy = r
+            a._link = a._children = None
+            return a
+
+        return run_host
+    raise ValueError(f"_one_rule_runner: {n_args} arguments (one or two are unrolled)")
+
+
+def _two_argument_runner(
+    rule: Callable[..., Any],
+    out_aval: ShapedArray,
+    raw: bool,
+    fallback: Callable[[tuple[Any, ...]], Any],
+) -> Callable[[tuple[Any, ...]], Any]:
+    """`_one_rule_runner` of two arguments."""
+    dtype = out_aval.dtype
+    to_host = _HOST_SCALAR_TYPES
+
+    def run_host(args: tuple[Any, ...]) -> Any:
+        a, b = args
+        # (a weak 0-d Array and a Python float share a signature: either may come)
+        if type(a) is Array:
+            va = a._npy
+            if va is None:
+                va = a._value()
+        else:
+            va = a if raw else to_host[type(a)](a)
+        if type(b) is Array:
+            vb = b._npy
+            if vb is None:
+                vb = b._value()
+        else:
+            vb = b if raw else to_host[type(b)](b)
+        r = rule(va, vb)
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+        if r.dtype is not dtype and r.dtype != dtype:
+            return fallback(args)
+        a = new_object(Array)
+        a._dbuf = None
+        a.aval = out_aval
+        a._npy = r
+        a._link = a._children = None
+        return a
+
+    return run_host
 
 
 def _checked_runner(

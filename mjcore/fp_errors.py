@@ -83,11 +83,28 @@ class Collecting:
         fp_state.reset(self.token)
         raised = self.raised
         if len(raised) > self.start:
-            kinds = {_KIND_OF_TEXT[t] for t in raised[self.start :]}
-            del raised[self.start :]
             if exc_type is None:
-                if self.numpy_ufunc is None or not rerun_numpy(self.numpy_ufunc, self.args):
-                    report(self.name, kinds)
+                report_collected(raised, self.start, self.name, self.numpy_ufunc, self.args)
+            else:
+                del raised[self.start :]
+
+
+def collected() -> list[str]:
+    """This thread's list of collected error texts: `Collecting` inlined on hot paths is
+    `start = len(collected())`, `token = fp_state.set(COLLECT)`, the rules, then
+    `fp_state.reset(token)` and, if the list grew, `report_collected` (or, where a rule
+    raised, `del raised[start:]`): ~0.3 µs against the context manager's ~1 µs."""
+    return _raised()
+
+
+def report_collected(
+    raised: list[str], start: int, name: str, numpy_ufunc: Any = None, args: tuple[Any, ...] = ()
+) -> None:
+    """Handle the errors collected since `start` (and drop them), as `Collecting` does."""
+    kinds = {_KIND_OF_TEXT[t] for t in raised[start:]}
+    del raised[start:]
+    if numpy_ufunc is None or not rerun_numpy(numpy_ufunc, args):
+        report(name, kinds)
 
 
 def host_args(args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -81,14 +81,14 @@ def _pair(
 # --- arithmetic -----------------------------------------------------------------------------
 
 
-@ufunc_out(int_scalars=True)
+@ufunc_out(int_scalars=True, int_host=np.add)  # `i + 1`: one NumPy call
 def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 + x2`, as `numpy.add` (logical or for bool)."""
     x1, x2 = _pair("add", promote_args, x1, x2)
     return lax.add(x1, x2)
 
 
-@ufunc_out(int_scalars=True)
+@ufunc_out(int_scalars=True, int_host=np.subtract)  # `i - 1`: one NumPy call
 def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 - x2`, as `numpy.subtract`.
 
@@ -104,14 +104,14 @@ def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.sub(x1, x2)
 
 
-@ufunc_out(int_scalars=True)
+@ufunc_out(int_scalars=True, int_host=np.multiply)  # `i * 2`: one NumPy call
 def multiply(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 * x2`, as `numpy.multiply` (logical and for bool)."""
     x1, x2 = _pair("multiply", promote_args, x1, x2)
     return lax.mul(x1, x2)
 
 
-@ufunc_out(int_scalars=True)
+@ufunc_out(int_scalars=True, int_host=np.divide)  # `i / 2`: one NumPy call
 def divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise true division, as `numpy.divide`: integers and bools divide as float64."""
     x1, x2 = _pair("divide", promote_args_inexact, x1, x2)
@@ -374,7 +374,7 @@ def _isnan_inexact(x: Array) -> Array:
     return lax.ne(x, x)
 
 
-@ufunc_out(int_scalars=True)
+@ufunc_out(int_scalars=True, int_host=np.maximum)  # one NumPy call
 def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum, propagating NaN, as `numpy.maximum` (complex: lexicographic)."""
     x1, x2 = _pair("maximum", promote_args, x1, x2)
@@ -384,7 +384,7 @@ def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return lax.max(x1, x2)
 
 
-@ufunc_out(int_scalars=True)
+@ufunc_out(int_scalars=True, int_host=np.minimum)  # one NumPy call
 def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum, propagating NaN, as `numpy.minimum` (complex: lexicographic)."""
     x1, x2 = _pair("minimum", promote_args, x1, x2)
@@ -725,7 +725,7 @@ def _comparison(
         f"Elementwise comparison, as `numpy.{name}`: complex values order lexicographically, "
         "and Python ints outside an integer array's dtype compare exactly."
     )
-    return ufunc_out(compare, int_scalars=True)
+    return ufunc_out(compare, int_scalars=True, int_host=getattr(np, name))
 
 
 equal = _comparison("equal", lax.eq, flip=None, strict=True)
@@ -784,7 +784,7 @@ def _bitwise(name: str, lax_fun: Callable[[Array, Array], Array]):
 
     bitwise.__name__ = bitwise.__qualname__ = name
     bitwise.__doc__ = f"Elementwise bit operation on integers and bools, as `numpy.{name}`."
-    return ufunc_out(bitwise)
+    return ufunc_out(bitwise, int_host=getattr(np, name))
 
 
 bitwise_and = _bitwise("bitwise_and", lax.bitwise_and)

@@ -29,8 +29,8 @@ from mjcore.errors import ConcretizationTypeError
 from mjcore.lax.gather import ScatterDimensionNumbers, scatter_add
 from mjnp import _elementwise as ew
 from mjnp._creation import linspace, zeros
-from mjnp._host_numpy import host_values, wrap_own
-from mjnp._host_stats import call_or_none, numpy_call_warning
+from mjnp._host_numpy import bare, host_values, wrap, wrap_own
+from mjnp._host_stats import REJECTED, numpy_call_warning
 from mjnp._indexing import getitem
 from mjnp._indexing_functions import searchsorted
 from mjnp._joining import atleast_2d
@@ -195,8 +195,14 @@ def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
         w = values[1]
         if w.shape != v.shape or w.dtype.kind not in "biuf":
             return None
-    found = call_or_none(np.bincount, v, w, minlength)  # None for negative values
-    return None if found is None else wrap_own(found)
+    try:
+        found = _numpy_bincount(v, w, minlength)
+    except REJECTED:  # negative values: the general path raises mjnp's error
+        return None
+    return wrap(found)  # a new array
+
+
+_numpy_bincount = bare(np.bincount)
 
 
 # --- bin edges ------------------------------------------------------------------------------

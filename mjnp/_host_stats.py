@@ -28,7 +28,7 @@ def is_axis(axis: Any) -> bool:
     return type(axis) is tuple and all(type(i) is int for i in axis)
 
 
-_REJECTED = (ValueError, TypeError, IndexError, ZeroDivisionError)  # AxisError is a ValueError
+REJECTED = (ValueError, TypeError, IndexError, ZeroDivisionError)  # AxisError is a ValueError
 
 
 def call_or_none(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -37,7 +37,7 @@ def call_or_none(fn: Any, *args: Any, **kwargs: Any) -> Any:
     (a FloatingPointError under `errstate(...='raise')`) propagate, as NumPy's would."""
     try:
         return fn(*args, **kwargs)
-    except _REJECTED:
+    except REJECTED:
         return None
 
 
@@ -52,7 +52,7 @@ def numpy_call_warning(fn: Any, *args: Any, **kwargs: Any) -> Any:
             warnings.simplefilter("always")
             try:
                 return fn(*args, **kwargs)
-            except _REJECTED:
+            except REJECTED:
                 caught.clear()
                 return None
     finally:  # also before NumPy's FloatingPointError (an errstate of "raise") propagates

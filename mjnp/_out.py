@@ -162,6 +162,7 @@ def ufunc_out(
     fuse: bool = True,
     int_scalars: bool = False,
     host: Callable[..., Any] | None = None,
+    int_host: Callable[..., Any] | None = None,
 ) -> Callable[..., Any]:
     """Give an elementwise function NumPy's ufunc keyword `out=`, with the ufunc rules: the
     result is cast 'same_kind' and broadcast to `out`'s shape; `out` may also be a tuple with
@@ -169,11 +170,14 @@ def ufunc_out(
 
     With `fuse` (the default), eager calls on arrays run as one cached executable
     (`mjcore.eager_fusion`); pass `fuse=False` for a function that checks values eagerly.
-    `int_scalars` and `host` are `fuse_eagerly`'s: Python ints an inexact array holds exactly
-    fuse as floats; `host` is the NumPy function the body computes, run whole on the host.
+    `int_scalars`, `host` and `int_host` are `fuse_eagerly`'s: Python ints an inexact array
+    holds exactly fuse as floats; `host` is the NumPy function the body computes, run whole on
+    the host; `int_host` the NumPy ufunc run for an integer array and a Python int it holds.
     """
     if fun is None:
-        return functools.partial(ufunc_out, fuse=fuse, int_scalars=int_scalars, host=host)
+        return functools.partial(
+            ufunc_out, fuse=fuse, int_scalars=int_scalars, host=host, int_host=int_host
+        )
     signature = inspect.signature(fun)
     parameters = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
@@ -207,7 +211,9 @@ def ufunc_out(
     )
     if not fuse:
         return wrapped
-    return fuse_eagerly(wrapped, int_scalars=int_scalars, host=host, fp_name=fun.__name__)
+    return fuse_eagerly(
+        wrapped, int_scalars=int_scalars, host=host, fp_name=fun.__name__, int_host=int_host
+    )
 
 
 def _cast_to_loop(fname: str, args: tuple[Any, ...], dtype: Any) -> tuple[Any, ...]:

@@ -16,8 +16,8 @@ from mjcore.core import ShapedArray
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.reductions import reduce_sum_p
-from mjnp._host_numpy import host_values, wrap_own
-from mjnp._host_stats import call_or_none
+from mjnp._host_numpy import host_value, wrap
+from mjnp._host_stats import REJECTED
 from mjnp._manipulation import (
     asarray_strong,
     multi_axis,
@@ -413,14 +413,16 @@ def _host_arg_extremum(fn: Any, a: Any, axis: Any, keepdims: Any) -> Array | Non
     None where the general path runs, which also raises for an empty axis."""
     if (axis is not None and type(axis) is not int) or type(keepdims) is not bool:
         return None
-    values = host_values(a)
-    if values is None or values[0].dtype.kind not in "biuf":
+    value = host_value(a)  # (a weak Array too: the indices are int64 either way)
+    if value is None or value.dtype.kind not in "biuf":
         return None
     # the ndarray method numpy.argmax/argmin call (their wrapper costs ~1 µs); keepdims=False
     # is not passed (a keyword costs ~1 µs more)
-    method = getattr(values[0], fn.__name__)
-    found = call_or_none(method, axis, keepdims=True) if keepdims else call_or_none(method, axis)
-    return None if found is None else wrap_own(found)
+    try:
+        found = fn(value, axis, None, keepdims=True) if keepdims else fn(value, axis)
+    except REJECTED:  # an empty axis, an axis out of range (AxisError): the general path
+        return None
+    return wrap(found)  # a new index array (or scalar), never an operand's value
 
 
 def _arg_extremum(
@@ -455,7 +457,7 @@ def argmax(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: 
     The first occurrence wins; the result is int64.
     """
     if out is None:
-        found = _host_arg_extremum(np.argmax, a, axis, keepdims)
+        found = _host_arg_extremum(np.ndarray.argmax, a, axis, keepdims)
         if found is not None:
             return found
     return _argmax(a, axis, out, keepdims=keepdims)
@@ -472,7 +474,7 @@ def argmin(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: 
     The first occurrence wins; the result is int64.
     """
     if out is None:
-        found = _host_arg_extremum(np.argmin, a, axis, keepdims)
+        found = _host_arg_extremum(np.ndarray.argmin, a, axis, keepdims)
         if found is not None:
             return found
     return _argmin(a, axis, out, keepdims=keepdims)

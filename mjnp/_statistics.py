@@ -10,14 +10,21 @@ from typing import Any
 
 import numpy as np
 
+# what numpy.count_nonzero(a) calls for axis=None (its Python wrapper costs about as much
+# again; private: NumPy 2.x is pinned, as for `mjcore.fp_errors`)
+from numpy._core.multiarray import (  # type: ignore[attr-defined]
+    count_nonzero as _count_all_nonzero,
+)
+
 from mjcore import dtypes, lax
-from mjcore.core import Tracer
+from mjcore.array import wrap_host
+from mjcore.core import ShapedArray, Tracer
 from mjcore.dtypes import DTypeLike
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _reductions as red
 from mjnp import _slice_warnings as slice_warnings
-from mjnp._host_numpy import host_values, wrap_own
+from mjnp._host_numpy import host_value, host_values, wrap_own
 from mjnp._host_stats import host_reduction, is_axis, numpy_call_warning
 from mjnp._manipulation import asarray_strong, normalize_axes
 from mjnp._matrix_products import matmul
@@ -430,12 +437,15 @@ def ptp(a: ArrayLike, axis: Axis = None, out: Any = None, keepdims: bool = False
     return write_out("ptp", out, result, "same_kind")  # NumPy's subtract writes `out`
 
 
+_INT64_SCALAR = ShapedArray((), np.int64)
+
+
 def count_nonzero(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
     """The number of nonzero elements over `axis` (int64), as `numpy.count_nonzero`."""
     if axis is None and keepdims is False:  # the common call, without host_reduction's frames
-        values = host_values(a)
-        if values is not None and values[0].dtype.kind in "biufc":
-            return wrap_own(np.count_nonzero(values[0]))
+        value = host_value(a)  # (a weak Array counts as a strong one: an int64 either way)
+        if value is not None and value.dtype.kind in "biufc":
+            return wrap_host(np.asarray(_count_all_nonzero(value)), _INT64_SCALAR)
     found = host_reduction(np.count_nonzero, a, axis, keepdims, "biufc", warns=False)
     if found is not None:
         return found

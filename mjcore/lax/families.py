@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -241,6 +242,19 @@ def kept_axes(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(i for i in range(ndim) if i not in axes)
 
 
+def _array_out() -> dict[str, Any]:
+    """`out=...` where NumPy's ufunc methods take it (NumPy >= 2.3): a full reduction then
+    gives a 0-d array, not a NumPy scalar to convert again (~0.15 µs); else nothing."""
+    try:
+        np.add.reduce(np.zeros(1), axis=None, out=...)
+    except TypeError:
+        return {}
+    return {"out": ...}
+
+
+_ARRAY_OUT = _array_out()
+
+
 def monoid_reduction(
     name: str,
     kinds: str,
@@ -285,6 +299,18 @@ def monoid_reduction(
         # starts from +0.0 as XLA's does.
         out = numpy_ufunc.reduce(x, axis=axes, dtype=x.dtype, initial=identity(x.dtype))
         return out if type(out) is np.ndarray else np.asarray(out)
+
+    def specialize(avals_in: list[ShapedArray], *, axes: tuple[int, ...]) -> Any:
+        # max/min (and bool and/or/xor) of a non-empty operand: the identity as `initial`
+        # changes nothing, and NumPy keeps the dtype, so the plain reduce is the rule
+        (x,) = avals_in
+        if x.size == 0 or not (numpy_ufunc in (np.maximum, np.minimum) or x.dtype.kind == "b"):
+            return None
+        if len(axes) < x.ndim:
+            return functools.partial(numpy_ufunc.reduce, axis=axes)
+        return functools.partial(numpy_ufunc.reduce, axis=None, **_ARRAY_OUT)
+
+    host.specialize = specialize  # type: ignore[attr-defined]  # (see `lax.host`)
 
     prim.def_abstract_eval(abstract_eval)
     prim.def_lowering(lowering)

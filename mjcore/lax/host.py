@@ -65,6 +65,22 @@ def rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.asarray(r if zero is None else np.where(zero, x, r))
 
 
+def _inexact_ufunc(f: np.ufunc) -> Callable[..., Any]:
+    """A `specialize` for a rule that is the ufunc `f` on inexact operands (its integer
+    definitions are XLA's): `f` itself for those, so eager callers call it directly."""
+
+    def specialize(avals_in: Sequence[Any], **params: Any) -> np.ufunc | None:
+        return f if avals_in[0].dtype.kind not in "biu" else None
+
+    return specialize
+
+
+# `rule.specialize(avals_in, **params)`: the NumPy function the rule is at these operands
+# (called on the values alone, with the same results), or None (eager_fusion's one-rule path)
+div.specialize = _inexact_ufunc(np.divide)  # type: ignore[attr-defined]
+rem.specialize = _inexact_ufunc(np.fmod)  # type: ignore[attr-defined]
+
+
 def _safe_divisor(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """`y` with 1 for the divisors NumPy cannot take (0, and -1 under INT_MIN, whose quotient
     INT_MIN and remainder 0 are those of dividing by 1), and the mask of zeros (None if none)."""
@@ -111,6 +127,9 @@ def pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:  # noqa: A001  (the primiti
     odd = np.not_equal(np.bitwise_and(y, 1), 0)
     small = np.where(one, 1, np.where(minus_one, np.where(odd, -1, 1), 0)).astype(x.dtype)
     return np.asarray(np.where(neg, small, out))
+
+
+pow.specialize = _inexact_ufunc(np.power)  # type: ignore[attr-defined]
 
 
 def round(x: np.ndarray, *, rounding_method: int) -> np.ndarray:  # noqa: A001  (the primitive)

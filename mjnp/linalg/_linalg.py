@@ -25,6 +25,7 @@ from mjnp._host_numpy import (
     PAIR_ELEMENTS,
     PRODUCT_ELEMENTS,
     attempt,
+    bare,
     lapack_values,
     linalg_dtype_ok,
     linalg_ok,
@@ -796,13 +797,19 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro") ->
     return norm(a, ord, axis=(-2, -1), keepdims=keepdims)
 
 
+_numpy_norm = bare(np.linalg.norm)
+
+
 def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A002
     """Vector or matrix norm, as `numpy.linalg.norm`."""
     if (ord is None or type(ord) in (int, float, str)) and _plain_axis(axis):
         vals = lapack_values(x)
         if vals is not None and vals[0].dtype.kind in "biufc":
-            out = attempt(np.linalg.norm, vals[0], ord, axis, bool(keepdims))
-            if out is not None:
+            try:
+                out = _numpy_norm(vals[0], ord, axis, bool(keepdims))
+            except Exception:  # noqa: BLE001  (any NumPy error: the general path decides)
+                pass
+            else:
                 return wrap(out)
     from mjnp import abs as aabs
     from mjnp import amax, amin
