@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from mjcore import ad, core, dispatch
+from mjcore import ad, core, dispatch, dtypes
 from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
@@ -717,7 +717,7 @@ def _checked_runner(
             return _run_compiled(jitted, entry, args)
         if not flagged:
             avals = entry.closed.out_avals
-            tested.extend(i for i, a in enumerate(avals) if a.dtype.kind in "fc")
+            tested.extend(i for i, a in enumerate(avals) if dtypes.kind(a.dtype) in "fc")
             scalars = all(avals[i].size <= 1 for i in tested)
             flagged.append(None if scalars else _with_finite_flags(entry))  # after `tested`
         if flagged[0] is None:  # one-element or complex results: tested on the host
@@ -758,9 +758,9 @@ def _with_finite_flags(entry: Any) -> Any:
     `is_finite` for those)."""
     closed = entry.closed
     out_avals = closed.out_avals
-    if any(a.dtype.kind == "c" for a in out_avals):
+    if any(dtypes.kind(a.dtype) == "c" for a in out_avals):
         return None
-    floats = [i for i, a in enumerate(out_avals) if a.dtype.kind == "f"]
+    floats = [i for i, a in enumerate(out_avals) if dtypes.kind(a.dtype) == "f"]
 
     def body(*args: Any) -> list[Any]:
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)

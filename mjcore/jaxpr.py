@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, final
 
 import numpy as np
 
-from mjcore import core
+from mjcore import core, dtypes
 from mjcore.core import Primitive, ShapedArray
 
 
@@ -251,11 +251,11 @@ def _pp_atom(x: Atom, names: _Names) -> str:
 
 def _pp_literal(x: Literal) -> str:
     val = np.asarray(x.val)
-    if val.dtype.kind == "b":
+    if dtypes.kind(val.dtype) == "b":
         return "True" if val else "False"
-    if val.dtype.kind in "iu":
+    if dtypes.kind(val.dtype) in "iu":
         return str(int(val))
-    if val.dtype.kind == "f":
+    if dtypes.kind(val.dtype) == "f":
         return repr(float(val))
     return repr(complex(val))
 

@@ -130,7 +130,7 @@ def _check_param_shapes(name: str, shape: Shape, *params: Any) -> None:
 
 def _float_dtype(name: str, dtype: Any, kinds: str = "f") -> np.dtype:
     dtype = dtypes.canonicalize_dtype(float if dtype is None else dtype, name)
-    if dtype.kind not in kinds:
+    if dtypes.kind(dtype) not in kinds:
         what = "a float" if kinds == "f" else "a float or complex"
         raise ValueError(f"{name}: dtype must be {what} dtype, got {dtype.name}")
     return dtype
@@ -284,7 +284,7 @@ def _make_key(name: str, seed: Any) -> Any:
             f"mjcore.random.{name}: accepts a scalar seed, got an array of shape {aval.shape}; "
             "map over seeds with mjcore.vmap"
         )
-    if aval.dtype.kind not in "iu":
+    if dtypes.kind(aval.dtype) not in "iu":
         raise TypeError(
             f"mjcore.random.{name}: the seed must be an integer, got dtype {aval.dtype.name}"
         )
@@ -325,7 +325,7 @@ def fold_in(key: ArrayLike, data: int | ArrayLike) -> Any:
         data = np.uint32(data)
     data = _as_array(data)
     aval = get_aval(data)
-    if aval.ndim or aval.dtype.kind not in "biu":
+    if aval.ndim or dtypes.kind(aval.dtype) not in "biu":
         raise TypeError(
             "mjcore.random.fold_in: data must be a scalar integer, got "
             f"{aval.dtype.name}{list(aval.shape)}; map over data with mjcore.vmap"
@@ -356,7 +356,7 @@ def bits(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = np.uint64) -> A
     JAX's with x64 enabled and as this project's other 64-bit defaults)."""
     key = _check_key("bits", key)
     dtype = dtypes.canonicalize_dtype(dtype, "mjcore.random.bits")
-    if dtype.kind != "u":
+    if dtypes.kind(dtype) != "u":
         raise ValueError(
             f"mjcore.random.bits: dtype must be an unsigned integer dtype, got {dtype.name}"
         )
@@ -441,7 +441,7 @@ def _normal_real(key: Any, shape: Shape, dtype: np.dtype) -> Any:
 
 @jit(static_argnums=(1, 2))
 def _normal(key: Any, shape: Shape, dtype: np.dtype) -> Any:
-    if dtype.kind != "c":
+    if dtypes.kind(dtype) != "c":
         return _normal_real(key, shape, dtype)
     # Real and imaginary parts with variance 1/2 each, as JAX draws them.
     real_dtype = np.dtype(f"float{dtype.itemsize * 4}")
@@ -514,7 +514,7 @@ def _int_param(name: str, x: Any) -> Any:
             raise OverflowError(f"mjcore.random.{name}: bound {x} does not fit in int64")
         return np.asarray(x, _I64)
     x = _as_array(x)
-    if get_aval(x).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(x).dtype) not in "iu":
         x = lax.convert_element_type(x, _I64)
     return x
 
@@ -531,7 +531,7 @@ def randint(
     to `dtype`'s range; an empty range gives `minval`."""
     key = _check_key("randint", key)
     dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.randint")
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise TypeError(f"mjcore.random.randint: dtype must be an integer dtype, got {dtype.name}")
     shape = _shape_of("randint", shape)
     minval, maxval = _int_param("randint", minval), _int_param("randint", maxval)
@@ -563,7 +563,7 @@ def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: Sequence[int] | None = 
     key = _check_key("bernoulli", key)
     p = _as_array(p)
     dtype = get_aval(p).dtype
-    if dtype.kind != "f":
+    if dtypes.kind(dtype) != "f":
         raise TypeError(
             f"mjcore.random.bernoulli: the probability p must have a float dtype, got {dtype.name}"
         )
@@ -610,7 +610,7 @@ def permutation(
     x = _as_array(x)
     aval = get_aval(x)
     if aval.ndim == 0:
-        if aval.dtype.kind not in "iu":
+        if dtypes.kind(aval.dtype) not in "iu":
             raise TypeError(
                 "mjcore.random.permutation: x must be an integer or at least 1-dimensional, "
                 f"got {aval.dtype.name}[]"
@@ -667,7 +667,7 @@ def choice(
     arr = _as_array(a)
     aval = get_aval(arr)
     if aval.ndim == 0:
-        if aval.dtype.kind not in "iu":
+        if dtypes.kind(aval.dtype) not in "iu":
             raise TypeError(
                 f"mjcore.random.choice: a must be an integer or an array, got {aval.dtype.name}[]"
             )
@@ -713,7 +713,7 @@ def _weighted_indices(
 ) -> Any:
     p = _as_array(p)
     p_aval = get_aval(p)
-    if p_aval.dtype.kind not in "fc":
+    if dtypes.kind(p_aval.dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     if p_aval.shape != (n_inputs,):
         raise ValueError(
@@ -760,7 +760,9 @@ def _check_safe_cast(name: str, dtype: np.dtype, *params: Any) -> None:
         if isinstance(p, bool | int | float):
             continue
         pdtype = get_aval(_as_array(p)).dtype
-        if pdtype.kind == "c" or (pdtype.kind == "f" and np.promote_types(pdtype, dtype) != dtype):
+        if dtypes.kind(pdtype) == "c" or (
+            dtypes.kind(pdtype) == "f" and np.promote_types(pdtype, dtype) != dtype
+        ):
             raise ValueError(
                 f"mjcore.random.{name}: cannot safely cast a parameter of dtype {pdtype.name} "
                 f"to the sampling dtype {dtype.name}; pass dtype={pdtype.name} or cast it"
@@ -977,7 +979,7 @@ def _result_dtype(dtype: np.dtype, *params: Any) -> np.dtype:
     for p in params:
         if not isinstance(p, bool | int | float):
             pdtype = get_aval(p).dtype
-            if pdtype.kind in "fc":
+            if dtypes.kind(pdtype) in "fc":
                 dtype = np.promote_types(dtype, pdtype)
     return dtype
 
@@ -1090,12 +1092,12 @@ def geometric(
     `jax.random.geometric`: `floor(log(u) / log1p(-p)) + 1`."""
     key = _check_key("geometric", key)
     dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.geometric")
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise ValueError(
             f"mjcore.random.geometric: dtype must be an integer dtype, got {dtype.name}"
         )
     p = _param(p)
-    if get_aval(p).dtype.kind not in "fc":
+    if dtypes.kind(get_aval(p).dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     return _geometric(key, p, _param_shape("geometric", shape, p), dtype)
 
@@ -1349,7 +1351,7 @@ def multivariate_normal(
         )
     mean, cov = _as_array(mean), _as_array(cov)
     pdtype = np.promote_types(get_aval(mean).dtype, get_aval(cov).dtype)
-    if pdtype.kind not in "fc":
+    if dtypes.kind(pdtype) not in "fc":
         pdtype = np.dtype("float64")
     mean, cov = lax.convert_element_type(mean, pdtype), lax.convert_element_type(cov, pdtype)
     dtype = pdtype if dtype is None else dtype
@@ -1723,7 +1725,7 @@ def ball(
     p = _param(p)
     if get_aval(p).ndim:
         raise ValueError(f"mjcore.random.ball: p must be a scalar, got shape {get_aval(p).shape}")
-    if get_aval(p).dtype.kind not in "fc":
+    if dtypes.kind(get_aval(p).dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     return _ball(key, p, d, _shape_of("ball", shape), dtype)
 
@@ -1853,7 +1855,7 @@ def poisson(
     above. `shape` defaults to `lam.shape`."""
     key = _check_key("poisson", key)
     dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.poisson")
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise TypeError(f"mjcore.random.poisson: dtype must be an integer dtype, got {dtype.name}")
     lam = _param(lam)
     shape = _param_shape("poisson", shape, lam)
@@ -2005,7 +2007,7 @@ def binomial(
     key = _check_key("binomial", key)
     dtype = _float_dtype("mjcore.random.binomial", dtype)
     n, p = _param(n), _param(p)
-    if get_aval(p).dtype.kind not in "f":
+    if dtypes.kind(get_aval(p).dtype) not in "f":
         p = lax.convert_element_type(p, np.dtype("float64"))
     shape = _param_shape("binomial", shape, n, p)
     return _binomial(key, n, p, shape, dtype)
@@ -2033,7 +2035,7 @@ def multinomial(
     dtype = _float_dtype("mjcore.random.multinomial", dtype)
     n, p = _param(n), _param(p)
     pdtype = np.promote_types(get_aval(n).dtype, get_aval(p).dtype)
-    if pdtype.kind != "f":
+    if dtypes.kind(pdtype) != "f":
         pdtype = np.dtype("float64")
     n, p = lax.convert_element_type(n, pdtype), lax.convert_element_type(p, pdtype)
     if get_aval(p).ndim == 0:

@@ -109,6 +109,7 @@ from mjnp._dtypes import (
     unsignedinteger,
     ushort,
 )
+from mjnp._dtypes import bfloat16  # ml_dtypes' type, as jax.numpy.bfloat16
 from mjnp._dtypes import dtype_classes as dtypes
 from mjnp._elementwise import (
     abs,  # noqa: A004  (NumPy's name)
@@ -630,6 +631,7 @@ __all__ = [
     "double",
     "dtype",
     "dtypes",
+    "bfloat16",
     "e",
     "euler_gamma",
     "finfo",

@@ -142,7 +142,7 @@ def _pow(self: Array, other: Any, mod: Any = None) -> Array:
     # `x ** 0.5` is `sqrt(x)` for inexact x (it differs from `power` at -0.0 and -inf).
     if type(other) is int and other == 2:
         return ew.square(self)
-    if type(other) is float and other == 0.5 and self.dtype.kind in "fc":
+    if type(other) is float and other == 0.5 and dtypes.kind(self.dtype) in "fc":
         return ew.sqrt(self)
     return ew.power(self, other)
 
@@ -196,7 +196,7 @@ def _host_cast(x: Array, dt: np.dtype) -> Array | None:
     if out_aval is None:
         return None
     value = array_value(x)
-    if dt.kind in "fc" and value.dtype.kind in "biuf":
+    if dtypes.kind(dt) in "fc" and dtypes.kind(value.dtype) in "biuf":
         out = value.astype(dt)  # under the user's NumPy error state, as NumPy's own cast
     else:  # the primitive's rule: XLA's saturation of floats out of an integer's range
         rule = convert_element_type_p.host_rule

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjnp import _elementwise as ew
 from mjnp._out import ufunc_out
 from mjnp._promotion import asarray_arg, promote_args_float
@@ -41,7 +41,7 @@ def _where(pred: Array, on_true: Array, on_false: Array) -> Array:
 def _float_args(fname: str, *xs: ArrayLike) -> list[Array]:
     """Operands of a ufunc with only real floating loops (TypeError for complex)."""
     out = promote_args_float(fname, *xs)
-    if out[0].dtype.kind != "f":
+    if dtypes.kind(out[0].dtype) != "f":
         raise TypeError(
             f"mjnp.{fname}: not supported for input dtype {out[0].dtype.name}; it needs real "
             "(bool, integer or floating) input"
@@ -191,7 +191,7 @@ def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """`x1 * 2**x2` for integer `x2`, as `numpy.ldexp`, without intermediate overflow."""
     (x1,) = _float_args("ldexp", x1)
     x2 = asarray_arg("ldexp", x2)
-    if x2.dtype.kind not in "biu":
+    if dtypes.kind(x2.dtype) not in "biu":
         raise TypeError(f"mjnp.ldexp: the exponent needs an integer dtype, got {x2.dtype.name}")
     ew._broadcast_shapes("ldexp", x1.shape, x2.shape)
     dtype = x1.dtype

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval
 from mjcore.errors import ConcretizationTypeError
@@ -96,7 +96,7 @@ def _check_count_input(x: Array) -> None:
         )
     if x.ndim > 1:
         raise ValueError(f"mjnp.bincount: x must be 1-D, got shape {x.shape}")
-    if x.dtype.kind not in "biu":
+    if dtypes.kind(x.dtype) not in "biu":
         raise TypeError(
             f"mjnp.bincount: Cannot cast array data from dtype('{x.dtype}') to dtype('int64') "
             "according to the rule 'safe': x must hold non-negative integers; cast it with "
@@ -106,7 +106,7 @@ def _check_count_input(x: Array) -> None:
 
 def _count_weights(fname: str, weights: ArrayLike, x: Array) -> Array:
     weights = asarray_arg(fname, weights)
-    if weights.dtype.kind == "c":
+    if dtypes.kind(weights.dtype) == "c":
         raise TypeError(
             f"mjnp.{fname}: weights must be real (NumPy sums them as float64), got dtype "
             f"{weights.dtype}; count the real and imaginary parts separately"
@@ -188,12 +188,12 @@ def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
     if values is None:
         return None
     v = values[0]
-    if v.ndim != 1 or v.dtype.kind not in "biu" or v.size == 0 or v.dtype == np.uint64:
+    if v.ndim != 1 or dtypes.kind(v.dtype) not in "biu" or v.size == 0 or v.dtype == np.uint64:
         return None
     w = None
     if weights is not None:
         w = values[1]
-        if w.shape != v.shape or w.dtype.kind not in "biuf":
+        if w.shape != v.shape or dtypes.kind(w.dtype) not in "biuf":
             return None
     found = call_or_none(np.bincount, v, w, minlength)  # None for negative values
     return None if found is None else wrap_own(found)
@@ -411,7 +411,7 @@ def _weighted_counts(idx: Array, weights: Array | None, count: int) -> Array:
     does (float64, or both parts in float64 for complex), then cast to the weights' dtype."""
     if weights is None:
         return _count(idx, None, count)
-    work = _COMPLEX128 if weights.dtype.kind == "c" else _FLOAT64
+    work = _COMPLEX128 if dtypes.kind(weights.dtype) == "c" else _FLOAT64
     return astype(_count(idx, astype(weights, work), count), weights.dtype)
 
 
@@ -428,7 +428,7 @@ def _host_histogram(
     if weights is not None:
         arrays.append(weights)
     values = host_values(*arrays)
-    if values is None or values[0].dtype.kind not in "iuf":
+    if values is None or dtypes.kind(values[0].dtype) not in "iuf":
         return None
     if range_ is not None and not (
         type(range_) is tuple
@@ -441,12 +441,12 @@ def _host_histogram(
     w = None
     if weights is not None:
         w = values[-1]
-        if w.dtype.kind != "f" or w.shape != values[0].shape:
+        if dtypes.kind(w.dtype) != "f" or w.shape != values[0].shape:
             return None
     edges = bins
     if type(bins) is not int and type(bins) is not str:
         edges = values[1]
-        if edges.dtype.kind not in "iuf":
+        if dtypes.kind(edges.dtype) not in "iuf":
             return None
     if edges_only:
         found = numpy_call_warning(np.histogram_bin_edges, values[0], edges, range_, w)
@@ -475,12 +475,12 @@ def _host_histogramdd(
     if type(bins) is not int or (density is not None and type(density) is not bool):
         return None
     values = host_values(*arrays) if weights is None else host_values(*arrays, weights)
-    if values is None or any(v.dtype.kind not in "iuf" for v in values):
+    if values is None or any(dtypes.kind(v.dtype) not in "iuf" for v in values):
         return None
     w = None
     if weights is not None:
         w = values.pop()
-        if w.dtype.kind != "f":
+        if dtypes.kind(w.dtype) != "f":
             return None
     d = len(values) if fn is np.histogram2d else (values[0].shape[-1] if values[0].ndim else 0)
     if not _is_range_pairs(range_, d):

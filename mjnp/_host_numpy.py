@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.array import Array, wrap_host
 from mjcore.core import ShapedArray
 from mjcore.dispatch import array_value, is_eager_host
@@ -39,6 +40,9 @@ PRODUCT_ELEMENTS = 1 << 15
 # bounds decide (its `dot_general` host rule is `np.dot`, so small matrices stay on NumPy).
 PAIR_ELEMENTS = 1 << 20
 _PLANS_SIZE = 1024
+# NumPy computes on bfloat16 (ml_dtypes) through float32 with other roundings than XLA's, or
+# not at all: bfloat16 takes the general paths (docs/eager.md, "bfloat16")
+_BFLOAT16 = dtypes.bfloat16
 
 
 def host_value(x: Any, limit: float | None = None) -> np.ndarray | None:
@@ -46,7 +50,7 @@ def host_value(x: Any, limit: float | None = None) -> np.ndarray | None:
     (default `HOST_ELEMENTS`) elements and the call runs eagerly on the CPU; else None."""
     if type(x) is not Array or not is_eager_host():
         return None
-    if x.aval.size > (HOST_ELEMENTS if limit is None else limit):
+    if x.aval.size > (HOST_ELEMENTS if limit is None else limit) or x.aval.dtype is _BFLOAT16:
         return None
     return array_value(x)
 
@@ -63,7 +67,7 @@ def host_values(*args: Any, limit: float | None = None) -> list[np.ndarray] | No
         if type(a) is not Array:
             return None
         aval = a.aval
-        if aval.weak_type or aval.size > bound:
+        if aval.weak_type or aval.size > bound or aval.dtype is _BFLOAT16:
             return None
         return [array_value(a)]
     values = []
@@ -71,7 +75,7 @@ def host_values(*args: Any, limit: float | None = None) -> list[np.ndarray] | No
         if type(x) is not Array:
             return None
         aval = x.aval
-        if aval.weak_type or aval.size > bound:
+        if aval.weak_type or aval.size > bound or aval.dtype is _BFLOAT16:
             return None
         values.append(array_value(x))
     return values

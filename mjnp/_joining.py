@@ -178,7 +178,7 @@ def _concrete_ints(fname: str, argname: str, x: Any) -> np.ndarray:
     if isinstance(x, Tracer):
         x = core.concrete_or_error(x, f"mjnp.{fname}({argname}=...)")
     value = np.asarray(x)
-    if value.dtype.kind == "b" or (value.dtype.kind not in "iu" and value.size):
+    if dtypes.kind(value.dtype) == "b" or (dtypes.kind(value.dtype) not in "iu" and value.size):
         raise TypeError(
             f"mjnp.{fname}: {argname} must be integers, got {x!r:.80} of dtype {value.dtype}"
         )
@@ -659,7 +659,7 @@ def _roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None) -> Array:
     a = asarray_strong("roll", a)
     if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
         shift_val = asarray_arg("roll", shift)
-        if shift_val.dtype.kind not in "iu" or shift_val.ndim:
+        if dtypes.kind(shift_val.dtype) not in "iu" or shift_val.ndim:
             raise TypeError("mjnp.roll: a traced shift must be an integer scalar")
         if axis is None:
             return lax.reshape(_roll_axis(ravel(a), shift_val, 0), a.shape)
@@ -781,7 +781,7 @@ def _pad_width(
         width = np.asarray(core.concrete_or_error(pad_width, f"mjnp.{fname}({argname}=...)"))
     else:  # NumPy's reading: strings, None and objects fail the integral-type check below
         width = np.asarray(pad_width)
-    if width.dtype.kind not in "iu":
+    if dtypes.kind(width.dtype) not in "iu":
         raise TypeError(f"mjnp.{fname}: `{argname}` must be of integral type, got {pad_width!r}")
     try:
         width = np.broadcast_to(width, (ndim, 2)) if width.size != 1 else np.full((ndim, 2), width)
@@ -831,7 +831,7 @@ def _pad_constants(values: Any, ndim: int, dtype: np.dtype) -> list[list[Array]]
         host = np.asarray(values)
     except ValueError as err:
         raise ValueError(f"mjnp.pad: cannot make an array of constant_values: {err}") from err
-    if host.dtype.kind not in "biufc" and not (
+    if dtypes.kind(host.dtype) not in "biufc" and not (
         host.dtype == object and all(type(v) is int for v in host.flat)
     ):
         return _pad_pairs("pad", "constant_values", values, ndim)  # its TypeError
@@ -921,7 +921,7 @@ def _pad_stat(x: Array, axis: int, lo: int, hi: int, lengths: Any, mode: str) ->
         if mode in ("mean", "median"):
             stat_fun = _reductions.mean if mode == "mean" else _statistics.median
             stat = stat_fun(chunk, axis=axis, keepdims=True)
-            if x.dtype.kind in "iu":
+            if dtypes.kind(x.dtype) in "iu":
                 stat = ew.rint(stat)
         elif mode == "maximum":
             stat = _reductions.max(chunk, axis=axis, keepdims=True)
@@ -986,7 +986,7 @@ def _numpy_pad_kwargs(array: Any, kwargs: dict[str, Any]) -> bool:
             continue
         if key != "constant_values" or type(array) is not _Array:
             return False
-        kind = array.aval.dtype.kind
+        kind = dtypes.kind(array.aval.dtype)
         if not (
             (type(value) is float and kind in "fc")
             or (type(value) is int and kind in "ifc" and -128 <= value <= 127)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp import _elementwise as ew
@@ -225,7 +225,7 @@ def poly(seq_of_zeros: ArrayLike) -> Array | float:
     for i in range(z.shape[0]):
         factor = lax.concatenate([one, lax.reshape(lax.neg(_index(z, i)), (1,))], 0)
         a = polymul(a, factor)
-    if dtype.kind == "c" and not isinstance(z, Tracer):
+    if dtypes.kind(dtype) == "c" and not isinstance(z, Tracer):
         roots = np.asarray(z)
         if np.all(np.sort(roots) == np.sort(roots.conjugate())):
             a = lax.real(a)
@@ -288,7 +288,7 @@ def roots(p: ArrayLike) -> Array:
             return lax.full((0,), 0, np.dtype("float64"))
         trailing = p.shape[0] - int(non_zero[-1]) - 1
         p = lax.slice_in_dim(p, int(non_zero[0]), int(non_zero[-1]) + 1, axis=0)
-    if p.dtype.kind not in "fc":
+    if dtypes.kind(p.dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     n = p.shape[0]
     if n > 1:

@@ -37,6 +37,9 @@ def _cumulative(
         out_dtype = red._sum_dtype(x.dtype)
     else:
         out_dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
+    if out_dtype == dtypes.bfloat16 and not product:  # accumulated in float32, as in JAX
+        out, axis = _cumulative(fname, x, axis, np.float32, product)
+        return lax.convert_element_type(out, out_dtype), axis
     x = lax.convert_element_type(x, out_dtype)
     if out_dtype == _BOOL:
         # NumPy adds booleans with `or` and multiplies them with `and`.
@@ -130,7 +133,7 @@ def _host_call(fn: Any, a: Any, *args: Any) -> Array | None:
         if arg is not None and type(arg) is not int:
             return None
     values = host_values(a)
-    if values is None or values[0].dtype.kind not in "biufc":
+    if values is None or dtypes.kind(values[0].dtype) not in "biufc":
         return None
     found = call_or_none(fn, values[0], *args)
     return None if found is None else wrap_own(found)
@@ -138,7 +141,7 @@ def _host_call(fn: Any, a: Any, *args: Any) -> Array | None:
 
 def _replace_nan(fname: str, a: ArrayLike, value: int) -> Array:
     x = asarray_strong(fname, a)
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         return x
     return ew.where(ew.isnan(x), lax.full((), value, x.dtype), x)
 

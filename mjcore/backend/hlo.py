@@ -71,7 +71,7 @@ def i64_list(values: Sequence[int]) -> str:
 
 
 def _scalar_literal(value: Any, dtype: np.dtype) -> str:
-    kind = dtype.kind
+    kind = dtypes.kind(dtype)  # 'f' for bfloat16, whose bits are written as float16's are
     if kind == "b":
         return "true" if bool(value) else "false"
     if kind in "iu":
@@ -94,7 +94,7 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
         return f"dense<[]> : {tensor_type(aval)}"
     if arr.ndim == 0 or bool((flat == flat[0]).all()):
         return f"dense<{_scalar_literal(flat[0], aval.dtype)}> : {tensor_type(aval)}"
-    if aval.dtype.kind == "b":
+    if dtypes.kind(aval.dtype) == "b":
         body = np.array2string(arr, separator=", ", threshold=arr.size + 1)
         body = body.replace("True", "true").replace("False", "false")
         return f"dense<{body}> : {tensor_type(aval)}"

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.ad import LINEAR, MULTILINEAR, UndefinedPrimal, Zero, fused_rule_body
 from mjcore.array import Array, wrap_host
 from mjcore.backend.lowering import LoweringContext, lower_fun
@@ -118,7 +119,7 @@ def mul(x: ArrayLike, y: ArrayLike) -> Any:
 
 
 def _mul_lowering(ctx: LoweringContext, x, y):
-    if ctx.aval_out.dtype.kind == "b":
+    if dtypes.kind(ctx.aval_out.dtype) == "b":
         return ctx.builder.op("stablehlo.and", [x, y], ctx.aval_out.strip_weak_type())
     return ctx.builder.op("stablehlo.multiply", [x, y], ctx.aval_out.strip_weak_type())
 
@@ -267,7 +268,7 @@ def sign(x: ArrayLike) -> Any:
 def _sign_lowering(ctx: LoweringContext, x):
     b = ctx.builder
     out = ctx.aval_out.strip_weak_type()
-    if x.aval.dtype.kind == "u":
+    if dtypes.kind(x.aval.dtype) == "u":
         zero = scalar_constant(b, 0, x.aval.dtype, x.aval.shape)
         nonzero = b.op(
             "stablehlo.compare",
@@ -278,7 +279,7 @@ def _sign_lowering(ctx: LoweringContext, x):
         )
         return b.op("stablehlo.convert", [nonzero], out)
     raw = b.op("stablehlo.sign", [x], out)
-    if x.aval.dtype.kind == "i":
+    if dtypes.kind(x.aval.dtype) == "i":
         return raw
     # XLA keeps -0.0 and gives NaN at infinite complex parts; NumPy's sign does neither.
     from mjcore.lax.complex_special import sign_fixup
@@ -306,17 +307,17 @@ def abs(x: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
-    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtypes.kind(dtype) == "c" else dtype
 
 
 def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
-    if x.dtype.kind not in _NUMERIC:
+    if dtypes.kind(x.dtype) not in _NUMERIC:
         raise TypeError(f"abs does not accept dtype {x.dtype.name}")
     return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
 
 
 def _abs_lowering(ctx: LoweringContext, x):
-    if x.aval.dtype.kind == "u":
+    if dtypes.kind(x.aval.dtype) == "u":
         return x
     return ctx.builder.op("stablehlo.abs", [x], ctx.aval_out.strip_weak_type())
 
@@ -330,7 +331,7 @@ abs_p.def_host(host.ufunc(np.abs))
 def _abs_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = abs(x)
-    if get_aval(x).dtype.kind == "c":
+    if dtypes.kind(get_aval(x).dtype) == "c":
         # d|z| = Re(conj(z) dz) / |z|
         from mjcore.lax.complex import conj, real
 
@@ -348,7 +349,7 @@ def _abs_vjp(ct, y, primals, linear):
     # pass runs them, so the same bits without the jvp rule in the forward pass.
     (x,) = primals
     aval = get_aval(x)
-    if aval.dtype.kind == "c":
+    if dtypes.kind(aval.dtype) == "c":
         from mjcore.lax.complex import conj, real_p
 
         safe = select_n(eq_zero(y), y, full_like_one(y))
@@ -658,7 +659,7 @@ def reciprocal(x: ArrayLike) -> Any:
       TypeError: for integer or boolean `x`, which cannot be raised to negative powers.
     """
     aval = get_aval(x)
-    if aval.dtype.kind not in "fc":
+    if dtypes.kind(aval.dtype) not in "fc":
         raise TypeError(
             f"reciprocal: needs a floating or complex array, got {aval.str_short()}; integers "
             "cannot be raised to negative powers (convert with convert_element_type first)"
@@ -689,7 +690,7 @@ def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Any:  # noqa: A002  (
 @clamp_p.def_abstract_eval
 def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
     dtype = check_same_dtypes("clamp", (lo, x, hi))
-    if dtype.kind not in _REAL:
+    if dtypes.kind(dtype) not in _REAL:
         raise TypeError(f"clamp does not accept dtype {dtype.name}; it needs a real dtype")
     for what, bound in (("min", lo), ("max", hi)):
         if bound.shape and bound.shape != x.shape:
@@ -769,7 +770,7 @@ def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
     multiply 32-bit halves (schoolbook), with the signed correction `- (x < 0) y - (y < 0) x`.
     """
     dx, dy = get_aval(x).dtype, get_aval(y).dtype
-    if dx != dy or dx.kind not in "iu":
+    if dx != dy or dtypes.kind(dx) not in "iu":
         raise TypeError(
             f"mulhi: needs two integer operands of one dtype, got {dx.name} and {dy.name}"
         )
@@ -777,7 +778,7 @@ def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
     x, y = broadcast_to(x, shape), broadcast_to(y, shape)
     bits = 8 * dx.itemsize
     if bits <= 32:
-        wide = np.dtype(f"{dx.kind}{2 * dx.itemsize}")
+        wide = np.dtype(f"{dtypes.kind(dx)}{2 * dx.itemsize}")
         product = mul(convert_element_type(x, wide), convert_element_type(y, wide))
         shift = full((), bits, wide)
         return convert_element_type(shift_right_arithmetic(product, shift), dx)
@@ -795,7 +796,7 @@ def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
         add(mul(xh, yh), shift_right_logical(lh, half)),
         add(shift_right_logical(hl, half), shift_right_logical(mid, half)),
     )
-    if dx.kind == "u":
+    if dtypes.kind(dx) == "u":
         return high
     zero = full((), 0, dx)
     high = sub(high, select_n(lt(x, zero), zeros_like(yu), yu))

@@ -50,7 +50,9 @@ Shape = tuple[int, ...]
 
 
 def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
-    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[x.aval.dtype.kind]
+    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[
+        dtypes.kind(x.aval.dtype)
+    ]
     return b.op(
         "stablehlo.compare",
         [x, y],
@@ -61,15 +63,27 @@ def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+    return (
+        -np.inf
+        if dtypes.kind(dtype) == "f"
+        else (False if dtypes.kind(dtype) == "b" else np.iinfo(dtype).min)
+    )
 
 
 def _highest(dtype: np.dtype) -> Any:
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    return (
+        np.inf
+        if dtypes.kind(dtype) == "f"
+        else (True if dtypes.kind(dtype) == "b" else np.iinfo(dtype).max)
+    )
 
 
 def _all_ones(dtype: np.dtype) -> Any:
-    return True if dtype.kind == "b" else (-1 if dtype.kind == "i" else np.iinfo(dtype).max)
+    return (
+        True
+        if dtypes.kind(dtype) == "b"
+        else (-1 if dtypes.kind(dtype) == "i" else np.iinfo(dtype).max)
+    )
 
 
 # --- the monoid reductions ------------------------------------------------------------------
@@ -81,14 +95,14 @@ reduce_prod_p = monoid_reduction(
 reduce_max_p = monoid_reduction(
     "reduce_max",
     "biuf",
-    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
+    lambda dt: "stablehlo.or" if dtypes.kind(dt) == "b" else "stablehlo.maximum",
     _lowest,
     np.maximum,
 )
 reduce_min_p = monoid_reduction(
     "reduce_min",
     "biuf",
-    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
+    lambda dt: "stablehlo.and" if dtypes.kind(dt) == "b" else "stablehlo.minimum",
     _highest,
     np.minimum,
 )
@@ -255,9 +269,9 @@ def _arg_chooser(name: str, direction: str, init: Callable[[np.dtype], Any]) -> 
     prim = Primitive(name)
 
     def abstract_eval(x: ShapedArray, *, axis: int, index_dtype: np.dtype) -> ShapedArray:
-        if x.dtype.kind not in "biuf":
+        if dtypes.kind(x.dtype) not in "biuf":
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
-        if index_dtype.kind not in "iu":
+        if dtypes.kind(index_dtype) not in "iu":
             raise TypeError(f"{name}: index_dtype must be an integer type, got {index_dtype}")
         check_axes(name, (axis,), x.shape)
         if x.shape[axis] == 0:
@@ -280,7 +294,7 @@ def _arg_chooser(name: str, direction: str, init: Callable[[np.dtype], Any]) -> 
 
         better = _compare(b, va, vb, direction)
         same = _compare(b, va, vb, "EQ")
-        if va.aval.dtype.kind == "f":
+        if dtypes.kind(va.aval.dtype) == "f":
             a_nan, b_nan = _compare(b, va, va, "NE"), _compare(b, vb, vb, "NE")
             better = either(better, both(a_nan, b.op("stablehlo.not", [b_nan], pred)))
             same = either(same, both(a_nan, b_nan))
@@ -463,7 +477,7 @@ def _monoidmonoid_reduction(
     """The dedicated reduction for `computation` when `init` is its (concrete) identity."""
     if isinstance(init, core.Tracer) or get_aval(init).shape != ():
         return None
-    intlike = dtype.kind in "biu"
+    intlike = dtypes.kind(dtype) in "biu"
     table: list[tuple[Any, Callable[..., Any], Any, bool]] = [
         (arithmetic.add, reduce_sum, 0, True),
         (arithmetic.mul, reduce_prod, 1, True),

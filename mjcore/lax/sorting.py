@@ -77,7 +77,9 @@ def _sort_abstract_eval(*operands: ShapedArray, dimension: int, is_stable: bool,
 
 
 def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
-    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[x.aval.dtype.kind]
+    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[
+        dtypes.kind(x.aval.dtype)
+    ]
     return b.op(
         "stablehlo.compare",
         [x, y],
@@ -90,14 +92,14 @@ def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
 def _total_less(b: FunctionBuilder, x: Value, y: Value) -> list[Value]:
     """[x < y] in NumPy's total order, as a lexicographic list of (less, tie) pairs flattened:
     one pair for real types, two (real, imaginary) for complex."""
-    if x.aval.dtype.kind == "c":
+    if dtypes.kind(x.aval.dtype) == "c":
         part = ShapedArray((), np.dtype(f"f{x.aval.dtype.itemsize // 2}"))
         pairs = []
         for op in ("stablehlo.real", "stablehlo.imag"):
             pairs += _total_less(b, b.op(op, [x], part), b.op(op, [y], part))
         return pairs
     less = _compare(b, x, y, "LT")
-    if x.aval.dtype.kind == "f":
+    if dtypes.kind(x.aval.dtype) == "f":
         # NaN sorts after every number: x < y also when y is NaN and x is not.
         x_num, y_nan = _compare(b, x, x, "EQ"), _compare(b, y, y, "NE")
         less = b.op("stablehlo.or", [less, b.op("stablehlo.and", [x_num, y_nan], _PRED)], _PRED)
@@ -144,7 +146,7 @@ def _sort_host(*operands: np.ndarray, dimension: int, is_stable: bool, num_keys:
     # stable sort is one valid result of an unstable one.
     keys = []
     for k in operands[:num_keys]:
-        keys += [k.real, k.imag] if k.dtype.kind == "c" else [k]
+        keys += [k.real, k.imag] if dtypes.kind(k.dtype) == "c" else [k]
     if len(keys) == 1:
         perm = np.argsort(keys[0], axis=dimension, kind="stable")
     else:
@@ -239,7 +241,7 @@ def _cumulative(
     prim = Primitive(name)
 
     def abstract_eval(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
-        if x.dtype.kind not in kinds:
+        if dtypes.kind(x.dtype) not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
         check_axes(name, (axis,), x.shape)
         return x
@@ -290,11 +292,19 @@ def _cumulative(
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+    return (
+        -np.inf
+        if dtypes.kind(dtype) == "f"
+        else (False if dtypes.kind(dtype) == "b" else np.iinfo(dtype).min)
+    )
 
 
 def _highest(dtype: np.dtype) -> Any:
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    return (
+        np.inf
+        if dtypes.kind(dtype) == "f"
+        else (True if dtypes.kind(dtype) == "b" else np.iinfo(dtype).max)
+    )
 
 
 cumsum_p = _cumulative("cumsum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0, np.add)
@@ -304,14 +314,14 @@ cumprod_p = _cumulative(
 cummax_p = _cumulative(
     "cummax",
     "biuf",
-    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
+    lambda dt: "stablehlo.or" if dtypes.kind(dt) == "b" else "stablehlo.maximum",
     _lowest,
     np.maximum,
 )
 cummin_p = _cumulative(
     "cummin",
     "biuf",
-    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
+    lambda dt: "stablehlo.and" if dtypes.kind(dt) == "b" else "stablehlo.minimum",
     _highest,
     np.minimum,
 )
@@ -395,7 +405,7 @@ def _descending_key(x: Any) -> Any:
     numbers, are in that order; `bitwise_not` then reverses any integer order exactly.
     """
     dtype = get_aval(x).dtype
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         int_dtype = np.dtype(f"int{8 * dtype.itemsize}")
         bits = bitcast_convert_type(x, int_dtype)
         sign = shift_right_arithmetic(bits, full((), 8 * dtype.itemsize - 1, int_dtype))
@@ -417,7 +427,7 @@ def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     k = operator.index(k)
     if aval.ndim == 0:
         raise ValueError("top_k: operand must have at least one axis, got a scalar")
-    if aval.dtype.kind == "c":
+    if dtypes.kind(aval.dtype) == "c":
         raise TypeError(f"top_k: operand must be real, got {aval.str_short()}")
     (axis,) = normalize_axes(operand, (axis,))
     check_axes("top_k", (axis,), aval.shape)
@@ -482,7 +492,7 @@ def cumlogsumexp(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> An
       TypeError: for a non-floating `operand`.
     """
     aval = get_aval(operand)
-    if aval.dtype.kind != "f":
+    if dtypes.kind(aval.dtype) != "f":
         raise TypeError(
             f"cumlogsumexp: needs a floating array, got {aval.str_short()}; convert with "
             "convert_element_type first"

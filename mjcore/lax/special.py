@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import Primitive, get_aval
@@ -697,7 +698,7 @@ def random_gamma_grad(a: ArrayLike, x: ArrayLike) -> Any:
     a, x = promote_python_scalars(a, x)
     avals = [get_aval(a), get_aval(x)]
     for aval in avals:
-        if aval.dtype.kind != "f":
+        if dtypes.kind(aval.dtype) != "f":
             raise TypeError(
                 f"random_gamma_grad does not accept dtype {aval.dtype.name}; it needs floating."
             )

@@ -96,7 +96,7 @@ def _windowed(
     prim = Primitive(name)
 
     def abstract_eval(x: ShapedArray, **window: Any) -> ShapedArray:
-        if x.dtype.kind not in kinds:
+        if dtypes.kind(x.dtype) not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
         return ShapedArray(_window_shape(name, x.shape, **window), x.dtype, x.weak_type)
 
@@ -152,14 +152,14 @@ reduce_window_sum_p = _windowed(
 reduce_window_max_p = _windowed(
     "reduce_window_max",
     "biuf",
-    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
+    lambda dt: "stablehlo.or" if dtypes.kind(dt) == "b" else "stablehlo.maximum",
     _lowest,
     np.maximum,
 )
 reduce_window_min_p = _windowed(
     "reduce_window_min",
     "biuf",
-    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
+    lambda dt: "stablehlo.and" if dtypes.kind(dt) == "b" else "stablehlo.minimum",
     _highest,
     np.minimum,
 )

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import mjnp
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array
 from mjcore.nn._arrays import asarray
 from mjcore.nn._normalization import logsumexp, softmax
@@ -39,7 +39,7 @@ def _check_seq_lengths(name: str, lengths: ArrayLike | None, batch: int) -> Arra
     lengths = asarray("dot_product_attention", lengths)
     # NB: JAX requires int32; any integer dtype is accepted here, since this project's default
     # integer is int64.
-    if lengths.dtype.kind not in "iu":
+    if dtypes.kind(lengths.dtype) not in "iu":
         raise ValueError(f"{_FNAME}: {name} must have an integer dtype, got {lengths.dtype}")
     if lengths.shape != (batch,):
         raise ValueError(
@@ -197,7 +197,7 @@ def dot_product_attention(
             f"key's dtype {k_arr.dtype}, got shape {q.shape} and dtype {q.dtype} "
             f"(key shape {k_arr.shape})"
         )
-    if q.dtype.kind != "f":
+    if dtypes.kind(q.dtype) != "f":
         raise TypeError(f"{_FNAME}: requires floating-point inputs, got {q.dtype}")
     t, n = q.shape[1], q.shape[2]
     if k == 0 or n % k != 0:
