@@ -285,6 +285,12 @@ def host_limit(prim: Primitive, dtype: np.dtype | None = None) -> float:
     return _HOST_LIMIT
 
 
+def host_rule_exact(prim: Primitive, avals: Sequence[Any]) -> bool:
+    """Whether `prim`'s host rule gives XLA's bits at `avals`: always, except for bfloat16,
+    where only the rules of `_BFLOAT16_HOST` do."""
+    return prim.name in _BFLOAT16_HOST or all(a.dtype != dtypes.bfloat16 for a in avals)
+
+
 def on_cpu() -> bool:
     """Whether the device is the CPU, whose buffers are host memory (host rules may run)."""
     if not _host_platform:
@@ -305,8 +311,7 @@ def host_plan(
         largest = max(a.size for a in (*avals_in, *avals_out)) if avals_in or avals_out else 0
         dtype = avals_in[0].dtype if avals_in else None
         use_host = on_cpu() and prim.host_rule is not None and largest <= host_limit(prim, dtype)
-        if use_host and prim.name not in _BFLOAT16_HOST:
-            use_host = all(a.dtype != dtypes.bfloat16 for a in (*avals_in, *avals_out))
+        use_host = use_host and host_rule_exact(prim, (*avals_in, *avals_out))
         if len(_host_plans) >= _HOST_PLANS_SIZE:
             _host_plans.clear()
         plan = _host_plans[key] = (avals_out, use_host)

@@ -217,6 +217,14 @@ def dtype_kind(dtype: DTypeLike) -> str:
     return _KINDS[canonicalize_dtype(dtype, "dtype_kind")]
 
 
+def finfo(dtype: DTypeLike) -> np.finfo:
+    """`np.finfo` of a floating (or complex) dtype; ml_dtypes' for bfloat16, which NumPy's
+    `finfo` rejects."""
+    if dtype == bfloat16 or dtype is ml_dtypes.bfloat16:
+        return ml_dtypes.finfo(bfloat16)
+    return np.finfo(dtype)
+
+
 def is_bfloat16(dtype: Any) -> bool:
     """Whether `dtype` (a dtype or anything with a `dtype`) is bfloat16."""
     return getattr(dtype, "dtype", dtype) == bfloat16

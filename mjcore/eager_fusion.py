@@ -130,6 +130,9 @@ def _host_runnable(closed: Any) -> bool:
         dtype = eqn.inputs[0].aval.dtype if eqn.inputs else None
         if sizes and max(sizes) > dispatch.host_limit(prim, dtype):
             return False
+        avals = [x.aval for x in eqn.inputs] + [v.aval for v in eqn.out_binders]
+        if not dispatch.host_rule_exact(prim, avals):  # bfloat16: most rules are not XLA's
+            return False
     return True
 
 

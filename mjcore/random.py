@@ -367,13 +367,16 @@ def bits(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = np.uint64) -> A
 
 
 def _uniform_core(key: Any, minval: Any, maxval: Any, shape: Shape, dtype: np.dtype) -> Any:
-    finfo = np.finfo(dtype)
+    finfo = dtypes.finfo(dtype)
     nbits = finfo.bits
     udtype = np.dtype(f"uint{nbits}")
+    # As JAX: a dtype with fewer than 8 mantissa bits (bfloat16) draws 8 random bits each.
+    rng_bits = 8 if finfo.nmant < 8 else nbits
+    bits = _random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        bits = lax.convert_element_type(bits, udtype)
     # Random mantissa bits under the exponent of 1.0 give a float in [1, 2); minus 1 is [0, 1).
-    mantissa = lax.shift_right_logical(
-        _random_bits(key, nbits, shape), _const(nbits - finfo.nmant, udtype)
-    )
+    mantissa = lax.shift_right_logical(bits, _const(rng_bits - finfo.nmant, udtype))
     one_bits = _const(int(np.array(1.0, dtype).view(udtype)), udtype)
     floats = lax.sub(
         lax.bitcast_convert_type(lax.bitwise_or(mantissa, one_bits), dtype), _const(1.0, dtype)
@@ -728,7 +731,7 @@ def _weighted_indices(
         r = lax.mul(total, lax.sub(_const(1.0, dtype), u))
         return _searchsorted_left(p_cuml, r)
     # Gumbel top-k: the n_draws largest of log(p) + Gumbel noise (ties to the lower index).
-    tiny = float(np.finfo(dtype).tiny)
+    tiny = float(dtypes.finfo(dtype).tiny)
     u = uniform(key, (n_inputs,), dtype, tiny, 1.0)
     g = lax.add(lax.neg(lax.log(lax.neg(lax.log(u)))), lax.log(p))
     _, order = lax.sort([lax.neg(g), lax.iota(_I64, n_inputs)], is_stable=True, num_keys=1)
@@ -797,7 +800,7 @@ def _unif(key: Any, shape: Shape, dtype: np.dtype, lo: Any = 0.0, hi: Any = 1.0)
 
 
 def _finfo(dtype: np.dtype, name: str) -> float:
-    return float(getattr(np.finfo(dtype), name))
+    return float(getattr(dtypes.finfo(dtype), name))
 
 
 # --- simple transforms of uniform and normal ------------------------------------------------
@@ -844,7 +847,7 @@ def _clz32(x: Any) -> Any:
 def _fixed_point_to_float32(hi: Any, lo: Any) -> Any:
     """The float32 nearest below the 64-bit fixed-point fraction `hi:lo` (JAX's
     `_safe_int_to_float`)."""
-    finfo = np.finfo(np.float32)
+    finfo = dtypes.finfo(np.float32)
     hiclz, loclz = _clz32(hi), _clz32(lo)
     hi_empty = lax.eq(hiclz, _const(32, _U32))
     mantissa = lax.bitwise_or(
@@ -872,7 +875,7 @@ def _gumbel(key: Any, shape: Shape, dtype: np.dtype, mode: str) -> Any:
         both = _unif(key, (2, *shape), dtype)
         high, low = (_row(both, i) for i in (0, 1))
         fine = lax.add(
-            lax.add(high, lax.mul(_const(2.0 ** -np.finfo(dtype).nmant, dtype), low)),
+            lax.add(high, lax.mul(_const(2.0 ** -dtypes.finfo(dtype).nmant, dtype), low)),
             _const(_finfo(dtype, "tiny"), dtype),
         )
         x = lax.select_n(lax.ge(high, _const(0.5, dtype)), fine, high)
@@ -903,7 +906,7 @@ def gumbel(
 
 @jit(static_argnums=(1, 2))
 def _laplace(key: Any, shape: Shape, dtype: np.dtype) -> Any:
-    lo = float(np.asarray(-1.0, dtype) + np.finfo(dtype).epsneg)
+    lo = float(np.asarray(-1.0, dtype) + dtypes.finfo(dtype).epsneg)
     u = _unif(key, shape, dtype, lo, 1.0)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 

@@ -47,6 +47,7 @@ from mjnp._dtypes import (
     False_,
     ScalarType,
     True_,
+    bfloat16,  # ml_dtypes' type, as jax.numpy.bfloat16
     bool,  # noqa: A004  (NumPy 2's name for bool_)
     bool_,
     byte,
@@ -109,7 +110,6 @@ from mjnp._dtypes import (
     unsignedinteger,
     ushort,
 )
-from mjnp._dtypes import bfloat16  # ml_dtypes' type, as jax.numpy.bfloat16
 from mjnp._dtypes import dtype_classes as dtypes
 from mjnp._elementwise import (
     abs,  # noqa: A004  (NumPy's name)
@@ -619,6 +619,7 @@ __all__ = [
     "zeros",
     "zeros_like",
     # data types
+    "bfloat16",
     "bool",
     "bool_",
     "can_cast",
@@ -631,7 +632,6 @@ __all__ = [
     "double",
     "dtype",
     "dtypes",
-    "bfloat16",
     "e",
     "euler_gamma",
     "finfo",

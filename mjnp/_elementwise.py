@@ -185,9 +185,24 @@ def _float_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
     return floor_div, modulus
 
 
+def _bfloat16_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
+    """Floor quotient and remainder of bfloat16, as JAX computes them (its `floor_divide` and
+    `remainder`, in bfloat16): NumPy has no bfloat16 loops, and these are JAX's bits."""
+    zero, one = _const(0, x1), _const(1, x1)
+    modulus = lax.rem(x1, x2)
+    mod_nonzero = lax.ne(modulus, zero)
+    div = lax.div(_select(lax.eq(x2, zero), lax.sub(x1, modulus), x1), x2)
+    adjust = lax.bitwise_and(mod_nonzero, lax.ne(lax.sign(x2), lax.sign(modulus)))
+    floor_div = lax.round(_select(adjust, div, lax.sub(div, one)))
+    plus = lax.bitwise_and(lax.ne(lax.lt(modulus, zero), lax.lt(x2, zero)), mod_nonzero)
+    return floor_div, _select(plus, modulus, lax.add(modulus, x2))
+
+
 def _divmod(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
     x1, x2 = _pair(fname, promote_args_numeric, x1, x2)
     _check_kinds(fname, "iuf", x1)
+    if x1.dtype == dtypes.bfloat16:
+        return _bfloat16_divmod(x1, x2)
     if dtypes.kind(x1.dtype) == "f":
         return _float_divmod(x1, x2)
     return _int_divmod(x1, x2)
@@ -658,7 +673,21 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     to the last bit, under jit too)."""
     x1, x2 = _pair("hypot", promote_args_float, x1, x2)
     _check_kinds("hypot", "f", x1)
+    if x1.dtype == dtypes.bfloat16:
+        return _bfloat16_hypot(x1, x2)
     return lax.hypot(x1, x2)
+
+
+def _bfloat16_hypot(x1: Array, x2: Array) -> Array:
+    """JAX's `hypot` of bfloat16, in bfloat16 (its bits: NumPy has no bfloat16 `hypot`)."""
+    a, b = lax.abs(x1), lax.abs(x2)
+    inf, zero, one = _const(np.inf, a), _const(0, a), _const(1, a)
+    big, small = lax.max(a, b), lax.min(a, b)
+    big_zero = lax.eq(big, zero)
+    ratio = lax.div(small, _select(big_zero, big, lax.broadcast_to(one, big.shape)))
+    scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
+    out = _select(big_zero, scaled, big)
+    return _select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), out, inf)
 
 
 @ufunc_out(host=np.square)  # on the host: NumPy's one call

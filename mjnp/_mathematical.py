@@ -204,7 +204,7 @@ def _nan_to_num(
         return lax.complex(re, im)
     if dtypes.kind(x.dtype) != "f":
         return x
-    info = np.finfo(x.dtype)
+    info = dtypes.finfo(x.dtype)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     with np.errstate(over="ignore"):
@@ -227,7 +227,7 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     if dtypes.kind(a.dtype) != "c":
         return a
     if tol > 1:
-        tol = float(np.finfo(a.dtype).eps) * tol
+        tol = float(dtypes.finfo(a.dtype).eps) * tol
     if bool(_reductions.all(ew.less(ew.absolute(lax.imag(a)), tol))):
         return lax.real(a)
     return a

@@ -335,7 +335,7 @@ def polyfit(
     if x.shape[0] != y.shape[0]:
         raise TypeError("mjnp.polyfit: expected x and y to have same length")
     if rcond is None:
-        rcond = x.shape[0] * float(np.finfo(x.dtype).eps)
+        rcond = x.shape[0] * float(dtypes.finfo(x.dtype).eps)
     lhs = ew.power(lax.expand_dims(x, (1,)), np.arange(order - 1, -1, -1))
     rhs = y
     if w is not None:

@@ -37,9 +37,6 @@ def _cumulative(
         out_dtype = red._sum_dtype(x.dtype)
     else:
         out_dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
-    if out_dtype == dtypes.bfloat16 and not product:  # accumulated in float32, as in JAX
-        out, axis = _cumulative(fname, x, axis, np.float32, product)
-        return lax.convert_element_type(out, out_dtype), axis
     x = lax.convert_element_type(x, out_dtype)
     if out_dtype == _BOOL:
         # NumPy adds booleans with `or` and multiplies them with `and`.

@@ -356,7 +356,7 @@ def _bessel_i1e_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = bessel_i1e(x)
     aval = get_aval(x)
-    eps = full(aval.shape, np.finfo(aval.dtype).eps, aval.dtype)
+    eps = full(aval.shape, dtypes.finfo(aval.dtype).eps, aval.dtype)
     not_tiny = gt(abs(x), eps)
     safe_x = select_n(not_tiny, eps, x)
     dy_dx = sub(bessel_i0e(safe_x), mul(y, add(sign(safe_x), div(_const(x, 1), safe_x))))
@@ -403,7 +403,7 @@ def _isnan(x: Any) -> Any:
 def _igamma_series(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> Any:
     from mjcore.control_flow import while_loop
 
-    eps = _const(x, np.finfo(get_aval(x).dtype).eps)
+    eps = _const(x, dtypes.finfo(get_aval(x).dtype).eps)
 
     def body(vals: tuple[Any, ...]) -> tuple[Any, ...]:
         enabled, r, c, ans, x, dc_da, dans_da = vals
@@ -433,7 +433,7 @@ def _igamma_series(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> 
 def _igammac_continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> Any:
     from mjcore.control_flow import while_loop
 
-    eps = np.finfo(get_aval(x).dtype).eps
+    eps = dtypes.finfo(get_aval(x).dtype).eps
 
     def cond(vals: tuple[Any, ...]) -> Any:
         c = vals[5]
@@ -503,7 +503,7 @@ def _igammac_continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: _Ig
 def _log_ax(a: Any, x: Any) -> tuple[Any, Any]:
     """`exp(a log x - x - lgamma(a))`, and where its log underflows the dtype."""
     log_ax = sub(sub(mul(a, log(x)), x), lgamma(a))
-    underflow = lt(log_ax, neg(log(_const(a, np.finfo(get_aval(a).dtype).max))))
+    underflow = lt(log_ax, neg(log(_const(a, dtypes.finfo(get_aval(a).dtype).max))))
     return exp(log_ax), underflow
 
 

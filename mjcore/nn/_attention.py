@@ -88,7 +88,7 @@ def _grouped(x: Array | None, k: int, g: int) -> Array | None:
 def _large_negative(dtype: np.dtype) -> Array:
     # Capped at float32's range: the masked logits go through a float32 softmax and must stay
     # finite there.
-    value = -0.7 * min(float(np.finfo(dtype).max), float(np.finfo(_FLOAT32).max))
+    value = -0.7 * min(float(dtypes.finfo(dtype).max), float(dtypes.finfo(_FLOAT32).max))
     return mjnp.asarray(value, dtype)
 
 

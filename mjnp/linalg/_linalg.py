@@ -533,7 +533,7 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
 
 
 def _rtol_default(x: Array) -> float:
-    return builtins.max(x.shape[-2:]) * float(np.finfo(_real_dtype(x.dtype)).eps)
+    return builtins.max(x.shape[-2:]) * float(dtypes.finfo(_real_dtype(x.dtype)).eps)
 
 
 def matrix_rank(
@@ -648,7 +648,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
     vector = rhs.ndim == 1
     rhs2 = lax.reshape(rhs, (m, 1)) if vector else rhs
     if rcond is None:
-        rcond = float(np.finfo(_real_dtype(dtype)).eps) * builtins.max(m, n)
+        rcond = float(dtypes.finfo(_real_dtype(dtype)).eps) * builtins.max(m, n)
     if x.size == 0:
         from mjnp import zeros
 
