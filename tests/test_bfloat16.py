@@ -133,6 +133,28 @@ def test_triples_with_bfloat16_as_jax():
         assert mjnp.result_type(a, BF16, b) == want, (a, b)
 
 
+def test_can_cast_as_jax():
+    for other in ALL:
+        for casting in ("safe", "same_kind"):
+            want = jnp.can_cast(jnp.bfloat16, other, casting)
+            assert mjnp.can_cast(mjnp.bfloat16, other, casting) == want, (other, casting)
+            want = jnp.can_cast(other, jnp.bfloat16, casting)
+            assert mjnp.can_cast(other, mjnp.bfloat16, casting) == want, (other, casting)
+
+
+def test_bfloat16_scalars_and_integer_only_functions():
+    s = mjnp.bfloat16(1.5)
+    _assert_same(mjnp.sin(s), jnp.sin(jnp.bfloat16(1.5)))
+    _assert_same(mjnp.asarray(s) + s, jnp.asarray(s) + s)
+    x = mjnp.ones(3, BF16)
+    for f in (mjnp.bitwise_and, mjnp.gcd, mjnp.left_shift):
+        with pytest.raises(TypeError, match=f"mjnp.{f.__name__}: .*bfloat16"):
+            f(x, x)
+    with pytest.raises(TypeError, match="linalg.inv: .*bfloat16"):
+        mjnp.linalg.inv(mjnp.eye(2, dtype=BF16))  # JAX: NotImplementedError, no bf16 kernels
+    assert mjnp.fft.fft(x).dtype == jnp.fft.fft(jnp.ones(3, jnp.bfloat16)).dtype == np.complex64
+
+
 def test_numpy_pairs_stay_numpys():
     # bfloat16 changes nothing among NumPy's own dtypes (NumPy, not JAX: int64 + float16).
     assert mjnp.promote_types(np.int64, np.float16) == np.float64
@@ -260,6 +282,33 @@ def test_sum_accumulates_in_float32_as_jax():
     # 1000 ones: a bfloat16 accumulator would stop at 256
     assert float(mjnp.sum(mjnp.ones(1000, BF16))) == 1000.0
     assert mjnp.sum(mjnp.ones(4, BF16)).dtype == BF16
+
+
+LAX_FUNCTIONS = [
+    "tan", "cbrt", "erfc", "erf_inv", "lgamma", "digamma", "atan2", "pow", "igamma", "igammac",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", LAX_FUNCTIONS)
+def test_lax_as_jax(name):
+    x, y = _bf16(np.abs(_X) / 2.5 + 0.05), _bf16(np.abs(_Y) + 0.05)
+    args = (x, y) if name in ("atan2", "pow", "igamma", "igammac") else (x,)
+    mine = mjcore.jit(getattr(lax, name))(*[mjnp.asarray(a) for a in args])
+    _assert_same(mine, jax.jit(getattr(jax.lax, name))(*args))
+
+
+@pytest.mark.parametrize("name", ["exp2", "logistic"])
+def test_lax_within_two_ulps_of_jax(name):
+    # mjcore lowers exp2 as one power(2, x) and logistic as one stablehlo.logistic; JAX
+    # composes them of bfloat16 steps (exp(x * ln 2), 1 / (1 + exp(-x))), each rounded, so its
+    # results are up to 2 bfloat16 ulps away from mjcore's here (exp2; logistic: 1).
+    x = _bf16(_X)
+    mine = np.asarray(mjcore.jit(getattr(lax, name))(mjnp.asarray(x)))
+    want = np.asarray(jax.jit(getattr(jax.lax, name))(x))
+    assert mine.dtype == want.dtype == BF16
+    # positive results: the bit patterns order as the values do
+    ulps = np.abs(mine.view(np.uint16).astype(int) - want.view(np.uint16).astype(int))
+    assert (want.astype(np.float32) > 0).all() and ulps.max() <= 2, ulps.max()
 
 
 # --- eager against jit over the primitive table -------------------------------------------------

@@ -560,11 +560,12 @@ def _igamma_derivative_kernel(a: Any, x: Any, mode: _IgammaMode) -> Any:
 
 
 def _in_float32(kernel: Callable[..., Any]) -> Callable[..., Any]:
-    """`kernel` computed in float32 for float16 operands (its constants need the range)."""
+    """`kernel` computed in float32 for float16 and bfloat16 operands (its constants need the
+    range, and JAX computes both in float32)."""
 
     def fun(*args: Any) -> Any:
         dtype = get_aval(args[0]).dtype
-        if dtype != np.float16:
+        if dtype != np.float16 and dtype != dtypes.bfloat16:
             return kernel(*args)
         out = kernel(*(convert_element_type(x, np.float32) for x in args))
         return convert_element_type(out, dtype)

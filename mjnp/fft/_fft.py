@@ -80,9 +80,9 @@ def _swap_direction(norm: str | None) -> str:
 
 
 def _complex_input(x: Array) -> Array:
-    """float32 and float16 go to complex64 (NumPy 2 keeps single precision); the rest to
-    complex128."""
-    if x.dtype == np.complex64 or x.dtype in (np.float32, np.float16):
+    """float32, float16 and bfloat16 go to complex64 (NumPy 2 keeps single precision, JAX
+    bfloat16's); the rest to complex128."""
+    if x.dtype == np.complex64 or x.dtype in (np.float32, np.float16, dtypes.bfloat16):
         return lax.convert_element_type(x, np.complex64)
     return lax.convert_element_type(x, np.complex128)
 
@@ -90,7 +90,7 @@ def _complex_input(x: Array) -> Array:
 def _real_input(x: Array) -> Array:
     if dtypes.kind(x.dtype) == "c":
         raise TypeError(f"mjnp.fft: a real-input transform got a {x.dtype.name} array")
-    if x.dtype in (np.float32, np.float16):
+    if x.dtype in (np.float32, np.float16, dtypes.bfloat16):
         return lax.convert_element_type(x, np.float32)
     return lax.convert_element_type(x, np.float64)
 
