@@ -233,6 +233,7 @@ _HOST_LIMIT = 1 << 15
 # once a float32 result that is exact (a sum, difference or product of two bfloat16s: rounding
 # it once is the correctly rounded result, which XLA's CPU computes too).
 # tests/test_bfloat16.py checks each bit for bit against XLA.
+_BFLOAT16 = dtypes.bfloat16
 _BFLOAT16_HOST = frozenset(
     {
         "reshape", "transpose", "squeeze", "expand_dims", "slice", "broadcast_in_dim", "rev",
@@ -275,6 +276,8 @@ def host_limit(prim: Primitive, dtype: np.dtype | None = None) -> float:
     """Elements (largest operand or result) up to which eager `prim` on operands of `dtype`
     (its first operand's; None: any) runs its host rule on the CPU."""
     name = prim.name
+    if dtype == _BFLOAT16 and name not in _BFLOAT16_HOST:
+        return 0  # (host_vjp's rules ask here too: no NumPy arithmetic on bfloat16)
     if name in _ALWAYS_HOST or name in _STREAMING:
         return math.inf
     dtypes = _STREAMING_DTYPES.get(name)

@@ -398,6 +398,27 @@ def test_mlp_grad_step_as_jax():
         )
 
 
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda L, v: L.sum(L.sin(v)),
+        lambda L, v: L.sum(L.tanh(v) * v),
+        lambda L, v: L.sum(L.abs(v) ** 1.7),
+        lambda L, v: L.sum(v**3),
+        lambda L, v: L.sum(L.maximum(v, 0.3)),
+        lambda L, v: L.mean(L.exp(v) / (1 + v * v)),
+    ],
+)
+def test_eager_grad_matches_jit_grad_and_jax(f):
+    x = _bf16(_X)
+    eager = mjcore.grad(lambda v: f(mjnp, v))(mjnp.asarray(x))
+    _assert_same(eager, mjcore.jit(mjcore.grad(lambda v: f(mjnp, v)))(mjnp.asarray(x)))
+    want = np.asarray(jax.grad(lambda v: f(jnp, v))(jnp.asarray(x)), np.float32)
+    # 2 bfloat16 ulps: some derivative formulas differ from JAX's (tanh's: mjcore's
+    # (1 + t) * (1 - t), JAX's g * (1 - t) + g * (1 - t) * t), each rounded in bfloat16
+    np.testing.assert_allclose(np.asarray(eager, np.float32), want, rtol=2**-6, atol=2**-12)
+
+
 def test_jvp_and_vmap_as_jax():
     x, t = _bf16(_X[:16]), _bf16(_Y[:16])
 
