@@ -440,8 +440,8 @@ def _is_index_array(e: Any) -> bool:
     t = type(e)
     if t is Array:
         aval = e.aval
-        return dtypes.kind(aval.dtype) in "biu" and len(aval.shape) > 0
-    return t is np.ndarray and dtypes.kind(e.dtype) in "biu" and e.ndim > 0
+        return aval.dtype.kind in "biu" and len(aval.shape) > 0
+    return t is np.ndarray and e.dtype.kind in "biu" and e.ndim > 0
 
 
 def _index_value(e: Any) -> Any:

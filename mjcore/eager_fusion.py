@@ -761,7 +761,7 @@ def _with_finite_flags(entry: Any) -> Any:
     `is_finite` for those)."""
     closed = entry.closed
     out_avals = closed.out_avals
-    if any(dtypes.kind(a.dtype) == "c" for a in out_avals):
+    if any(a.dtype.kind == "c" for a in out_avals):
         return None
     floats = [i for i, a in enumerate(out_avals) if dtypes.kind(a.dtype) == "f"]
 

@@ -251,9 +251,9 @@ def _pp_atom(x: Atom, names: _Names) -> str:
 
 def _pp_literal(x: Literal) -> str:
     val = np.asarray(x.val)
-    if dtypes.kind(val.dtype) == "b":
+    if val.dtype.kind == "b":
         return "True" if val else "False"
-    if dtypes.kind(val.dtype) in "iu":
+    if val.dtype.kind in "iu":
         return str(int(val))
     if dtypes.kind(val.dtype) == "f":
         return repr(float(val))

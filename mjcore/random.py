@@ -284,7 +284,7 @@ def _make_key(name: str, seed: Any) -> Any:
             f"mjcore.random.{name}: accepts a scalar seed, got an array of shape {aval.shape}; "
             "map over seeds with mjcore.vmap"
         )
-    if dtypes.kind(aval.dtype) not in "iu":
+    if aval.dtype.kind not in "iu":
         raise TypeError(
             f"mjcore.random.{name}: the seed must be an integer, got dtype {aval.dtype.name}"
         )
@@ -325,7 +325,7 @@ def fold_in(key: ArrayLike, data: int | ArrayLike) -> Any:
         data = np.uint32(data)
     data = _as_array(data)
     aval = get_aval(data)
-    if aval.ndim or dtypes.kind(aval.dtype) not in "biu":
+    if aval.ndim or aval.dtype.kind not in "biu":
         raise TypeError(
             "mjcore.random.fold_in: data must be a scalar integer, got "
             f"{aval.dtype.name}{list(aval.shape)}; map over data with mjcore.vmap"
@@ -356,7 +356,7 @@ def bits(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = np.uint64) -> A
     JAX's with x64 enabled and as this project's other 64-bit defaults)."""
     key = _check_key("bits", key)
     dtype = dtypes.canonicalize_dtype(dtype, "mjcore.random.bits")
-    if dtypes.kind(dtype) != "u":
+    if dtype.kind != "u":
         raise ValueError(
             f"mjcore.random.bits: dtype must be an unsigned integer dtype, got {dtype.name}"
         )
@@ -444,7 +444,7 @@ def _normal_real(key: Any, shape: Shape, dtype: np.dtype) -> Any:
 
 @jit(static_argnums=(1, 2))
 def _normal(key: Any, shape: Shape, dtype: np.dtype) -> Any:
-    if dtypes.kind(dtype) != "c":
+    if dtype.kind != "c":
         return _normal_real(key, shape, dtype)
     # Real and imaginary parts with variance 1/2 each, as JAX draws them.
     real_dtype = np.dtype(f"float{dtype.itemsize * 4}")
@@ -517,7 +517,7 @@ def _int_param(name: str, x: Any) -> Any:
             raise OverflowError(f"mjcore.random.{name}: bound {x} does not fit in int64")
         return np.asarray(x, _I64)
     x = _as_array(x)
-    if dtypes.kind(get_aval(x).dtype) not in "iu":
+    if get_aval(x).dtype.kind not in "iu":
         x = lax.convert_element_type(x, _I64)
     return x
 
@@ -534,7 +534,7 @@ def randint(
     to `dtype`'s range; an empty range gives `minval`."""
     key = _check_key("randint", key)
     dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.randint")
-    if dtypes.kind(dtype) not in "iu":
+    if dtype.kind not in "iu":
         raise TypeError(f"mjcore.random.randint: dtype must be an integer dtype, got {dtype.name}")
     shape = _shape_of("randint", shape)
     minval, maxval = _int_param("randint", minval), _int_param("randint", maxval)
@@ -613,7 +613,7 @@ def permutation(
     x = _as_array(x)
     aval = get_aval(x)
     if aval.ndim == 0:
-        if dtypes.kind(aval.dtype) not in "iu":
+        if aval.dtype.kind not in "iu":
             raise TypeError(
                 "mjcore.random.permutation: x must be an integer or at least 1-dimensional, "
                 f"got {aval.dtype.name}[]"
@@ -670,7 +670,7 @@ def choice(
     arr = _as_array(a)
     aval = get_aval(arr)
     if aval.ndim == 0:
-        if dtypes.kind(aval.dtype) not in "iu":
+        if aval.dtype.kind not in "iu":
             raise TypeError(
                 f"mjcore.random.choice: a must be an integer or an array, got {aval.dtype.name}[]"
             )
@@ -763,7 +763,7 @@ def _check_safe_cast(name: str, dtype: np.dtype, *params: Any) -> None:
         if isinstance(p, bool | int | float):
             continue
         pdtype = get_aval(_as_array(p)).dtype
-        if dtypes.kind(pdtype) == "c" or (
+        if pdtype.kind == "c" or (
             dtypes.kind(pdtype) == "f" and np.promote_types(pdtype, dtype) != dtype
         ):
             raise ValueError(
@@ -1095,7 +1095,7 @@ def geometric(
     `jax.random.geometric`: `floor(log(u) / log1p(-p)) + 1`."""
     key = _check_key("geometric", key)
     dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.geometric")
-    if dtypes.kind(dtype) not in "iu":
+    if dtype.kind not in "iu":
         raise ValueError(
             f"mjcore.random.geometric: dtype must be an integer dtype, got {dtype.name}"
         )
@@ -1858,7 +1858,7 @@ def poisson(
     above. `shape` defaults to `lam.shape`."""
     key = _check_key("poisson", key)
     dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype, "mjcore.random.poisson")
-    if dtypes.kind(dtype) not in "iu":
+    if dtype.kind not in "iu":
         raise TypeError(f"mjcore.random.poisson: dtype must be an integer dtype, got {dtype.name}")
     lam = _param(lam)
     shape = _param_shape("poisson", shape, lam)

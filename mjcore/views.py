@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core, dispatch, dtypes
+from mjcore import core, dispatch
 from mjcore.array import Array, new_object
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
@@ -215,12 +215,12 @@ def getitem_method(
             te = type(e)
             if te is Array:
                 aval = e.aval
-                if dtypes.kind(aval.dtype) not in "biu" or not aval.shape:
+                if aval.dtype.kind not in "biu" or not aval.shape:
                     return general(self, idx)
                 value = e._npy
                 values.append(e._value() if value is None else value)
             elif te is _ndarray:
-                if dtypes.kind(e.dtype) not in "biu" or not e.ndim:
+                if e.dtype.kind not in "biu" or not e.ndim:
                     return general(self, idx)
                 values.append(e)
             elif te is slice:

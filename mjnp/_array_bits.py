@@ -41,7 +41,7 @@ _UINT = {size: np.dtype(f"uint{8 * size}") for size in (1, 2, 4, 8)}
 
 def _word_limit(dtype: np.dtype) -> int:
     """The widest word a dtype splits into: its item size, or a component's for complex."""
-    return dtype.itemsize // 2 if dtypes.kind(dtype) == "c" else dtype.itemsize
+    return dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
 
 
 def _to_words(x: Array, w: int) -> Array:
@@ -51,13 +51,13 @@ def _to_words(x: Array, w: int) -> Array:
     """
     aval = get_aval(x)
     shape, dtype, nd = aval.shape, aval.dtype, len(aval.shape)
-    if dtypes.kind(dtype) == "c":
+    if dtype.kind == "c":
         # A complex value is its real part's bits followed by its imaginary part's.
         parts = lax.concatenate(
             [lax.expand_dims(lax.real(x), (nd,)), lax.expand_dims(lax.imag(x), (nd,))], nd
         )
         return lax.reshape(_to_words(parts, w), (*shape, dtype.itemsize // w))
-    if dtypes.kind(dtype) == "b":
+    if dtype.kind == "b":
         u = lax.convert_element_type(x, _UINT[1])
     else:
         u = lax.bitcast_convert_type(x, _UINT[dtype.itemsize])
@@ -78,7 +78,7 @@ def _from_words(words: Array, dtype: np.dtype) -> Array:
     aval = get_aval(words)
     shape, w = aval.shape[:-1], aval.dtype.itemsize
     nd = len(shape)
-    if dtypes.kind(dtype) == "c":
+    if dtype.kind == "c":
         part_dtype = np.dtype(f"float{4 * dtype.itemsize}")
         parts = _from_words(lax.reshape(words, (*shape, 2, part_dtype.itemsize // w)), part_dtype)
         real, imag = (lax.squeeze(lax.slice_in_dim(parts, i, i + 1, nd), (nd,)) for i in (0, 1))
@@ -91,7 +91,7 @@ def _from_words(words: Array, dtype: np.dtype) -> Array:
         shifts = np.arange(count, dtype=_UINT[dtype.itemsize]) * (8 * w)
         shifted = lax.shift_left(wide, lax.broadcast_in_dim(shifts, aval.shape, (nd,)))
         u = lax.reduce_or(shifted, (nd,))
-    if dtypes.kind(dtype) == "b":
+    if dtype.kind == "b":
         # NB: NumPy keeps a bool's byte as it is (`uint8(2).view(bool)` holds 2 but prints
         # True); a device bool is 0 or 1, so any nonzero byte becomes True.
         return lax.ne(u, np.zeros((), _UINT[1]))
@@ -169,7 +169,7 @@ def _view(x: Array, new_dtype: np.dtype) -> Array:
     old_dtype, shape = aval.dtype, aval.shape
     if old_dtype == new_dtype:
         return x
-    plain = dtypes.kind(old_dtype) not in "bc" and dtypes.kind(new_dtype) not in "bc"
+    plain = old_dtype.kind not in "bc" and new_dtype.kind not in "bc"
     if plain and old_dtype.itemsize == new_dtype.itemsize:
         return lax.bitcast_convert_type(x, new_dtype)
     w = min(_word_limit(old_dtype), _word_limit(new_dtype))
@@ -183,11 +183,11 @@ def _view(x: Array, new_dtype: np.dtype) -> Array:
 def _byteswap(x: Array) -> Array:
     aval = get_aval(x)
     dtype, shape = aval.dtype, aval.shape
-    if _word_limit(dtype) == 1 or dtypes.kind(dtype) == "b":
+    if _word_limit(dtype) == 1 or dtype.kind == "b":
         return x
     words = _to_words(x, 1)
     # Each component of a complex value is swapped on its own, as NumPy swaps them.
-    parts = 2 if dtypes.kind(dtype) == "c" else 1
+    parts = 2 if dtype.kind == "c" else 1
     split = lax.reshape(words, (*shape, parts, dtype.itemsize // parts))
     swapped = lax.reshape(lax.rev(split, (len(shape) + 1,)), (*shape, dtype.itemsize))
     return _from_words(swapped, dtype)

@@ -40,7 +40,7 @@ def i0(x: ArrayLike) -> Array:
         TypeError: for complex input, as NumPy.
     """
     x = asarray_arg("i0", x)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         raise TypeError("mjnp.i0: i0 not supported for complex values")
     if dtypes.kind(x.dtype) != "f":
         x = lax.convert_element_type(x, np.dtype("float64"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes, lax
+from mjcore import lax
 from mjnp import _manipulation
 from mjnp._floating_point import _const
 from mjnp._manipulation import normalize_axis
@@ -28,14 +28,14 @@ _UINT8 = np.dtype("uint8")
 def bitwise_count(x: ArrayLike, /) -> Array:
     """Number of set bits of `abs(x)`, as uint8, as `numpy.bitwise_count`."""
     x = asarray_arg("bitwise_count", x)
-    if dtypes.kind(x.dtype) not in "iub":
+    if x.dtype.kind not in "iub":
         raise TypeError(
             f"mjnp.bitwise_count: not supported for input dtype {x.dtype.name}; it needs "
             "integer input"
         )
     if x.dtype == _BOOL:
         x = lax.convert_element_type(x, _UINT8)
-    if dtypes.kind(x.dtype) == "i":
+    if x.dtype.kind == "i":
         x = lax.abs(x)
     return lax.convert_element_type(lax.population_count(x), _UINT8)
 
@@ -64,7 +64,7 @@ def packbits(a: ArrayLike, /, axis: int | None = None, bitorder: str = "big") ->
     """Pack truthy elements into the bits of uint8 along `axis` (flattened when None), as
     `numpy.packbits`; the axis is zero-padded to a multiple of 8."""
     a = asarray_arg("packbits", a)
-    if dtypes.kind(a.dtype) not in "biu":
+    if a.dtype.kind not in "biu":
         raise TypeError(
             f"mjnp.packbits: Expected an input array of integer or boolean data type, got "
             f"{a.dtype.name}"

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp import _elementwise as ew
@@ -116,7 +115,7 @@ def _spacing(f: Array, axis: int, distances: Any) -> Any:
             f"dimension: got {distances.shape[0]} coordinates for axis {axis} of length "
             f"{f.shape[axis]}"
         )
-    if dtypes.kind(distances.dtype) in "iu":
+    if distances.dtype.kind in "iu":
         distances = astype(distances, _FLOAT64)  # no modular arithmetic in the differences
     if not isinstance(distances, Tracer):
         host = np.diff(np.asarray(distances))

@@ -127,7 +127,7 @@ def _int_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
         # `x % n` with a known n > 0 (eager code): no division by zero and a positive divisor,
         # so the general path's selects reduce to these (same values, shape and dtype).
         q, r = lax.div(x1, x2), lax.rem(x1, x2)
-        if dtypes.kind(x1.dtype) == "i":
+        if x1.dtype.kind == "i":
             adjust = lax.lt(r, _const(0, r))
             q = _select(adjust, q, lax.sub(q, _const(1, q)))
             r = _select(adjust, r, lax.add(r, x2))
@@ -137,7 +137,7 @@ def _int_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
     safe = _select(is_zero, x2, _const(1, x2))
     q = lax.div(x1, safe)
     r = lax.rem(x1, safe)
-    if dtypes.kind(x1.dtype) == "i":
+    if x1.dtype.kind == "i":
         # C division truncates; floor instead when the remainder and divisor differ in sign.
         adjust = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
         q = _select(adjust, q, lax.sub(q, _const(1, q)))
@@ -272,15 +272,15 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """
     if type(x2) is int:
         base, exponent = promote_args_numeric("power", x1, x2)
-        if x2 < 0 and dtypes.kind(base.dtype) in "iu":
+        if x2 < 0 and base.dtype.kind in "iu":
             _check_nonnegative_exponent("power", x2)
-        if dtypes.kind(base.dtype) != "c" or -100 < x2 < 100:
+        if base.dtype.kind != "c" or -100 < x2 < 100:
             return lax.integer_pow(base, x2)
         return lax.pow(base, exponent)
     x1, x2 = _pair("power", promote_args_numeric, x1, x2)
-    if dtypes.kind(x1.dtype) in "iu":
+    if x1.dtype.kind in "iu":
         _check_nonnegative_exponent("power", x2)
-    if dtypes.kind(x1.dtype) == "c":
+    if x1.dtype.kind == "c":
         return _complex_pow(x1, x2)
     return lax.pow(x1, x2)
 
@@ -307,7 +307,7 @@ pow = power  # noqa: A001  (the Array API name)
 def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 ** x2` computed in float64 (complex128 for complex input), as NumPy."""
     x1, x2 = _pair("float_power", promote_args_inexact, x1, x2)
-    dtype = np.dtype("complex128" if dtypes.kind(x1.dtype) == "c" else "float64")
+    dtype = np.dtype("complex128" if x1.dtype.kind == "c" else "float64")
     return lax.pow(lax.convert_element_type(x1, dtype), lax.convert_element_type(x2, dtype))
 
 
@@ -393,7 +393,7 @@ def _isnan_inexact(x: Array) -> Array:
 def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise maximum, propagating NaN, as `numpy.maximum` (complex: lexicographic)."""
     x1, x2 = _pair("maximum", promote_args, x1, x2)
-    if dtypes.kind(x1.dtype) == "c":
+    if x1.dtype.kind == "c":
         pick_x1 = lax.bitwise_or(_complex_greater(x1, x2, True), _isnan_inexact(x1))
         return _select(pick_x1, x2, x1)
     return lax.max(x1, x2)
@@ -403,7 +403,7 @@ def maximum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 def minimum(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise minimum, propagating NaN, as `numpy.minimum` (complex: lexicographic)."""
     x1, x2 = _pair("minimum", promote_args, x1, x2)
-    if dtypes.kind(x1.dtype) == "c":
+    if x1.dtype.kind == "c":
         pick_x1 = lax.bitwise_or(_complex_greater(x2, x1, True), _isnan_inexact(x1))
         return _select(pick_x1, x2, x1)
     return lax.min(x1, x2)
@@ -483,7 +483,7 @@ fix = trunc
 
 
 def _rint(x: Array) -> Array:
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         return lax.complex(_rint(lax.real(x)), _rint(lax.imag(x)))
     return lax.round(x, ROUND_TO_NEAREST_EVEN)
 
@@ -506,9 +506,7 @@ def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Array:  # noqa: A
         v = host_value(a)
         if v is not None:  # eagerly on CPU: NumPy's round (an int `decimals` is not fused)
             # the general path keeps a weak type only where it computes no new values
-            weak = a.aval.weak_type and (
-                decimals == 0 or (decimals > 0 and dtypes.kind(v.dtype) in "iu")
-            )
+            weak = a.aval.weak_type and (decimals == 0 or (decimals > 0 and v.dtype.kind in "iu"))
             return wrap(np.round(v, decimals), weak)
     return _round_fused(a, decimals, out)
 
@@ -527,7 +525,7 @@ fused_handles(round, _round_fused)
 def _round(a: ArrayLike, decimals: int) -> Array:
     (a,) = promote_args("round", a)
     decimals = _operator_index("round", "decimals", decimals)
-    if dtypes.kind(a.dtype) in "iu":
+    if a.dtype.kind in "iu":
         if decimals >= 0:
             return a
         scaled = lax.convert_element_type(a, np.float64)
@@ -538,7 +536,7 @@ def _round(a: ArrayLike, decimals: int) -> Array:
         a = lax.convert_element_type(a, _FLOAT16)
     if decimals == 0:
         return _rint(a)
-    if dtypes.kind(a.dtype) == "c":
+    if a.dtype.kind == "c":
         return lax.complex(_round_float(lax.real(a), decimals), _round_float(lax.imag(a), decimals))
     return _round_float(a, decimals)
 
@@ -588,7 +586,7 @@ def _log_base(base: float) -> Callable[[Array], Array]:
 
 
 def _reciprocal(x: Array) -> Array:
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         return _complex_reciprocal(x)
     return lax.div(_const(1, x), x)
 
@@ -727,7 +725,7 @@ def _compare_out_of_range(name: str, x1: Any, x2: Any) -> Array | None:
     for big, other, big_is_x1 in ((x2, x1, False), (x1, x2, True)):
         if type(big) is int and type(other) is not int:
             other = asarray_arg(name, other)
-            info = np.iinfo(other.dtype) if dtypes.kind(other.dtype) in "iu" else None
+            info = np.iinfo(other.dtype) if other.dtype.kind in "iu" else None
             if info is not None and not info.min <= big <= info.max:
                 x1_less = (big > info.max) != big_is_x1
                 value = _ORDERED_OUTCOMES[name][0 if x1_less else 1]
@@ -746,7 +744,7 @@ def _comparison(
         if fixed is not None:
             return fixed
         x1, x2 = _pair(name, promote_args, x1, x2)
-        if dtypes.kind(x1.dtype) == "c" and flip is not None:
+        if x1.dtype.kind == "c" and flip is not None:
             a, b = (x2, x1) if flip else (x1, x2)
             return _complex_greater(a, b, not strict)
         return lax_fun(x1, x2)
@@ -847,7 +845,7 @@ def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Elementwise `x1 >> x2`, arithmetic for signed integers, as `numpy.right_shift`."""
     x1, x2 = _pair("right_shift", promote_args_numeric, x1, x2)
     _check_kinds("right_shift", "iu", x1)
-    if dtypes.kind(x1.dtype) == "i":
+    if x1.dtype.kind == "i":
         return lax.shift_right_arithmetic(x1, x2)
     return lax.shift_right_logical(x1, x2)
 
@@ -875,7 +873,7 @@ def isnan(x: ArrayLike, /) -> Array:
 def isfinite(x: ArrayLike, /) -> Array:
     """Elementwise test for neither infinite nor NaN (both parts for complex), as NumPy."""
     x = asarray_arg("isfinite", x)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     if dtypes.kind(x.dtype) != "f":
         return lax.full(x.shape, True, _BOOL)
@@ -886,7 +884,7 @@ def isfinite(x: ArrayLike, /) -> Array:
 def isinf(x: ArrayLike, /) -> Array:
     """Elementwise test for positive or negative infinity (either part for complex), as NumPy."""
     x = asarray_arg("isinf", x)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         return lax.bitwise_or(_isinf_real(lax.real(x)), _isinf_real(lax.imag(x)))
     if dtypes.kind(x.dtype) != "f":
         return _false_like(x)
@@ -913,21 +911,21 @@ def signbit(x: ArrayLike, /) -> Array:
 def real(val: ArrayLike, /) -> Array:
     """The real part (the array itself for real input), as `numpy.real`."""
     val = asarray_arg("real", val)
-    return lax.real(val) if dtypes.kind(val.dtype) == "c" else val
+    return lax.real(val) if val.dtype.kind == "c" else val
 
 
 @fuse_eagerly
 def imag(val: ArrayLike, /) -> Array:
     """The imaginary part (zeros for real input), as `numpy.imag`."""
     val = asarray_arg("imag", val)
-    return lax.imag(val) if dtypes.kind(val.dtype) == "c" else _zeros_like(val)
+    return lax.imag(val) if val.dtype.kind == "c" else _zeros_like(val)
 
 
 @ufunc_out
 def conjugate(x: ArrayLike, /) -> Array:
     """The complex conjugate (real input unchanged; bool gives int8), as `numpy.conjugate`."""
     (x,) = promote_args_numeric("conjugate", x)
-    return lax.conj(x) if dtypes.kind(x.dtype) == "c" else x
+    return lax.conj(x) if x.dtype.kind == "c" else x
 
 
 conj = conjugate
@@ -1014,7 +1012,7 @@ def _clip(a: ArrayLike, a_min: Any, a_max: Any) -> Array:
     else:
         a = asarray_arg("clip", a)
         a_dtype = a.dtype
-    if dtypes.kind(a_dtype) in "iu":
+    if a_dtype.kind in "iu":
         # NumPy's rule: a Python int bound beyond the dtype's range clips nothing (where
         # maximum(uint8_array, -1) would raise OverflowError), so it is dropped.
         info = np.iinfo(a_dtype)

@@ -191,7 +191,7 @@ def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """`x1 * 2**x2` for integer `x2`, as `numpy.ldexp`, without intermediate overflow."""
     (x1,) = _float_args("ldexp", x1)
     x2 = asarray_arg("ldexp", x2)
-    if dtypes.kind(x2.dtype) not in "biu":
+    if x2.dtype.kind not in "biu":
         raise TypeError(f"mjnp.ldexp: the exponent needs an integer dtype, got {x2.dtype.name}")
     ew._broadcast_shapes("ldexp", x1.shape, x2.shape)
     dtype = x1.dtype

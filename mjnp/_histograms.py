@@ -96,7 +96,7 @@ def _check_count_input(x: Array) -> None:
         )
     if x.ndim > 1:
         raise ValueError(f"mjnp.bincount: x must be 1-D, got shape {x.shape}")
-    if dtypes.kind(x.dtype) not in "biu":
+    if x.dtype.kind not in "biu":
         raise TypeError(
             f"mjnp.bincount: Cannot cast array data from dtype('{x.dtype}') to dtype('int64') "
             "according to the rule 'safe': x must hold non-negative integers; cast it with "
@@ -106,7 +106,7 @@ def _check_count_input(x: Array) -> None:
 
 def _count_weights(fname: str, weights: ArrayLike, x: Array) -> Array:
     weights = asarray_arg(fname, weights)
-    if dtypes.kind(weights.dtype) == "c":
+    if weights.dtype.kind == "c":
         raise TypeError(
             f"mjnp.{fname}: weights must be real (NumPy sums them as float64), got dtype "
             f"{weights.dtype}; count the real and imaginary parts separately"
@@ -188,7 +188,7 @@ def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
     if values is None:
         return None
     v = values[0]
-    if v.ndim != 1 or dtypes.kind(v.dtype) not in "biu" or v.size == 0 or v.dtype == np.uint64:
+    if v.ndim != 1 or v.dtype.kind not in "biu" or v.size == 0 or v.dtype == np.uint64:
         return None
     w = None
     if weights is not None:
@@ -411,7 +411,7 @@ def _weighted_counts(idx: Array, weights: Array | None, count: int) -> Array:
     does (float64, or both parts in float64 for complex), then cast to the weights' dtype."""
     if weights is None:
         return _count(idx, None, count)
-    work = _COMPLEX128 if dtypes.kind(weights.dtype) == "c" else _FLOAT64
+    work = _COMPLEX128 if weights.dtype.kind == "c" else _FLOAT64
     return astype(_count(idx, astype(weights, work), count), weights.dtype)
 
 

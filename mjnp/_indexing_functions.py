@@ -61,7 +61,7 @@ def _integer_index(name: str, indices: ArrayLike) -> Array:
     idx = asarray_arg(name, [] if isinstance(indices, list) and not indices else indices)
     if isinstance(indices, list) and not indices:
         idx = lax.convert_element_type(idx, np.int64)
-    if dtypes.kind(get_aval(idx).dtype) not in "iu":
+    if get_aval(idx).dtype.kind not in "iu":
         raise TypeError(
             f"mjnp.{name}: indices must be integers, got dtype {get_aval(idx).dtype}; "
             "cast them with .astype(int)"
@@ -124,7 +124,7 @@ def _host_index(indices: Any) -> Any:
     if type(indices) is int:
         return indices
     i = _host_numpy.host_value(indices)
-    if i is None or dtypes.kind(i.dtype) not in "iu" or i.dtype == np.uint64:
+    if i is None or i.dtype.kind not in "iu" or i.dtype == np.uint64:
         return None  # (NumPy will not cast uint64 indices to intp)
     return i
 
@@ -353,7 +353,7 @@ def select(
         raise ValueError("mjnp.select: select with an empty condition list is not possible")
     conds = [asarray_arg("select", c) for c in condlist]
     for i, c in enumerate(conds):
-        if dtypes.kind(get_aval(c).dtype) != "b":
+        if get_aval(c).dtype.kind != "b":
             raise TypeError(
                 f"mjnp.select: invalid entry {i} in condlist: should be boolean ndarray"
             )
@@ -386,7 +386,7 @@ def _select_int(value: int, dtype: np.dtype, role: str) -> Array:
     TypeError there too (`select([c], [3], uint8_array)`), which its own comments call a
     stopgap for weak Python ints.
     """
-    if dtypes.kind(dtype) in "iu" and np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+    if dtype.kind in "iu" and np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
         return lax.full((), value, dtype)
     host = np.asarray(value)
     if role == "choice" and not np.can_cast(host.dtype, dtype, "same_kind"):
@@ -621,9 +621,9 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False) -> Array:
     """
     bins = asarray_arg("digitize", bins)
     x = asarray_arg("digitize", x)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         raise TypeError("mjnp.digitize: x may not be complex")
-    if dtypes.kind(bins.dtype) == "c":  # NumPy's monotonicity check casts them to float64 safely
+    if bins.dtype.kind == "c":  # NumPy's monotonicity check casts them to float64 safely
         raise TypeError(
             "mjnp.digitize: Cannot cast array data from dtype('complex128') to dtype('float64') "
             "according to the rule 'safe' (bins may not be complex)"
@@ -754,7 +754,7 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
             f"expected, got {len(funclist)}"
         )
     # NumPy's asarray(condlist, dtype=bool): nonzero numbers are true
-    conds = [c if dtypes.kind(get_aval(c).dtype) == "b" else ew.not_equal(c, 0) for c in conds]
+    conds = [c if get_aval(c).dtype.kind == "b" else ew.not_equal(c, 0) for c in conds]
     if len(funclist) == n + 1:
         otherwise = ew.logical_not(_any_of(conds, x.shape))
         conds = [*conds, otherwise]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes, lax
+from mjcore import lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp import _elementwise as ew
@@ -45,7 +45,7 @@ def _check_data_points(name: str, x: Array) -> None:
 
 def _real_coordinates(name: str, x: ArrayLike) -> Array:
     x = asarray_arg("interp", x)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         raise TypeError(
             f"mjnp.interp: {name} must be real, got dtype {x.dtype}; pass its real part "
             f"(mjnp.real({name})) if that is what you mean"
@@ -121,7 +121,7 @@ def interp(
         TypeError: for complex `x` or `xp`.
     """
     fp = asarray_arg("interp", fp)
-    work = _COMPLEX128 if dtypes.kind(fp.dtype) == "c" else _FLOAT64
+    work = _COMPLEX128 if fp.dtype.kind == "c" else _FLOAT64
     if period is not None:
         if _is_concrete_number(period) and period == 0:
             raise ValueError("mjnp.interp: period must be a non-zero value, got 0")
@@ -163,7 +163,7 @@ def interp(
     fp = astype(fp, work)
     if work == _FLOAT64:
         for name, value in (("left", left), ("right", right)):
-            if value is not None and dtypes.kind(asarray_arg("interp", value).dtype) == "c":
+            if value is not None and asarray_arg("interp", value).dtype.kind == "c":
                 raise TypeError(
                     f"mjnp.interp: {name} must be real for real fp, got {value!r:.40}; pass a "
                     "real number, or complex fp"

@@ -178,7 +178,7 @@ def _concrete_ints(fname: str, argname: str, x: Any) -> np.ndarray:
     if isinstance(x, Tracer):
         x = core.concrete_or_error(x, f"mjnp.{fname}({argname}=...)")
     value = np.asarray(x)
-    if dtypes.kind(value.dtype) == "b" or (dtypes.kind(value.dtype) not in "iu" and value.size):
+    if value.dtype.kind == "b" or (value.dtype.kind not in "iu" and value.size):
         raise TypeError(
             f"mjnp.{fname}: {argname} must be integers, got {x!r:.80} of dtype {value.dtype}"
         )
@@ -659,7 +659,7 @@ def _roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None) -> Array:
     a = asarray_strong("roll", a)
     if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
         shift_val = asarray_arg("roll", shift)
-        if dtypes.kind(shift_val.dtype) not in "iu" or shift_val.ndim:
+        if shift_val.dtype.kind not in "iu" or shift_val.ndim:
             raise TypeError("mjnp.roll: a traced shift must be an integer scalar")
         if axis is None:
             return lax.reshape(_roll_axis(ravel(a), shift_val, 0), a.shape)
@@ -781,7 +781,7 @@ def _pad_width(
         width = np.asarray(core.concrete_or_error(pad_width, f"mjnp.{fname}({argname}=...)"))
     else:  # NumPy's reading: strings, None and objects fail the integral-type check below
         width = np.asarray(pad_width)
-    if dtypes.kind(width.dtype) not in "iu":
+    if width.dtype.kind not in "iu":
         raise TypeError(f"mjnp.{fname}: `{argname}` must be of integral type, got {pad_width!r}")
     try:
         width = np.broadcast_to(width, (ndim, 2)) if width.size != 1 else np.full((ndim, 2), width)
@@ -921,7 +921,7 @@ def _pad_stat(x: Array, axis: int, lo: int, hi: int, lengths: Any, mode: str) ->
         if mode in ("mean", "median"):
             stat_fun = _reductions.mean if mode == "mean" else _statistics.median
             stat = stat_fun(chunk, axis=axis, keepdims=True)
-            if dtypes.kind(x.dtype) in "iu":
+            if x.dtype.kind in "iu":
                 stat = ew.rint(stat)
         elif mode == "maximum":
             stat = _reductions.max(chunk, axis=axis, keepdims=True)

@@ -43,7 +43,7 @@ def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def _int_args(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
     x1, x2 = promote_args(fname, x1, x2)
-    if dtypes.kind(x1.dtype) not in "iu":
+    if x1.dtype.kind not in "iu":
         raise TypeError(
             f"mjnp.{fname}: not supported for input dtype {x1.dtype.name}; it needs integer input"
         )
@@ -52,7 +52,7 @@ def _int_args(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
 
 
 def _gcd(a: Array, b: Array) -> Array:
-    if dtypes.kind(a.dtype) == "i":
+    if a.dtype.kind == "i":
         a, b = lax.abs(a), lax.abs(b)
     zero, one = _const(0, a), _const(1, a)
 
@@ -67,7 +67,7 @@ def _gcd(a: Array, b: Array) -> Array:
 
     out = while_loop(cond, body, (a, b))[0]
     # abs(int min) wraps to itself; NumPy's gcd is still non-negative there.
-    return lax.abs(out) if dtypes.kind(out.dtype) == "i" else out
+    return lax.abs(out) if out.dtype.kind == "i" else out
 
 
 @ufunc_out
@@ -84,7 +84,7 @@ def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     As in NumPy, `|x1| // gcd * |x2|` wraps around when it overflows the dtype.
     """
     x1, x2 = _int_args("lcm", x1, x2)
-    if dtypes.kind(x1.dtype) == "i":
+    if x1.dtype.kind == "i":
         x1, x2 = lax.abs(x1), lax.abs(x2)
     g = _gcd(x1, x2)
     zero = _const(0, g)
@@ -133,7 +133,7 @@ def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 def sinc(x: ArrayLike) -> Array:
     """`sin(pi x) / (pi x)`, 1 at 0, as `numpy.sinc`."""
     x = asarray_arg("sinc", x)
-    if dtypes.kind(x.dtype) in "biu":
+    if x.dtype.kind in "biu":
         x = lax.convert_element_type(x, np.dtype("float64"))
     is_zero = lax.eq(x, _const(0, x))
     y = lax.mul(_where(is_zero, _const(1, x), x), _const(np.pi, x))
@@ -144,7 +144,7 @@ def sinc(x: ArrayLike) -> Array:
 def angle(z: ArrayLike, deg: bool = False) -> Array:
     """The counterclockwise angle from the positive real axis, as `numpy.angle`."""
     z = asarray_arg("angle", z)
-    if dtypes.kind(z.dtype) == "c":
+    if z.dtype.kind == "c":
         a = ew.arctan2(ew.imag(z), ew.real(z))
     else:
         a = ew.arctan2(0, z)
@@ -198,7 +198,7 @@ def _nan_to_num(
     neginf: float | None = None,
 ) -> Array:
     x = asarray_arg("nan_to_num", x)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         re = nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf)
         return lax.complex(re, im)
@@ -224,7 +224,7 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     concretization error under `jit`.
     """
     a = asarray_arg("real_if_close", a)
-    if dtypes.kind(a.dtype) != "c":
+    if a.dtype.kind != "c":
         return a
     if tol > 1:
         tol = float(dtypes.finfo(a.dtype).eps) * tol
@@ -271,7 +271,7 @@ def unwrap(
     tail = lax.slice_in_dim(p, min(1, n), n, axis=p.ndim - 1)
     dd = ew.subtract(tail, lax.slice_in_dim(p, 0, max(n - 1, 0), axis=p.ndim - 1))
     dtype = np.result_type(np.empty(0, dd.dtype), period)
-    if dtypes.kind(dtype) in "iu":
+    if dtype.kind in "iu":
         interval_high, rem = divmod(period, 2)
         boundary_ambiguous = rem == 0
     else:

@@ -406,7 +406,7 @@ def kron(a: ArrayLike, b: ArrayLike) -> Array:
     shape = tuple(d for pair in zip(a.shape, b.shape, strict=True) for d in pair)
     a_b = lax.broadcast_in_dim(a, shape, tuple(range(0, 2 * nd, 2)))
     b_b = lax.broadcast_in_dim(b, shape, tuple(range(1, 2 * nd, 2)))
-    prod = lax.mul(a_b, b_b) if dtypes.kind(a.dtype) != "b" else lax.bitwise_and(a_b, b_b)
+    prod = lax.mul(a_b, b_b) if a.dtype.kind != "b" else lax.bitwise_and(a_b, b_b)
     out = lax.reshape(prod, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
     return lax.convert_element_type(out, out.dtype)
 
@@ -554,7 +554,7 @@ def _einsum_sum(x: Array, labels: list[str], keep: set[str]) -> tuple[Array, lis
     axes = tuple(i for i, c in enumerate(labels) if c not in keep)
     if not axes:
         return x, labels
-    x = lax.reduce_or(x, axes) if dtypes.kind(x.dtype) == "b" else lax.reduce_sum(x, axes)
+    x = lax.reduce_or(x, axes) if x.dtype.kind == "b" else lax.reduce_sum(x, axes)
     return x, [c for c in labels if c in keep]
 
 

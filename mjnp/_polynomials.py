@@ -225,7 +225,7 @@ def poly(seq_of_zeros: ArrayLike) -> Array | float:
     for i in range(z.shape[0]):
         factor = lax.concatenate([one, lax.reshape(lax.neg(_index(z, i)), (1,))], 0)
         a = polymul(a, factor)
-    if dtypes.kind(dtype) == "c" and not isinstance(z, Tracer):
+    if dtype.kind == "c" and not isinstance(z, Tracer):
         roots = np.asarray(z)
         if np.all(np.sort(roots) == np.sort(roots.conjugate())):
             a = lax.real(a)

@@ -283,7 +283,7 @@ def promote_args_wrapping(fname: str, *args: ArrayLike) -> list[Any]:
     if not any(type(x) is int for x in args):
         return promote_args(fname, *args)
     vals, dtype, weak = _arrays_and_dtype(fname, args)
-    if dtypes.kind(dtype) in "iu":
+    if dtype.kind in "iu":
         vals = [_wrapped_int(fname, x, dtype) if type(x) is int else x for x in vals]
     return _convert_all(fname, vals, dtype, weak)
 
@@ -307,13 +307,13 @@ def promote_args_inexact(fname: str, *args: ArrayLike) -> list[Any]:
     if common is not None and dtypes.kind(common) in "fc":
         return list(args)
     vals, dtype, weak = _arrays_and_dtype(fname, args)
-    if dtypes.kind(dtype) in "biu":
+    if dtype.kind in "biu":
         dtype = _FLOAT64
     return _convert_all(fname, vals, dtype, weak)
 
 
 def _float_loop_dtype(args: tuple[Any, ...], dtype: np.dtype) -> np.dtype:
-    if dtypes.kind(dtype) not in "biu":
+    if dtype.kind not in "biu":
         return dtype
     floats = [
         _SMALLEST_SAFE_FLOAT[dtype]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes, lax
+from mjcore import lax
 from mjnp import _elementwise as ew
 from mjnp._indexing import getitem
 from mjnp._manipulation import asarray_strong
@@ -108,7 +108,7 @@ def correlate(a: ArrayLike, v: ArrayLike, mode: str | int = "valid") -> Array:
     if v.shape[0] == 0:
         raise ValueError("mjnp.correlate: second array argument cannot be empty")
     a, v = promote_args("correlate", a, v)
-    if dtypes.kind(v.dtype) == "c":
+    if v.dtype.kind == "c":
         v = ew.conjugate(v)
     if a.shape[0] < v.shape[0]:
         return lax.rev(_correlate_kernel(v, a, number), (0,))

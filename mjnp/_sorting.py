@@ -190,7 +190,7 @@ def _check_kth(fname: str, kth: Any, n: int, size: int) -> None:
     values = np.asarray(kth)
     if values.ndim > 1:
         raise ValueError(f"mjnp.{fname}: kth must be a scalar or a 1-d sequence, got {kth!r}")
-    if dtypes.kind(values.dtype) not in "iu":
+    if values.dtype.kind not in "iu":
         raise TypeError(f"mjnp.{fname}: partition index kth must be an integer, got {kth!r}")
     if size == 0:
         return  # NumPy has nothing to check against
@@ -274,7 +274,7 @@ def sort_complex(a: ArrayLike) -> Array:
     if values is not None and dtypes.kind(values[0].dtype) in "biuf" and values[0].ndim:
         return wrap_own(np.sort_complex(values[0]))
     x = sort(a)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         return x
     target = "complex64" if x.dtype.char in "bhBH" else "complex128"
     return lax.convert_element_type(x, np.dtype(target))

@@ -40,7 +40,7 @@ def _is_concrete(x: Any) -> bool:
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
-    return np.dtype(f"f{dtype.itemsize // 2}") if dtypes.kind(dtype) == "c" else dtype
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
 
 
 def _count(x: Array, axes: tuple[int, ...], mask: Array | None, keepdims: bool) -> Any:
@@ -94,7 +94,7 @@ def _variance(
     where_arg = True if mask is None else mask
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
-    sum_dtype = _FLOAT64 if dtype is None and dtypes.kind(x.dtype) in "biu" else dtype
+    sum_dtype = _FLOAT64 if dtype is None and x.dtype.kind in "biu" else dtype
     # NumPy's nanvar divides by its counts with every error ignored (NaN is the answer)
     quiet = slice_warnings.Quiet() if ignore_nan else contextlib.nullcontext()
     if mean is _NO_VALUE:
@@ -104,7 +104,7 @@ def _variance(
     else:
         center = asarray_arg(fname, mean)
     deviation = ew.subtract(x, center)
-    if dtypes.kind(deviation.dtype) == "c":
+    if deviation.dtype.kind == "c":
         squares = ew.real(ew.multiply(deviation, ew.conjugate(deviation)))
     else:
         squares = ew.multiply(deviation, deviation)
@@ -561,7 +561,7 @@ def _quantile(
         if found is not None:
             return found
     x = asarray_strong(fname, a)
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         raise TypeError(f"mjnp.{fname}: a must be an array of real numbers")
     if method not in _METHODS:
         raise ValueError(f"mjnp.{fname}: {method!r} is not a valid method. Use one of: {_METHODS}")
@@ -971,9 +971,7 @@ def average(
         scale = lax.full(avg.shape, x.size // max(avg.size, 1), avg.dtype)
         return (avg, scale) if returned else avg
     w = asarray_strong("average", weights)
-    result_dtype = np.result_type(
-        x.dtype, w.dtype, *([_FLOAT64] if dtypes.kind(x.dtype) in "biu" else [])
-    )
+    result_dtype = np.result_type(x.dtype, w.dtype, *([_FLOAT64] if x.dtype.kind in "biu" else []))
     axes = red._reduced_axes("average", axis, x.ndim)
     if w.shape != x.shape:
         if axis is None:
@@ -1148,6 +1146,6 @@ def corrcoef(
     stddev = ew.sqrt(ew.real(d))
     c = ew.true_divide(c, lax.reshape(stddev, (n, 1)))
     c = ew.true_divide(c, lax.reshape(stddev, (1, n)))
-    if dtypes.kind(c.dtype) == "c":
+    if c.dtype.kind == "c":
         return lax.complex(ew.clip(ew.real(c), -1, 1), ew.clip(ew.imag(c), -1, 1))
     return ew.clip(c, -1, 1)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes, lax
+from mjcore import lax
 from mjcore.control_flow.scan import scan
 from mjcore.core import rebind
 from mjnp import _reductions as red
@@ -248,7 +248,7 @@ class ufunc(functools.partial):  # noqa: N801  (NumPy's name)
         x = asarray_strong(name, array)
         ax = normalize_axis(f"{name}.reduceat", axis, x.ndim, allow_bool=False)
         idx = np.asarray(indices)
-        if idx.ndim != 1 or (idx.size and dtypes.kind(idx.dtype) not in "iu"):
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
             raise TypeError(f"mjnp {name}.reduceat: indices must be a 1-D integer sequence")
         n = x.shape[ax]
         for i in idx:
@@ -298,11 +298,11 @@ def _index_entries(indices: Any) -> list[Any]:
     """The single positions an advanced `indices` names, in order (each applied in turn)."""
     if isinstance(indices, tuple):
         arrays = [np.asarray(i) for i in indices]
-        if all(dtypes.kind(a.dtype) in "iu" for a in arrays):
+        if all(a.dtype.kind in "iu" for a in arrays):
             b = np.broadcast_arrays(*arrays)
             return [tuple(int(c[k]) for c in b) for k in np.ndindex(b[0].shape)]
         return [indices]
     arr = np.asarray(indices) if not isinstance(indices, slice) else None
-    if arr is not None and dtypes.kind(arr.dtype) in "iu":
+    if arr is not None and arr.dtype.kind in "iu":
         return [int(i) for i in arr.reshape(-1)]
     return [indices]

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
 from mjcore.core import Tracer
 from mjcore.errors import ConcretizationTypeError
 from mjnp import _elementwise as ew
@@ -37,28 +36,28 @@ def _concrete(name: str, x: Any) -> Any:
 
 
 def _to_complex(x: Any) -> Any:
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         return x
     return x.astype(np.complex64 if x.dtype in _SINGLE_COMPLEX else np.complex128)
 
 
 def _fix_real_lt_zero(name: str, x: Any) -> Any:
     x = _concrete(name, x)
-    if dtypes.kind(x.dtype) != "c" and bool(_any(ew.less(x, 0))):
+    if x.dtype.kind != "c" and bool(_any(ew.less(x, 0))):
         return _to_complex(x)
     return x
 
 
 def _fix_int_lt_zero(name: str, p: Any) -> Any:
     p = _concrete(name, p)
-    if dtypes.kind(p.dtype) in "iu" and bool(_any(ew.less(p, 0))):
+    if p.dtype.kind in "iu" and bool(_any(ew.less(p, 0))):
         return ew.multiply(p, 1.0)
     return p
 
 
 def _fix_real_abs_gt_1(name: str, x: Any) -> Any:
     x = _concrete(name, x)
-    if dtypes.kind(x.dtype) != "c" and bool(_any(ew.greater(ew.absolute(x), 1))):
+    if x.dtype.kind != "c" and bool(_any(ew.greater(ew.absolute(x), 1))):
         return _to_complex(x)
     return x
 

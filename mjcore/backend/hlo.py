@@ -94,7 +94,7 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
         return f"dense<[]> : {tensor_type(aval)}"
     if arr.ndim == 0 or bool((flat == flat[0]).all()):
         return f"dense<{_scalar_literal(flat[0], aval.dtype)}> : {tensor_type(aval)}"
-    if dtypes.kind(aval.dtype) == "b":
+    if aval.dtype.kind == "b":
         body = np.array2string(arr, separator=", ", threshold=arr.size + 1)
         body = body.replace("True", "true").replace("False", "false")
         return f"dense<{body}> : {tensor_type(aval)}"

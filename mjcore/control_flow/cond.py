@@ -62,7 +62,7 @@ def cond(
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("cond: true_fun and false_fun must be callable")
     aval = _scalar_aval("cond", "pred", pred)
-    if dtypes.kind(aval.dtype) != "b":
+    if aval.dtype.kind != "b":
         if dtypes.kind(aval.dtype) not in "iuf":
             raise TypeError(f"cond: pred must be a boolean or real number, got {aval.dtype.name}")
         pred = ne(pred, full((), 0, aval.dtype))

@@ -119,7 +119,7 @@ def mul(x: ArrayLike, y: ArrayLike) -> Any:
 
 
 def _mul_lowering(ctx: LoweringContext, x, y):
-    if dtypes.kind(ctx.aval_out.dtype) == "b":
+    if ctx.aval_out.dtype.kind == "b":
         return ctx.builder.op("stablehlo.and", [x, y], ctx.aval_out.strip_weak_type())
     return ctx.builder.op("stablehlo.multiply", [x, y], ctx.aval_out.strip_weak_type())
 
@@ -268,7 +268,7 @@ def sign(x: ArrayLike) -> Any:
 def _sign_lowering(ctx: LoweringContext, x):
     b = ctx.builder
     out = ctx.aval_out.strip_weak_type()
-    if dtypes.kind(x.aval.dtype) == "u":
+    if x.aval.dtype.kind == "u":
         zero = scalar_constant(b, 0, x.aval.dtype, x.aval.shape)
         nonzero = b.op(
             "stablehlo.compare",
@@ -279,7 +279,7 @@ def _sign_lowering(ctx: LoweringContext, x):
         )
         return b.op("stablehlo.convert", [nonzero], out)
     raw = b.op("stablehlo.sign", [x], out)
-    if dtypes.kind(x.aval.dtype) == "i":
+    if x.aval.dtype.kind == "i":
         return raw
     # XLA keeps -0.0 and gives NaN at infinite complex parts; NumPy's sign does neither.
     from mjcore.lax.complex_special import sign_fixup
@@ -307,7 +307,7 @@ def abs(x: ArrayLike) -> Any:  # noqa: A001  (the lax name, as in JAX)
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
-    return np.dtype(f"f{dtype.itemsize // 2}") if dtypes.kind(dtype) == "c" else dtype
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
 
 
 def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
@@ -317,7 +317,7 @@ def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
 
 
 def _abs_lowering(ctx: LoweringContext, x):
-    if dtypes.kind(x.aval.dtype) == "u":
+    if x.aval.dtype.kind == "u":
         return x
     return ctx.builder.op("stablehlo.abs", [x], ctx.aval_out.strip_weak_type())
 
@@ -331,7 +331,7 @@ abs_p.def_host(host.ufunc(np.abs))
 def _abs_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = abs(x)
-    if dtypes.kind(get_aval(x).dtype) == "c":
+    if get_aval(x).dtype.kind == "c":
         # d|z| = Re(conj(z) dz) / |z|
         from mjcore.lax.complex import conj, real
 
@@ -349,7 +349,7 @@ def _abs_vjp(ct, y, primals, linear):
     # pass runs them, so the same bits without the jvp rule in the forward pass.
     (x,) = primals
     aval = get_aval(x)
-    if dtypes.kind(aval.dtype) == "c":
+    if aval.dtype.kind == "c":
         from mjcore.lax.complex import conj, real_p
 
         safe = select_n(eq_zero(y), y, full_like_one(y))
@@ -770,7 +770,7 @@ def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
     multiply 32-bit halves (schoolbook), with the signed correction `- (x < 0) y - (y < 0) x`.
     """
     dx, dy = get_aval(x).dtype, get_aval(y).dtype
-    if dx != dy or dtypes.kind(dx) not in "iu":
+    if dx != dy or dx.kind not in "iu":
         raise TypeError(
             f"mulhi: needs two integer operands of one dtype, got {dx.name} and {dy.name}"
         )
@@ -796,7 +796,7 @@ def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
         add(mul(xh, yh), shift_right_logical(lh, half)),
         add(shift_right_logical(hl, half), shift_right_logical(mid, half)),
     )
-    if dtypes.kind(dx) == "u":
+    if dx.kind == "u":
         return high
     zero = full((), 0, dx)
     high = sub(high, select_n(lt(x, zero), zeros_like(yu), yu))

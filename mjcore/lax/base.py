@@ -95,7 +95,7 @@ def _convert_element_type_lowering(ctx: LoweringContext, x: Any, *, new_dtype, w
     src = x.aval.dtype
     if src == new_dtype:
         return x
-    if dtypes.kind(new_dtype) == "b":
+    if new_dtype.kind == "b":
         # Any -> bool is `x != 0`, as in NumPy.
         zero = scalar_constant(b, 0, src, x.aval.shape)
         ctype = _compare_type(src)
@@ -106,12 +106,12 @@ def _convert_element_type_lowering(ctx: LoweringContext, x: Any, *, new_dtype, w
             f"comparison_direction = #stablehlo<comparison_direction NE>, "
             f"compare_type = #stablehlo<comparison_type {ctype}>",
         )
-    if dtypes.kind(src) == "c" and dtypes.kind(new_dtype) != "c":
+    if src.kind == "c" and new_dtype.kind != "c":
         # NumPy discards the imaginary part (with a ComplexWarning).
         x = b.op("stablehlo.real", [x], x.aval.update(dtype=np.dtype(f"f{src.itemsize // 2}")))
         if x.aval.dtype == new_dtype:
             return x
-    if dtypes.kind(src) == "b":
+    if src.kind == "b":
         # Go through a small integer so bool -> float is 0/1.
         x = b.op("stablehlo.convert", [x], x.aval.update(dtype=np.dtype("uint8")))
     return b.op("stablehlo.convert", [x], out)
@@ -420,7 +420,7 @@ def select_n(which: ArrayLike, *cases: ArrayLike) -> Any:
 
 @select_n_p.def_abstract_eval
 def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray):
-    if dtypes.kind(which.dtype) == "b":
+    if which.dtype.kind == "b":
         if len(cases) > 2:
             raise TypeError("select_n: a boolean selector allows at most two cases")
     elif which.dtype != np.dtype("int32"):
@@ -444,7 +444,7 @@ def _select_n_lowering(ctx, which, *cases):
     b = ctx.builder
     out = ctx.aval_out.strip_weak_type()
     pred_aval = which.aval.update(dtype=np.dtype("bool"), weak_type=False)
-    if dtypes.kind(which.aval.dtype) == "b":
+    if which.aval.dtype.kind == "b":
         return b.op("stablehlo.select", [which, cases[1], cases[0]], out)
     # Integer selector: a chain of selects, last case first.
     result = cases[-1]
@@ -463,7 +463,7 @@ def _select_n_lowering(ctx, which, *cases):
 
 @select_n_p.def_host
 def _select_n_host(which: np.ndarray, *cases: np.ndarray) -> np.ndarray:
-    if dtypes.kind(which.dtype) == "b":
+    if which.dtype.kind == "b":
         return np.asarray(np.where(which, cases[1], cases[0]))
     # As the lowering's chain of selects: an out-of-range selector picks the last case.
     result = cases[-1]
@@ -581,7 +581,7 @@ def full_like(
 def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Any:
     """Elementwise `on_true` where the bool `pred` holds, else `on_false` (JAX's older API:
     `select_n(pred, on_false, on_true)`)."""
-    if dtypes.kind(get_aval(pred).dtype) != "b":
+    if get_aval(pred).dtype.kind != "b":
         raise TypeError(f"select: pred must be bool, got {get_aval(pred).dtype.name}")
     return select_n(pred, on_false, on_true)
 
@@ -739,7 +739,7 @@ def _select_n_transpose_host(ct: Any, which: Any, cases: tuple[Any, ...]) -> lis
         return None
     zero = np.zeros((), value.dtype)  # `full`'s 0 (its scalar Array's value)
     shape = value.shape
-    boolean = dtypes.kind(which_value.dtype) == "b"
+    boolean = which_value.dtype.kind == "b"
     if not boolean and shape:  # (a bool selector's np.where broadcasts the 0-d zero itself)
         zero = _broadcast_in_dim_host(zero, shape=shape, broadcast_dimensions=())
     aval = ct.aval.update(weak_type=False)  # select_n of `ct` and the strong zeros

@@ -40,7 +40,7 @@ def bitcast_convert_type(x: ArrayLike, new_dtype: Any) -> Any:
 
 @bitcast_convert_type_p.def_abstract_eval
 def _bitcast_convert_type_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
-    if dtypes.kind(x.dtype) == "b" or dtypes.kind(new_dtype) == "b":
+    if x.dtype.kind == "b" or new_dtype.kind == "b":
         raise TypeError(
             f"bitcast_convert_type: bool has no defined bit pattern, got {x.dtype.name} -> "
             f"{new_dtype.name}; convert with convert_element_type instead."

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
 from mjcore.ad import is_undefined_primal, linear_jvp, linear_transpose_rule
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive
@@ -80,14 +79,14 @@ def conj(x: ArrayLike) -> Any:
 
 
 def _conj_lowering(ctx: LoweringContext, x):
-    if dtypes.kind(x.aval.dtype) != "c":
+    if x.aval.dtype.kind != "c":
         return x
     return ctx.builder.op("chlo.conj", [x], ctx.aval_out.strip_weak_type())
 
 
 elementwise(conj_p, _conj_lowering, "fc")
 _conjugate = host.ufunc(np.conjugate)
-conj_p.def_host(lambda x: _conjugate(x) if dtypes.kind(x.dtype) == "c" else x)
+conj_p.def_host(lambda x: _conjugate(x) if x.dtype.kind == "c" else x)
 linear_jvp(conj_p)
 linear_transpose_rule(conj_p, lambda ct, aval: conj(ct))
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import get_aval
 from mjcore.lax.arithmetic import abs, mul, neg
@@ -112,7 +111,7 @@ def annex_g_lowering(hlo_op: str, symmetry: str, rule: Rule) -> Callable[..., An
     def lowering(ctx: LoweringContext, z: Any) -> Any:
         b = ctx.builder
         aval_out = ctx.aval_out.strip_weak_type()
-        if dtypes.kind(z.aval.dtype) != "c":
+        if z.aval.dtype.kind != "c":
             return b.op(hlo_op, [z], aval_out)
         w = lower_fun(reduce)(LoweringContext(b, [z.aval], [aval_out]), z)
         raw = b.op(hlo_op, [w], aval_out)
@@ -218,7 +217,7 @@ def rotated_lowering(hlo_op: str, hyperbolic: Callable[[Any], Any], times_i: boo
         return complex(imag(w), neg(real(w))) if times_i else w
 
     def lowering(ctx: LoweringContext, z: Any) -> Any:
-        if dtypes.kind(z.aval.dtype) != "c":
+        if z.aval.dtype.kind != "c":
             return ctx.builder.op(hlo_op, [z], ctx.aval_out.strip_weak_type())
         return lower_fun(complex_fun)(ctx, z)
 
@@ -231,7 +230,7 @@ def rotated_lowering(hlo_op: str, hyperbolic: Callable[[Any], Any], times_i: boo
 def sign_fixup(x: Any, raw: Any) -> Any:
     """NumPy's sign from XLA's: 0 (never -0) at zeros; for complex input NaN + NaN j at a
     NaN part, and at an infinite part the unit in its direction (NaN + NaN j when both are)."""
-    if dtypes.kind(get_aval(x).dtype) != "c":
+    if get_aval(x).dtype.kind != "c":
         return _where(_is(x, 0.0), _const(raw, 0.0), raw)
     a, b = real(x), imag(x)
     u, v = real(raw), imag(raw)

@@ -108,10 +108,10 @@ def _dot_general_abstract_eval(
 
 def can_accumulate(dtype: np.dtype, preferred: np.dtype) -> bool:
     """Whether `preferred` may hold sums of products of `dtype` values (also used by conv)."""
-    if dtypes.kind(dtype) == "b":
-        return dtypes.kind(preferred) in "biu"
-    if dtypes.kind(dtype) in "iu":
-        return dtypes.kind(preferred) in "iu"
+    if dtype.kind == "b":
+        return preferred.kind in "biu"
+    if dtype.kind in "iu":
+        return preferred.kind in "iu"
     return dtypes.kind(preferred) == dtypes.kind(dtype)
 
 
@@ -122,7 +122,7 @@ def _dot_general_lowering(
     b = ctx.builder
     out = ctx.aval_out.strip_weak_type()
     # Bool contracts as integers (a count of true products), then compares with zero.
-    dtype = np.dtype(np.int32) if dtypes.kind(out.dtype) == "b" else out.dtype
+    dtype = np.dtype(np.int32) if out.dtype.kind == "b" else out.dtype
     lhs, rhs = convert(b, lhs, dtype), convert(b, rhs, dtype)
     (lc, rc), (lb, rb) = dimension_numbers
     numbers = (
@@ -137,7 +137,7 @@ def _dot_general_lowering(
         out.update(dtype=dtype),
         f"dot_dimension_numbers = {numbers}",
     )
-    if dtypes.kind(out.dtype) != "b":
+    if out.dtype.kind != "b":
         return result
     zero = scalar_constant(b, 0, dtype, out.shape)
     return b.op(

@@ -118,9 +118,9 @@ def in_bounds_mask(
 def _default_fill(dtype: np.dtype) -> Any:
     if dtypes.kind(dtype) in "fc":
         return np.nan
-    if dtypes.kind(dtype) == "b":
+    if dtype.kind == "b":
         return True
-    return np.iinfo(dtype).min if dtypes.kind(dtype) == "i" else np.iinfo(dtype).max
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
 
 
 # --- gather ---------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def _gather_abstract_eval(
     slice_sizes: Shape,
 ) -> ShapedArray:
     dn = dimension_numbers
-    if dtypes.kind(indices.dtype) not in "iu" or indices.ndim < 1:
+    if indices.dtype.kind not in "iu" or indices.ndim < 1:
         raise TypeError(
             "gather: indices must be an integer array whose last axis holds the index vectors, "
             f"got {indices.str_short()}"
@@ -457,7 +457,7 @@ def _scatter_abstract_eval(name: str, kinds: str) -> Callable[..., ShapedArray]:
         dtype = check_same_dtypes(name, (operand, updates))
         if dtypes.kind(dtype) not in kinds:
             raise TypeError(f"{name} does not accept dtype {dtype.name}")
-        if dtypes.kind(indices.dtype) not in "iu" or indices.ndim < 1:
+        if indices.dtype.kind not in "iu" or indices.ndim < 1:
             raise TypeError(
                 f"{name}: indices must be an integer array whose last axis holds the index "
                 f"vectors, got {indices.str_short()}"
@@ -716,12 +716,12 @@ scatter_mul_p.def_host(host.scatter(np.multiply))
 scatter_min_p = _scatter_family(
     "scatter_min",
     "biuf",
-    lambda dt: "stablehlo.and" if dtypes.kind(dt) == "b" else "stablehlo.minimum",
+    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
 )
 scatter_max_p = _scatter_family(
     "scatter_max",
     "biuf",
-    lambda dt: "stablehlo.or" if dtypes.kind(dt) == "b" else "stablehlo.maximum",
+    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
 )
 
 

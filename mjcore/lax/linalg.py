@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
 from mjcore.backend.custom_call import (
     char_attr,
     lapack_call,
@@ -65,7 +64,7 @@ def _T(x: Any) -> Any:
 
 
 def _H(x: Any) -> Any:
-    return conj(_T(x)) if dtypes.kind(get_aval(x).dtype) == "c" else _T(x)
+    return conj(_T(x)) if get_aval(x).dtype.kind == "c" else _T(x)
 
 
 def _mm(a: Any, b: Any) -> Any:
@@ -263,9 +262,9 @@ def triangular_solve(
     """Solve `op(a) x = b` (`left_side`) or `x op(a) = b` for `x`, where `a` is triangular
     (only its `lower` or upper triangle is read) and `op` transposes and/or conjugates, as
     JAX's `lax.linalg.triangular_solve`. `a` and `b` have equal leading batch axes."""
-    if conjugate_a and not transpose_a and dtypes.kind(get_aval(a).dtype) == "c":
+    if conjugate_a and not transpose_a and get_aval(a).dtype.kind == "c":
         a, conjugate_a = conj(a), False
-    if dtypes.kind(get_aval(a).dtype) != "c":
+    if get_aval(a).dtype.kind != "c":
         conjugate_a = False
     return triangular_solve_p.bind1(
         a,
@@ -334,7 +333,7 @@ def _triangular_solve_native(
 ) -> Any:
     """StableHLO's own `triangular_solve` (cuBLAS trsm on a GPU), as JAX lowers it off the
     CPU; it conjugates only together with transposing, so a plain conjugate goes first."""
-    if conjugate_a and not transpose_a and dtypes.kind(a.aval.dtype) == "c":
+    if conjugate_a and not transpose_a and a.aval.dtype.kind == "c":
         a = lower_fun(conj)(LoweringContext(ctx.builder, [a.aval], [a.aval]), a)
     mode = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
     flag = {True: "true", False: "false"}
@@ -607,7 +606,7 @@ def _qr_lowering(ctx: LoweringContext, x: Any, *, full_matrices: bool) -> list[A
             x,
         )
     taus = ShapedArray((*batch, k), aval.dtype)
-    orgqr = "ungqr" if dtypes.kind(aval.dtype) == "c" else "orgqr"
+    orgqr = "ungqr" if aval.dtype.kind == "c" else "orgqr"
     a, tau = solver_call(ctx.builder, "geqrf", [x], [aval, taus], {}, batch_ndim=len(batch))
     sub_ctx = LoweringContext(ctx.builder, [aval], [r_aval])
     r = lower_fun(lambda a: _triu(slice_in_dim(a, 0, r_aval.shape[-2], aval.ndim - 2)))(sub_ctx, a)
@@ -643,7 +642,7 @@ def _qr_jvp(primals, tangents, *, full_matrices: bool):
     lower_part = _tril(qt_dx_rinv, -1)
     do = sub(lower_part, _H(lower_part))
     dtype = get_aval(x).dtype
-    if dtypes.kind(dtype) == "c":
+    if dtype.kind == "c":
         eye = _eye_like(get_aval(do).shape, dtype)
         imag_diag = sub(qt_dx_rinv, convert_element_type(real(qt_dx_rinv), dtype))
         do = add(do, mul(eye, imag_diag))
@@ -753,7 +752,7 @@ def _eigh_lowering(ctx: LoweringContext, x: Any, *, lower: bool) -> list[Any]:
     if aval.size == 0:
         return [x, ctx.builder.constant(0, w_aval)]
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
-    base = "heevd" if dtypes.kind(aval.dtype) == "c" else "syevd"
+    base = "heevd" if aval.dtype.kind == "c" else "syevd"
     attrs = {"mode": char_attr("V"), "uplo": char_attr("L" if lower else "U")}
 
     def fixup(v: Any, w: Any, info: Any) -> list[Any]:
@@ -777,7 +776,7 @@ def _eigh_jvp(primals, tangents, *, lower: bool):
     vdag_adot_v = _mm(_mm(_H(v), a_dot), v)
     dv = _mm(v, mul(f_mat, vdag_adot_v))
     dw = _diagonal(vdag_adot_v)
-    dw = real(dw) if dtypes.kind(dtype) == "c" else dw
+    dw = real(dw) if dtype.kind == "c" else dw
     return [v, w_real], [dv, dw]
 
 
@@ -860,7 +859,7 @@ def _svd_jvp(primals, tangents, *, full_matrices: bool, compute_uv: bool):
     ut, v = _H(u), _H(vt)
     ds_mat = _mm(_mm(ut, da), v)
     ds = _diagonal(ds_mat)
-    ds = real(ds) if dtypes.kind(dtype) == "c" else ds
+    ds = real(ds) if dtype.kind == "c" else ds
     if not compute_uv:
         return [s], [ds]
     sq = (*batch, k, k)
@@ -924,7 +923,7 @@ def _eig_lowering(ctx: LoweringContext, x: Any, *, compute_eigenvectors: bool) -
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     attrs = {"compute_left": char_attr("N"), "compute_right": char_attr("V")}
     fixup: Callable[..., list[Any]]  # (the outputs of geev: 4 complex, 5 real)
-    if dtypes.kind(aval.dtype) == "c":
+    if aval.dtype.kind == "c":
         results = [w_aval, v_aval, v_aval, info]
 
         def fixup(w: Any, vl: Any, vr: Any, info: Any) -> list[Any]:

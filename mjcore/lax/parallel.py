@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core, dtypes
+from mjcore import core
 from mjcore.ad import linear_jvp
 from mjcore.backend.hlo import FunctionBuilder, Value
 from mjcore.backend.lowering import LoweringContext
@@ -140,7 +140,7 @@ def _allreduce(name: str, hlo_op: str, reducer: Any, if_unmapped: Any) -> AxisPr
         scalar = ShapedArray((), x.aval.dtype)
         op = (
             hlo_op
-            if dtypes.kind(x.aval.dtype) != "b"
+            if x.aval.dtype.kind != "b"
             else {"maximum": "or", "minimum": "and"}.get(hlo_op, "or")
         )
         region = b.region(
@@ -228,7 +228,7 @@ def pmean(x: ArrayLike, axis_name: AxisName) -> Any:
     """Mean of `x` over the members of the named axis (or axes), given to every member."""
     n = axis_size(axis_name)
     total = psum(x, axis_name)
-    if dtypes.kind(get_aval(total).dtype) in "iub":  # as JAX: integers average to a float
+    if get_aval(total).dtype.kind in "iub":  # as JAX: integers average to a float
         total = convert_element_type(total, np.dtype(np.float64))
     return arithmetic.div(total, n)
 
@@ -406,7 +406,7 @@ def _psum_scatter_lowering(ctx, x, *, axis_name, axis_env, axis_size, scatter_di
     b = ctx.builder
     dtype = x.aval.dtype
     scalar = ShapedArray((), dtype)
-    op = "stablehlo.or" if dtypes.kind(dtype) == "b" else "stablehlo.add"
+    op = "stablehlo.or" if dtype.kind == "b" else "stablehlo.add"
     region = b.region([scalar, scalar], lambda rb, a, y: [rb.op(op, [a, y], scalar)])
     shape = list(x.aval.shape)
     shape[scatter_dimension] //= axis_size

@@ -66,7 +66,7 @@ def _lowest(dtype: np.dtype) -> Any:
     return (
         -np.inf
         if dtypes.kind(dtype) == "f"
-        else (False if dtypes.kind(dtype) == "b" else np.iinfo(dtype).min)
+        else (False if dtype.kind == "b" else np.iinfo(dtype).min)
     )
 
 
@@ -74,16 +74,12 @@ def _highest(dtype: np.dtype) -> Any:
     return (
         np.inf
         if dtypes.kind(dtype) == "f"
-        else (True if dtypes.kind(dtype) == "b" else np.iinfo(dtype).max)
+        else (True if dtype.kind == "b" else np.iinfo(dtype).max)
     )
 
 
 def _all_ones(dtype: np.dtype) -> Any:
-    return (
-        True
-        if dtypes.kind(dtype) == "b"
-        else (-1 if dtypes.kind(dtype) == "i" else np.iinfo(dtype).max)
-    )
+    return True if dtype.kind == "b" else (-1 if dtype.kind == "i" else np.iinfo(dtype).max)
 
 
 # --- the monoid reductions ------------------------------------------------------------------
@@ -95,14 +91,14 @@ reduce_prod_p = monoid_reduction(
 reduce_max_p = monoid_reduction(
     "reduce_max",
     "biuf",
-    lambda dt: "stablehlo.or" if dtypes.kind(dt) == "b" else "stablehlo.maximum",
+    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
     _lowest,
     np.maximum,
 )
 reduce_min_p = monoid_reduction(
     "reduce_min",
     "biuf",
-    lambda dt: "stablehlo.and" if dtypes.kind(dt) == "b" else "stablehlo.minimum",
+    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
     _highest,
     np.minimum,
 )
@@ -271,7 +267,7 @@ def _arg_chooser(name: str, direction: str, init: Callable[[np.dtype], Any]) -> 
     def abstract_eval(x: ShapedArray, *, axis: int, index_dtype: np.dtype) -> ShapedArray:
         if dtypes.kind(x.dtype) not in "biuf":
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
-        if dtypes.kind(index_dtype) not in "iu":
+        if index_dtype.kind not in "iu":
             raise TypeError(f"{name}: index_dtype must be an integer type, got {index_dtype}")
         check_axes(name, (axis,), x.shape)
         if x.shape[axis] == 0:
@@ -477,7 +473,7 @@ def _monoidmonoid_reduction(
     """The dedicated reduction for `computation` when `init` is its (concrete) identity."""
     if isinstance(init, core.Tracer) or get_aval(init).shape != ():
         return None
-    intlike = dtypes.kind(dtype) in "biu"
+    intlike = dtype.kind in "biu"
     table: list[tuple[Any, Callable[..., Any], Any, bool]] = [
         (arithmetic.add, reduce_sum, 0, True),
         (arithmetic.mul, reduce_prod, 1, True),

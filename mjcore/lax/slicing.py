@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import dtypes
 from mjcore.ad import Zero, instantiate, is_undefined_primal, linear_jvp
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
@@ -167,7 +166,7 @@ def _check_start_indices(name: str, operand: ShapedArray, indices: Sequence[Shap
             f"got {len(indices)}"
         )
     for aval in indices:
-        if aval.ndim != 0 or dtypes.kind(aval.dtype) not in "iu":
+        if aval.ndim != 0 or aval.dtype.kind not in "iu":
             raise TypeError(
                 f"{name}: start indices must be integer scalars, got "
                 + ", ".join(a.str_short() for a in indices)
@@ -180,7 +179,7 @@ def _lower_start_indices(ctx: LoweringContext, indices: Sequence[Any]) -> list[A
     if len(kinds) <= 1:
         return list(indices)
     common = np.result_type(*kinds)
-    common = common if dtypes.kind(common) in "iu" else np.dtype("int64")
+    common = common if common.kind in "iu" else np.dtype("int64")
     return [convert(ctx.builder, v, common) for v in indices]
 
 
@@ -504,9 +503,9 @@ def _wrapped_start(index: ArrayLike, size: int, allow_negative: bool) -> Any:
     if isinstance(index, int | np.integer) and not isinstance(index, bool | np.bool_):
         return int(index) + size if allow_negative and index < 0 else int(index)
     aval = get_aval(index)
-    if aval.ndim != 0 or dtypes.kind(aval.dtype) not in "iu":
+    if aval.ndim != 0 or aval.dtype.kind not in "iu":
         raise TypeError(f"start index must be an integer scalar, got {aval.str_short()}")
-    if not allow_negative or dtypes.kind(aval.dtype) == "u":
+    if not allow_negative or aval.dtype.kind == "u":
         return index
     dtype = aval.dtype
     if size > np.iinfo(dtype).max:

@@ -92,7 +92,7 @@ def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
 def _total_less(b: FunctionBuilder, x: Value, y: Value) -> list[Value]:
     """[x < y] in NumPy's total order, as a lexicographic list of (less, tie) pairs flattened:
     one pair for real types, two (real, imaginary) for complex."""
-    if dtypes.kind(x.aval.dtype) == "c":
+    if x.aval.dtype.kind == "c":
         part = ShapedArray((), np.dtype(f"f{x.aval.dtype.itemsize // 2}"))
         pairs = []
         for op in ("stablehlo.real", "stablehlo.imag"):
@@ -146,7 +146,7 @@ def _sort_host(*operands: np.ndarray, dimension: int, is_stable: bool, num_keys:
     # stable sort is one valid result of an unstable one.
     keys = []
     for k in operands[:num_keys]:
-        keys += [k.real, k.imag] if dtypes.kind(k.dtype) == "c" else [k]
+        keys += [k.real, k.imag] if k.dtype.kind == "c" else [k]
     if len(keys) == 1:
         perm = np.argsort(keys[0], axis=dimension, kind="stable")
     else:
@@ -295,7 +295,7 @@ def _lowest(dtype: np.dtype) -> Any:
     return (
         -np.inf
         if dtypes.kind(dtype) == "f"
-        else (False if dtypes.kind(dtype) == "b" else np.iinfo(dtype).min)
+        else (False if dtype.kind == "b" else np.iinfo(dtype).min)
     )
 
 
@@ -303,7 +303,7 @@ def _highest(dtype: np.dtype) -> Any:
     return (
         np.inf
         if dtypes.kind(dtype) == "f"
-        else (True if dtypes.kind(dtype) == "b" else np.iinfo(dtype).max)
+        else (True if dtype.kind == "b" else np.iinfo(dtype).max)
     )
 
 
@@ -314,14 +314,14 @@ cumprod_p = _cumulative(
 cummax_p = _cumulative(
     "cummax",
     "biuf",
-    lambda dt: "stablehlo.or" if dtypes.kind(dt) == "b" else "stablehlo.maximum",
+    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
     _lowest,
     np.maximum,
 )
 cummin_p = _cumulative(
     "cummin",
     "biuf",
-    lambda dt: "stablehlo.and" if dtypes.kind(dt) == "b" else "stablehlo.minimum",
+    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
     _highest,
     np.minimum,
 )
@@ -427,7 +427,7 @@ def top_k(operand: ArrayLike, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     k = operator.index(k)
     if aval.ndim == 0:
         raise ValueError("top_k: operand must have at least one axis, got a scalar")
-    if dtypes.kind(aval.dtype) == "c":
+    if aval.dtype.kind == "c":
         raise TypeError(f"top_k: operand must be real, got {aval.str_short()}")
     (axis,) = normalize_axes(operand, (axis,))
     check_axes("top_k", (axis,), aval.shape)

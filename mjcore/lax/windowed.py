@@ -152,14 +152,14 @@ reduce_window_sum_p = _windowed(
 reduce_window_max_p = _windowed(
     "reduce_window_max",
     "biuf",
-    lambda dt: "stablehlo.or" if dtypes.kind(dt) == "b" else "stablehlo.maximum",
+    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
     _lowest,
     np.maximum,
 )
 reduce_window_min_p = _windowed(
     "reduce_window_min",
     "biuf",
-    lambda dt: "stablehlo.and" if dtypes.kind(dt) == "b" else "stablehlo.minimum",
+    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
     _highest,
     np.minimum,
 )

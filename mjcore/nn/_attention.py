@@ -39,7 +39,7 @@ def _check_seq_lengths(name: str, lengths: ArrayLike | None, batch: int) -> Arra
     lengths = asarray("dot_product_attention", lengths)
     # NB: JAX requires int32; any integer dtype is accepted here, since this project's default
     # integer is int64.
-    if dtypes.kind(lengths.dtype) not in "iu":
+    if lengths.dtype.kind not in "iu":
         raise ValueError(f"{_FNAME}: {name} must have an integer dtype, got {lengths.dtype}")
     if lengths.shape != (batch,):
         raise ValueError(

@@ -14,7 +14,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 import mjnp
-from mjcore import dtypes, lax
+from mjcore import lax
 from mjcore.array import Array
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.nn._arrays import asarray, jax_inexact_dtype, promote_inexact, reduction_axes
@@ -156,7 +156,7 @@ def logsumexp(
     else:
         (a,) = promote_inexact("logsumexp", a)
     axes = reduction_axes("logsumexp", axis, a.ndim)
-    real = mjnp.real(a) if dtypes.kind(a.dtype) == "c" else a
+    real = mjnp.real(a) if a.dtype.kind == "c" else a
     amax = mjnp.max(real, axes, keepdims=keepdims, where=_mask(where), initial=-np.inf)
     # A non-finite maximum (all -inf, or an inf) is not subtracted: the sum then gives the
     # right inf, -inf or NaN by itself.
@@ -167,12 +167,12 @@ def logsumexp(
         exp_a = exp_a * b
     sumexp = mjnp.sum(exp_a, axes, keepdims=keepdims, where=_mask(where))
     sign = mjnp.sign(sumexp)
-    if return_sign or dtypes.kind(a.dtype) != "c":
+    if return_sign or a.dtype.kind != "c":
         sumexp = mjnp.abs(sumexp)
     out = mjnp.log(sumexp) + amax.astype(sumexp.dtype)
     if return_sign:
         return out, sign
-    if b is not None and dtypes.kind(out.dtype) != "c":
+    if b is not None and out.dtype.kind != "c":
         out = mjnp.where(sign < 0, np.asarray(np.nan, out.dtype), out)
     return out
 

@@ -50,7 +50,7 @@ def one_hot(x: ArrayLike, num_classes: int, *, dtype: DTypeLike = None, axis: in
     if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
         raise TypeError(f"mjcore.nn.one_hot: axis must be an int, got {axis!r:.80}")
     x = asarray("one_hot", x)
-    if dtypes.kind(x.dtype) not in "iu":
+    if x.dtype.kind not in "iu":
         raise TypeError(
             f"mjcore.nn.one_hot: indices must have an integer dtype, got {x.dtype}; "
             "convert them first, e.g. x.astype(mjnp.int32)"

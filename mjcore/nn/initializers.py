@@ -265,7 +265,7 @@ def variance_scaling(
                 f"{_FNAME}.variance_scaling: invalid mode {mode!r}; expected one of {_MODES}"
             )
         variance = mjnp.asarray(scale / denominator, dtype)
-        complex_ = dtypes.kind(dtype) == "c"
+        complex_ = dtype.kind == "c"
         if distribution == "truncated_normal":
             if complex_:
                 stddev = mjnp.sqrt(variance) / mjnp.asarray(_COMPLEX_TRUNCATED_STDDEV, dtype)

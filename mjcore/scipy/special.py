@@ -107,9 +107,9 @@ def _promote_inexact(fname: str, *args: ArrayLike) -> list[Any]:
     """`args` as arrays of their common float dtype (bool and integers go to float64)."""
     vals = [_asarray(fname, i, x) for i, x in enumerate(args)]
     dtype, _ = dtypes.result_type(*vals, fname=f"{_NAME}.{fname}")
-    if dtypes.kind(dtype) in "biu":
+    if dtype.kind in "biu":
         dtype = _F64
-    elif dtypes.kind(dtype) == "c":
+    elif dtype.kind == "c":
         raise TypeError(f"{_NAME}.{fname}: complex inputs are not supported, got {dtype.name}")
     return [
         scalar_array(x, dtype)
@@ -561,7 +561,7 @@ def polygamma(n: ArrayLike, x: ArrayLike) -> Any:
     """
     n = _asarray("polygamma", 0, n)
     n_dtype = dtypes.python_scalar_dtype(n) if type(n) in _SCALARS else get_aval(n).dtype
-    if dtypes.kind(n_dtype) not in "iu":
+    if n_dtype.kind not in "iu":
         raise ValueError(
             f"{_NAME}.polygamma: argument n must have an integer dtype, got {n_dtype.name}"
         )

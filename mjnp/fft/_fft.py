@@ -88,7 +88,7 @@ def _complex_input(x: Array) -> Array:
 
 
 def _real_input(x: Array) -> Array:
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         raise TypeError(f"mjnp.fft: a real-input transform got a {x.dtype.name} array")
     if x.dtype in (np.float32, np.float16, dtypes.bfloat16):
         return lax.convert_element_type(x, np.float32)

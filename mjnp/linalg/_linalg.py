@@ -72,7 +72,7 @@ def _inexact(fname: str, a: ArrayLike) -> Array:
     """`a` in NumPy's linalg computation dtype: bool and integers go to float64; float16 (and
     other unsupported dtypes) raise TypeError, as NumPy does."""
     x = asarray_strong(f"linalg.{fname}", a)
-    if dtypes.kind(x.dtype) in "biu":
+    if x.dtype.kind in "biu":
         return lax.convert_element_type(x, np.float64)
     if x.dtype.name not in ("float32", "float64", "complex64", "complex128"):
         raise TypeError(f"mjnp.linalg.{fname}: array type {x.dtype.name} is unsupported in linalg")
@@ -102,7 +102,7 @@ def _swap(x: Array) -> Array:
 
 def _conj_swap(x: Array) -> Array:
     x = _swap(x)
-    return lax.conj(x) if dtypes.kind(x.dtype) == "c" else x
+    return lax.conj(x) if x.dtype.kind == "c" else x
 
 
 def _mm(a: Array, b: Array) -> Array:
@@ -291,7 +291,7 @@ def eig(a: ArrayLike, /) -> EigResult:
     _check_finite("eig", x)
     w, v = lax.eig(x)
     _check_converged("eig", "Eigenvalues did not converge", w, None)
-    if dtypes.kind(x.dtype) != "c":
+    if x.dtype.kind != "c":
         w, v = _real_if_all_real(w, v)
     return EigResult(w, v)
 
@@ -308,7 +308,7 @@ def eigvals(a: ArrayLike, /) -> Array:
     _check_finite("eigvals", x)
     w = lax.eig(x, compute_eigenvectors=False)
     _check_converged("eigvals", "Eigenvalues did not converge", w, None)
-    if dtypes.kind(x.dtype) != "c":
+    if x.dtype.kind != "c":
         w, _ = _real_if_all_real(w, None)
     return w
 
@@ -390,7 +390,7 @@ def slogdet(a: ArrayLike) -> SlogdetResult:
     diag, parity, _, _ = _lu_parts(x)
     absdiag = lax.abs(diag)
     logabs = lax.reduce_sum(lax.log(absdiag), (diag.ndim - 1,))
-    if dtypes.kind(x.dtype) == "c":
+    if x.dtype.kind == "c":
         unit = lax.select_n(
             lax.eq(absdiag, lax.full(absdiag.shape, 0, absdiag.dtype)),
             lax.div(diag, lax.convert_element_type(absdiag, x.dtype)),
@@ -656,11 +656,11 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
         s = zeros((0,), _real_dtype(dtype))
         rank = lax.convert_element_type(lax.full((), 0, np.int32), np.int32)
         res = asum(
-            lax.mul(rhs2, lax.conj(rhs2)) if dtypes.kind(dtype) == "c" else lax.mul(rhs2, rhs2),
+            lax.mul(rhs2, lax.conj(rhs2)) if dtype.kind == "c" else lax.mul(rhs2, rhs2),
             axis=0,
         )
         res = lax.convert_element_type(
-            lax.real(res) if dtypes.kind(dtype) == "c" else res, _real_dtype(dtype)
+            lax.real(res) if dtype.kind == "c" else res, _real_dtype(dtype)
         )
         if not (n == 0 and m > 0):  # rank 0 < n, or m <= n: no residuals, as NumPy
             res = lax.slice_in_dim(res, 0, 0, 0)
@@ -687,11 +687,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
     sol = lax.add(sol, solve_svd(lax.sub(rhs2, _mm(x, sol))))
     rank = lax.convert_element_type(asum(large), np.int32)
     resid = lax.sub(_products.matmul(x, sol), rhs2)
-    sq = (
-        lax.real(lax.mul(resid, lax.conj(resid)))
-        if dtypes.kind(dtype) == "c"
-        else lax.mul(resid, resid)
-    )
+    sq = lax.real(lax.mul(resid, lax.conj(resid))) if dtype.kind == "c" else lax.mul(resid, resid)
     residuals = asum(sq, axis=0)
     if _is_concrete(rank) and not (int(np.asarray(rank)) == n and m > n):
         residuals = lax.slice_in_dim(residuals, 0, 0, 0)
@@ -765,7 +761,7 @@ def vector_norm(
     from mjnp import sum as asum
 
     a = asarray_strong("linalg.vector_norm", x)
-    if dtypes.kind(a.dtype) in "biu":
+    if a.dtype.kind in "biu":
         a = lax.convert_element_type(a, np.float64)
     if axis is None:
         shape = a.shape
@@ -814,7 +810,7 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
     from mjnp import sum as asum
 
     a = asarray_strong("linalg.norm", x)
-    if dtypes.kind(a.dtype) in "biu":
+    if a.dtype.kind in "biu":
         a = lax.convert_element_type(a, np.float64)
     if axis is None:
         if ord is None:
