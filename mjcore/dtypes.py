@@ -217,17 +217,12 @@ def dtype_kind(dtype: DTypeLike) -> str:
     return _KINDS[canonicalize_dtype(dtype, "dtype_kind")]
 
 
-def finfo(dtype: DTypeLike) -> np.finfo:
+def finfo(dtype: DTypeLike) -> Any:
     """`np.finfo` of a floating (or complex) dtype; ml_dtypes' for bfloat16, which NumPy's
-    `finfo` rejects."""
+    `finfo` rejects. (Typed `Any`, as `np.finfo` of a dtype not known statically is.)"""
     if dtype == bfloat16 or dtype is ml_dtypes.bfloat16:
         return ml_dtypes.finfo(bfloat16)
     return np.finfo(dtype)
-
-
-def is_bfloat16(dtype: Any) -> bool:
-    """Whether `dtype` (a dtype or anything with a `dtype`) is bfloat16."""
-    return getattr(dtype, "dtype", dtype) == bfloat16
 
 
 def is_bool(dtype: DTypeLike) -> bool:

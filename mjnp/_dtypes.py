@@ -185,8 +185,8 @@ def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     """Whether `dtype` is of `kind` (a dtype, a kind name or a tuple of them), as
     `numpy.isdtype`; as in JAX, bfloat16 is 'real floating' and 'numeric'."""
     if not _is_bfloat16(dtype):
-        if isinstance(kind, tuple):
-            return builtins.any(not _is_bfloat16(k) and np.isdtype(dtype, k) for k in kind)
+        if isinstance(kind, tuple):  # NumPy checks every other entry
+            return np.isdtype(dtype, tuple(k for k in kind if not _is_bfloat16(k)))
         return not _is_bfloat16(kind) and np.isdtype(dtype, kind)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
