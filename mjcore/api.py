@@ -86,7 +86,9 @@ def jvp(
             )
         _check_tangent_dtype(pa, ta)
     tangents_in = [
-        t if tangent_aval(get_aval(p)).dtype.kind in "fc" else Zero(tangent_aval(get_aval(p)))
+        t
+        if dtypes.kind(tangent_aval(get_aval(p)).dtype) in "fc"
+        else Zero(tangent_aval(get_aval(p)))
         for p, t in zip(primals_flat, tangents_flat, strict=True)
     ]
     flat_fun, out_tree = flatten_fun(fun, in_tree, _fun_name(fun))
@@ -121,7 +123,7 @@ def _check_real_dtypes(fname: str, what: str, avals: Sequence[ShapedArray], kind
     """JAX's TypeError for jacfwd/jacrev/grad inputs or outputs outside `kinds` ("f": real
     floating, "fc": inexact, "c": complex when holomorphic)."""
     for aval in avals:
-        if aval.dtype.kind in kinds:
+        if dtypes.kind(aval.dtype) in kinds:
             continue
         if kinds == "c":
             raise TypeError(

@@ -186,7 +186,7 @@ def _numpy_aval(x: Any) -> ShapedArray:
 for _t in (bool, int, float, complex):
     pytype_aval_mappings[_t] = _python_scalar_aval
 pytype_aval_mappings[np.ndarray] = _numpy_aval
-for _dt in dtypes.SUPPORTED_DTYPES:
+for _dt in dtypes.ALL_DTYPES:
     pytype_aval_mappings[_dt.type] = _numpy_aval
 
 
@@ -596,7 +596,7 @@ def _has_nan(x: Any) -> bool:
     if isinstance(x, Tracer):
         return False
     try:
-        kind = get_aval(x).dtype.kind
+        kind = dtypes.kind(get_aval(x).dtype)
     except TypeError:  # not an array (a static value)
         return False
     return kind in "fc" and bool(np.isnan(np.asarray(x)).any())

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core
+from mjcore import core, dtypes
 from mjcore.array import Array, new_object, wrap_buffer, wrap_host
 from mjcore.backend import client as backend
 from mjcore.backend.lowering import lower_primitive
@@ -70,7 +70,7 @@ def _convert_scalar(x: Any, dtype: np.dtype) -> np.ndarray:
 
 def _overflowed(x: Any, host: np.ndarray) -> bool:
     """Whether converting `x` overflowed (such values are not cached: every call warns)."""
-    return host.dtype.kind in "fc" and not np.isfinite(host) and cmath.isfinite(x)
+    return dtypes.kind(host.dtype) in "fc" and not np.isfinite(host) and cmath.isfinite(x)
 
 
 _scalar_arrays: dict[Any, tuple[Any, ShapedArray, np.ndarray]] = {}
@@ -187,7 +187,7 @@ def apply_primitive(prim: Primitive, args: Sequence[Any], params: dict[str, Any]
     program, avals_out = compiled_primitive(prim, tuple(avals), params)
     outs = program.run(bufs)
     results = [wrap_buffer(b, a) for b, a in zip(outs, avals_out, strict=True)]
-    if prim.host_rule is not None and any(a.dtype.kind in "fc" for a in avals_out):
+    if prim.host_rule is not None and any(dtypes.kind(a.dtype) in "fc" for a in avals_out):
         _report_fp_errors(prim, args, params, results)
     return results
 
@@ -205,7 +205,7 @@ def _report_fp_errors(
     rule = prim.host_rule
     assert rule is not None
     for r in results:
-        if r.aval.dtype.kind in "fc" and not np.isfinite(r._value()).all():
+        if dtypes.kind(r.aval.dtype) in "fc" and not np.isfinite(r._value()).all():
             rerun_numpy(lambda *values: rule(*values, **params), tuple(args))
             return
 
@@ -229,6 +229,21 @@ _ALWAYS_HOST = frozenset(
 # 4e6), float64 sin and tanh from ~2^16 (tanh at 4e6: 2.8x), `where` from ~2^15 (NumPy's
 # select branches per element: 2x at 2^16).
 _HOST_LIMIT = 1 << 15
+# bfloat16 (ml_dtypes): NumPy computes many ufuncs on bfloat16 through float32 with other
+# roundings than XLA's (and some not at all), so eager bfloat16 runs XLA's lowering except for
+# these primitives, whose host rules move, select or compare values without rounding, or round
+# once a float32 result that is exact (a sum, difference or product of two bfloat16s: rounding
+# it once is the correctly rounded result, which XLA's CPU computes too).
+# tests/test_bfloat16.py checks each bit for bit against XLA.
+_BFLOAT16 = dtypes.bfloat16
+_BFLOAT16_HOST = frozenset(
+    {
+        "reshape", "transpose", "squeeze", "expand_dims", "slice", "broadcast_in_dim", "rev",
+        "concatenate", "pad", "select_n", "dynamic_slice", "gather",
+        "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "max", "min", "clamp",
+        "add", "sub", "mul", "add_any", "reduce_max", "reduce_min", "floor", "ceil",
+    }
+)  # fmt: skip
 _CHEAP_HOST_LIMIT = 1 << 18
 _CHEAP = frozenset(
     {
@@ -263,6 +278,8 @@ def host_limit(prim: Primitive, dtype: np.dtype | None = None) -> float:
     """Elements (largest operand or result) up to which eager `prim` on operands of `dtype`
     (its first operand's; None: any) runs its host rule on the CPU."""
     name = prim.name
+    if dtype == _BFLOAT16 and name not in _BFLOAT16_HOST:
+        return 0  # (host_vjp's rules ask here too: no NumPy arithmetic on bfloat16)
     if name in _ALWAYS_HOST or name in _STREAMING:
         return math.inf
     dtypes = _STREAMING_DTYPES.get(name)
@@ -271,6 +288,12 @@ def host_limit(prim: Primitive, dtype: np.dtype | None = None) -> float:
     if name in _CHEAP:
         return _SELECT_HOST_LIMIT if name == "select_n" else _CHEAP_HOST_LIMIT
     return _HOST_LIMIT
+
+
+def host_rule_exact(prim: Primitive, avals: Sequence[Any]) -> bool:
+    """Whether `prim`'s host rule gives XLA's bits at `avals`: always, except for bfloat16,
+    where only the rules of `_BFLOAT16_HOST` do."""
+    return prim.name in _BFLOAT16_HOST or all(a.dtype != dtypes.bfloat16 for a in avals)
 
 
 def on_cpu() -> bool:
@@ -293,6 +316,7 @@ def host_plan(
         largest = max(a.size for a in (*avals_in, *avals_out)) if avals_in or avals_out else 0
         dtype = avals_in[0].dtype if avals_in else None
         use_host = on_cpu() and prim.host_rule is not None and largest <= host_limit(prim, dtype)
+        use_host = use_host and host_rule_exact(prim, (*avals_in, *avals_out))
         if len(_host_plans) >= _HOST_PLANS_SIZE:
             _host_plans.clear()
         plan = _host_plans[key] = (avals_out, use_host)

@@ -5,12 +5,20 @@ promotion, so `int8_array + 1` stays int8 and `float32_array + 1.0` stays float3
 NumPy 2. mjcore values carry a `weak_type` flag so that an array made from a Python scalar keeps
 promoting like one. NumPy itself is the oracle: `tests/test_dtypes.py` checks every pair and
 triple of supported dtypes and Python scalars against it.
+
+bfloat16 (ml_dtypes' type, as `jax.numpy.bfloat16`) is supported too. It is not a NumPy dtype
+(its `np.dtype.kind` is 'V' and NumPy cannot promote it with float16), so every promotion that
+involves it follows JAX's lattice instead: any bool or integer with bfloat16 is bfloat16,
+bfloat16 with float16 or float32 is float32, wider floats and complex win, and weak Python
+scalars keep bfloat16 (a weak complex gives complex64). Code asking a dtype's kind should use
+`kind(dtype)`, which reads 'f' for bfloat16 (`tests/test_bfloat16.py` checks against JAX).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+import ml_dtypes
 import numpy as np
 
 DTypeLike: TypeAlias = np.dtype[Any] | type[Any] | str
@@ -37,6 +45,10 @@ SUPPORTED_DTYPES: tuple[np.dtype[Any], ...] = tuple(
     )
 )
 
+# NB: not in SUPPORTED_DTYPES, which are NumPy's own dtypes (NumPy is their promotion oracle).
+bfloat16: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
+ALL_DTYPES: tuple[np.dtype[Any], ...] = (*SUPPORTED_DTYPES, bfloat16)
+
 default_int: np.dtype[Any] = np.dtype("int64")
 default_float: np.dtype[Any] = np.dtype("float64")
 default_complex: np.dtype[Any] = np.dtype("complex128")
@@ -47,8 +59,8 @@ _COMPLEX64: np.dtype[Any] = np.dtype("complex64")
 # of `canonicalize_dtype` is one dict lookup. Equal dtypes such as int64 and longlong ('q') hash
 # alike, so they hit here too and come back as the canonical object.
 _CANONICAL: dict[Any, np.dtype[Any]] = {
-    **{dt: dt for dt in SUPPORTED_DTYPES},
-    **{dt.type: dt for dt in SUPPORTED_DTYPES},
+    **{dt: dt for dt in ALL_DTYPES},
+    **{dt.type: dt for dt in ALL_DTYPES},
     bool: _BOOL,
     int: default_int,
     float: default_float,
@@ -73,9 +85,29 @@ _DEFAULT_FOR_KIND: dict[str, np.dtype[Any]] = {
     "c": default_complex,
 }
 
+# The kind of every dtype: NumPy's, except 'f' for bfloat16 (whose NumPy kind is 'V').
+_KINDS: dict[np.dtype[Any], str] = {**{dt: dt.kind for dt in SUPPORTED_DTYPES}, bfloat16: "f"}
+
+
+def _bfloat16_promotion(other: np.dtype[Any]) -> np.dtype[Any]:
+    # JAX's lattice: bool and integers sit below bfloat16 (through the weak float), float16 and
+    # bfloat16 meet at float32, and wider floats and complex are above it.
+    if other.kind in "biu" or other == bfloat16:
+        return bfloat16
+    if other.kind == "f" and other.itemsize <= 4:
+        return _CANONICAL[np.dtype("float32")]
+    return other
+
+
 # 196 np.promote_types calls take well under a millisecond and make promotion a dict lookup.
 _PROMOTION_TABLE: dict[tuple[np.dtype[Any], np.dtype[Any]], np.dtype[Any]] = {
-    (a, b): _CANONICAL[np.promote_types(a, b)] for a in SUPPORTED_DTYPES for b in SUPPORTED_DTYPES
+    **{
+        (a, b): _CANONICAL[np.promote_types(a, b)]
+        for a in SUPPORTED_DTYPES
+        for b in SUPPORTED_DTYPES
+    },
+    **{(bfloat16, b): _bfloat16_promotion(b) for b in ALL_DTYPES},
+    **{(a, bfloat16): _bfloat16_promotion(a) for a in ALL_DTYPES},
 }
 
 _INT_BOUNDS: dict[np.dtype[Any], tuple[int, int]] = {
@@ -89,7 +121,8 @@ _INT_BOUNDS: dict[np.dtype[Any], tuple[int, int]] = {
 }
 
 _SHORT_NAMES: dict[np.dtype[Any], str] = {
-    dt: "bool" if dt.kind == "b" else f"{dt.kind}{8 * dt.itemsize}" for dt in SUPPORTED_DTYPES
+    **{dt: "bool" if dt.kind == "b" else f"{dt.kind}{8 * dt.itemsize}" for dt in SUPPORTED_DTYPES},
+    bfloat16: "bf16",
 }
 
 _HLO_NAMES: dict[np.dtype[Any], str] = {
@@ -98,6 +131,7 @@ _HLO_NAMES: dict[np.dtype[Any], str] = {
     **{dt: f"ui{8 * dt.itemsize}" for dt in SUPPORTED_DTYPES if dt.kind == "u"},
     **{dt: f"f{8 * dt.itemsize}" for dt in SUPPORTED_DTYPES if dt.kind == "f"},
     **{dt: f"complex<f{4 * dt.itemsize}>" for dt in SUPPORTED_DTYPES if dt.kind == "c"},
+    bfloat16: "bf16",
 }
 
 
@@ -129,7 +163,7 @@ def canonicalize_dtype(dtype: DTypeLike, fname: str = "mjnp") -> np.dtype[Any]:
     try:
         return _CANONICAL[dt]
     except KeyError:
-        supported = ", ".join(d.name for d in SUPPORTED_DTYPES)
+        supported = ", ".join(d.name for d in ALL_DTYPES)
         raise TypeError(
             f"{fname}: dtype {dt!r} (from {dtype!r}) is not supported; use one of {supported}"
         ) from None
@@ -165,39 +199,60 @@ def python_scalar_dtype(x: Any) -> np.dtype[Any]:
     )
 
 
+def kind(dtype: DTypeLike) -> str:
+    """NumPy's `dtype.kind` ('b', 'i', 'u', 'f', 'c', ...), except 'f' for bfloat16 (NumPy
+    says 'V'). Use it wherever a dtype's kind decides what to do. NumPy dtypes mjcore does not
+    hold (object, str) give NumPy's kind; other dtype-likes are canonicalized first."""
+    try:
+        return _KINDS[dtype]  # type: ignore[index]
+    except (KeyError, TypeError):
+        pass
+    if isinstance(dtype, np.dtype):
+        return dtype.kind
+    return _KINDS[canonicalize_dtype(dtype, "kind")]
+
+
 def dtype_kind(dtype: DTypeLike) -> str:
-    """The kind of a supported dtype: one of 'b', 'i', 'u', 'f', 'c'."""
-    return canonicalize_dtype(dtype, "dtype_kind").kind
+    """The kind of a supported dtype: one of 'b', 'i', 'u', 'f', 'c' (see `kind`)."""
+    return _KINDS[canonicalize_dtype(dtype, "dtype_kind")]
+
+
+def finfo(dtype: DTypeLike) -> Any:
+    """`np.finfo` of a floating (or complex) dtype; ml_dtypes' for bfloat16, which NumPy's
+    `finfo` rejects. (Typed `Any`, as `np.finfo` of a dtype not known statically is.)"""
+    if dtype == bfloat16 or dtype is ml_dtypes.bfloat16:
+        return ml_dtypes.finfo(bfloat16)
+    return np.finfo(dtype)
 
 
 def is_bool(dtype: DTypeLike) -> bool:
     """Whether `dtype` is bool."""
-    return canonicalize_dtype(dtype, "is_bool").kind == "b"
+    return kind(dtype) == "b"
 
 
 def is_integer(dtype: DTypeLike) -> bool:
     """Whether `dtype` is a signed or unsigned integer (not bool), like `np.integer`."""
-    return canonicalize_dtype(dtype, "is_integer").kind in "iu"
+    return kind(dtype) in "iu"
 
 
 def is_unsigned(dtype: DTypeLike) -> bool:
     """Whether `dtype` is an unsigned integer."""
-    return canonicalize_dtype(dtype, "is_unsigned").kind == "u"
+    return kind(dtype) == "u"
 
 
 def is_floating(dtype: DTypeLike) -> bool:
-    """Whether `dtype` is a real floating type."""
-    return canonicalize_dtype(dtype, "is_floating").kind == "f"
+    """Whether `dtype` is a real floating type (bfloat16 included)."""
+    return kind(dtype) == "f"
 
 
 def is_complex(dtype: DTypeLike) -> bool:
     """Whether `dtype` is a complex floating type."""
-    return canonicalize_dtype(dtype, "is_complex").kind == "c"
+    return kind(dtype) == "c"
 
 
 def is_inexact(dtype: DTypeLike) -> bool:
-    """Whether `dtype` is real or complex floating, like `np.inexact`."""
-    return canonicalize_dtype(dtype, "is_inexact").kind in "fc"
+    """Whether `dtype` is real or complex floating, like `np.inexact` (bfloat16 included)."""
+    return kind(dtype) in "fc"
 
 
 def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
@@ -216,6 +271,8 @@ def _promote_strong(dts: list[np.dtype[Any]]) -> np.dtype[Any]:
     # (int8, uint8) -> int16. NumPy instead promotes each dtype with the "most knowledgeable" one,
     # the highest type number (float16 is numbered last), and combines those results; see
     # PyArray_PromoteDTypeSequence in numpy/_core/src/multiarray/common_dtype.c.
+    # With bfloat16 among them (numbered 256, so the main dtype) this is JAX's join: bfloat16
+    # absorbs every bool and integer, and the floats above it form a chain.
     if len(dts) <= 2:
         return dts[0] if len(dts) == 1 else _PROMOTION_TABLE[dts[0], dts[1]]
     main = max(dts, key=lambda dt: dt.num)
@@ -229,7 +286,7 @@ def _weak_common(kind: str, strong: np.dtype[Any]) -> np.dtype[Any]:
     # A weak kind above the strong dtype's kind: NumPy's abstract Python DTypes pick the default
     # dtype of the kind, except that complex keeps a float's precision (there is no complex32,
     # so float16 goes to complex64 too).
-    if kind == "c" and strong.kind == "f" and strong.itemsize <= 4:
+    if kind == "c" and _KINDS[strong] == "f" and strong.itemsize <= 4:
         return _COMPLEX64
     return _DEFAULT_FOR_KIND[kind]
 
@@ -285,7 +342,7 @@ def result_type(*args: Any, fname: str = "mjnp") -> tuple[np.dtype[Any], bool]:
     if not strongs:
         return _DEFAULT_FOR_KIND[weak_kind], True
     strong = _promote_strong(strongs)
-    if weak_rank <= _KIND_RANK[strong.kind]:
+    if weak_rank <= _KIND_RANK[_KINDS[strong]]:
         return strong, False
     return _weak_common(weak_kind, strong), False
 

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from mjcore import ad, core, dispatch
+from mjcore import ad, core, dispatch, dtypes
 from mjcore.array import Array, new_object, wrap_host
 from mjcore.backend import client as backend
 from mjcore.core import ShapedArray, Tracer
@@ -139,6 +139,9 @@ def _host_runnable(closed: Any) -> bool:
         sizes = [x.aval.size for x in eqn.inputs] + [v.aval.size for v in eqn.out_binders]
         dtype = eqn.inputs[0].aval.dtype if eqn.inputs else None
         if sizes and max(sizes) > dispatch.host_limit(prim, dtype):
+            return False
+        avals = [x.aval for x in eqn.inputs] + [v.aval for v in eqn.out_binders]
+        if not dispatch.host_rule_exact(prim, avals):  # bfloat16: most rules are not XLA's
             return False
     return True
 
@@ -1035,7 +1038,7 @@ def _checked_runner(
             return _run_compiled(jitted, entry, args)
         if not flagged:
             avals = entry.closed.out_avals
-            tested.extend(i for i, a in enumerate(avals) if a.dtype.kind in "fc")
+            tested.extend(i for i, a in enumerate(avals) if dtypes.kind(a.dtype) in "fc")
             scalars = all(avals[i].size <= 1 for i in tested)
             flagged.append(None if scalars else _with_finite_flags(entry))  # after `tested`
         if flagged[0] is None:  # one-element or complex results: tested on the host
@@ -1078,7 +1081,7 @@ def _with_finite_flags(entry: Any) -> Any:
     out_avals = closed.out_avals
     if any(a.dtype.kind == "c" for a in out_avals):
         return None
-    floats = [i for i, a in enumerate(out_avals) if a.dtype.kind == "f"]
+    floats = [i for i, a in enumerate(out_avals) if dtypes.kind(a.dtype) == "f"]
 
     def body(*args: Any) -> list[Any]:
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import core
+from mjcore import core, dtypes
 from mjcore.ad import (
     CONSTANT,
     LINEAR,
@@ -240,7 +240,7 @@ class VJPTrace(Trace):
         out_vars, results = [], []
         for out in outs:
             aval = out.aval
-            if aval.dtype.kind in "fc":
+            if dtypes.kind(aval.dtype) in "fc":
                 var = LinVar(aval.update(weak_type=False) if aval.weak_type else aval)
                 results.append(VJPTracer(self, out, var))
             else:  # an integer or boolean result carries nothing: a dead variable
@@ -263,8 +263,8 @@ class VJPTrace(Trace):
         """The tracer of `out`, the value of `primitive` at `primals`, with its direct vjp
         entry recorded (`linear`: the operands' variables, None where not differentiated)."""
         aval = out.aval  # (an Array, or a tracer of an outer transformation)
-        if aval.dtype.kind not in "fc" or rule is CONSTANT:  # (an integer or boolean result)
-            return VJPTracer(self, out, None)  # carries nothing
+        if dtypes.kind(aval.dtype) not in "fc" or rule is CONSTANT:
+            return VJPTracer(self, out, None)  # an integer or boolean result, a constant: nothing
         var = new_object(LinVar)  # `LinVar(aval)`, strong, without the __init__ frame
         var.aval = aval.update(weak_type=False) if aval.weak_type else aval
         var.dead = False
@@ -361,7 +361,7 @@ class VJPTrace(Trace):
         """The tracer of one result: a tangent not linear in the inputs (a Zero, a constant,
         a dead variable, an integer) carries nothing."""
         var = t.var if type(t) is LinearTracer and t._trace is lin else None
-        if var is not None and (var.dead or _aval(x).dtype.kind not in "fc"):
+        if var is not None and (var.dead or dtypes.kind(_aval(x).dtype) not in "fc"):
             var = None
         return VJPTracer(self, x, var)
 
@@ -561,7 +561,7 @@ def _forward(
         for x in primals_in:
             aval = get_aval(x)
             t_aval = tangent_aval(aval)
-            var = LinVar(t_aval) if aval.dtype.kind in "fc" else None
+            var = LinVar(t_aval) if dtypes.kind(aval.dtype) in "fc" else None
             in_vars.append(var)
             in_avals.append(t_aval)
             tracers.append(VJPTracer(trace, x, var))
@@ -804,7 +804,7 @@ def value_and_grad_by_tracing(
     except Exception:  # noqa: BLE001  # it needs values: the eager error is the one to raise
         return None
     (aval,) = closed.out_avals
-    if aval.shape != () or aval.dtype.kind not in "fc":
+    if aval.shape != () or dtypes.kind(aval.dtype) not in "fc":
         return None
     jaxpr, consts = closed.jaxpr, list(closed.consts)
 

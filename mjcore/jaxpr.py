@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, final
 
 import numpy as np
 
-from mjcore import core
+from mjcore import core, dtypes
 from mjcore.core import Primitive, ShapedArray
 
 
@@ -255,7 +255,7 @@ def _pp_literal(x: Literal) -> str:
         return "True" if val else "False"
     if val.dtype.kind in "iu":
         return str(int(val))
-    if val.dtype.kind == "f":
+    if dtypes.kind(val.dtype) == "f":
         return repr(float(val))
     return repr(complex(val))
 

@@ -130,7 +130,7 @@ def _check_param_shapes(name: str, shape: Shape, *params: Any) -> None:
 
 def _float_dtype(name: str, dtype: Any, kinds: str = "f") -> np.dtype:
     dtype = dtypes.canonicalize_dtype(float if dtype is None else dtype, name)
-    if dtype.kind not in kinds:
+    if dtypes.kind(dtype) not in kinds:
         what = "a float" if kinds == "f" else "a float or complex"
         raise ValueError(f"{name}: dtype must be {what} dtype, got {dtype.name}")
     return dtype
@@ -367,13 +367,16 @@ def bits(key: ArrayLike, shape: Sequence[int] = (), dtype: Any = np.uint64) -> A
 
 
 def _uniform_core(key: Any, minval: Any, maxval: Any, shape: Shape, dtype: np.dtype) -> Any:
-    finfo = np.finfo(dtype)
+    finfo = dtypes.finfo(dtype)
     nbits = finfo.bits
     udtype = np.dtype(f"uint{nbits}")
+    # As JAX: a dtype with fewer than 8 mantissa bits (bfloat16) draws 8 random bits each.
+    rng_bits = 8 if finfo.nmant < 8 else nbits
+    bits = _random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        bits = lax.convert_element_type(bits, udtype)
     # Random mantissa bits under the exponent of 1.0 give a float in [1, 2); minus 1 is [0, 1).
-    mantissa = lax.shift_right_logical(
-        _random_bits(key, nbits, shape), _const(nbits - finfo.nmant, udtype)
-    )
+    mantissa = lax.shift_right_logical(bits, _const(rng_bits - finfo.nmant, udtype))
     one_bits = _const(int(np.array(1.0, dtype).view(udtype)), udtype)
     floats = lax.sub(
         lax.bitcast_convert_type(lax.bitwise_or(mantissa, one_bits), dtype), _const(1.0, dtype)
@@ -563,7 +566,7 @@ def bernoulli(key: ArrayLike, p: ArrayLike = 0.5, shape: Sequence[int] | None = 
     key = _check_key("bernoulli", key)
     p = _as_array(p)
     dtype = get_aval(p).dtype
-    if dtype.kind != "f":
+    if dtypes.kind(dtype) != "f":
         raise TypeError(
             f"mjcore.random.bernoulli: the probability p must have a float dtype, got {dtype.name}"
         )
@@ -713,7 +716,7 @@ def _weighted_indices(
 ) -> Any:
     p = _as_array(p)
     p_aval = get_aval(p)
-    if p_aval.dtype.kind not in "fc":
+    if dtypes.kind(p_aval.dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     if p_aval.shape != (n_inputs,):
         raise ValueError(
@@ -728,7 +731,7 @@ def _weighted_indices(
         r = lax.mul(total, lax.sub(_const(1.0, dtype), u))
         return _searchsorted_left(p_cuml, r)
     # Gumbel top-k: the n_draws largest of log(p) + Gumbel noise (ties to the lower index).
-    tiny = float(np.finfo(dtype).tiny)
+    tiny = float(dtypes.finfo(dtype).tiny)
     u = uniform(key, (n_inputs,), dtype, tiny, 1.0)
     g = lax.add(lax.neg(lax.log(lax.neg(lax.log(u)))), lax.log(p))
     _, order = lax.sort([lax.neg(g), lax.iota(_I64, n_inputs)], is_stable=True, num_keys=1)
@@ -760,7 +763,9 @@ def _check_safe_cast(name: str, dtype: np.dtype, *params: Any) -> None:
         if isinstance(p, bool | int | float):
             continue
         pdtype = get_aval(_as_array(p)).dtype
-        if pdtype.kind == "c" or (pdtype.kind == "f" and np.promote_types(pdtype, dtype) != dtype):
+        if pdtype.kind == "c" or (
+            dtypes.kind(pdtype) == "f" and np.promote_types(pdtype, dtype) != dtype
+        ):
             raise ValueError(
                 f"mjcore.random.{name}: cannot safely cast a parameter of dtype {pdtype.name} "
                 f"to the sampling dtype {dtype.name}; pass dtype={pdtype.name} or cast it"
@@ -795,7 +800,7 @@ def _unif(key: Any, shape: Shape, dtype: np.dtype, lo: Any = 0.0, hi: Any = 1.0)
 
 
 def _finfo(dtype: np.dtype, name: str) -> float:
-    return float(getattr(np.finfo(dtype), name))
+    return float(getattr(dtypes.finfo(dtype), name))
 
 
 # --- simple transforms of uniform and normal ------------------------------------------------
@@ -842,7 +847,7 @@ def _clz32(x: Any) -> Any:
 def _fixed_point_to_float32(hi: Any, lo: Any) -> Any:
     """The float32 nearest below the 64-bit fixed-point fraction `hi:lo` (JAX's
     `_safe_int_to_float`)."""
-    finfo = np.finfo(np.float32)
+    finfo = dtypes.finfo(np.float32)
     hiclz, loclz = _clz32(hi), _clz32(lo)
     hi_empty = lax.eq(hiclz, _const(32, _U32))
     mantissa = lax.bitwise_or(
@@ -870,7 +875,7 @@ def _gumbel(key: Any, shape: Shape, dtype: np.dtype, mode: str) -> Any:
         both = _unif(key, (2, *shape), dtype)
         high, low = (_row(both, i) for i in (0, 1))
         fine = lax.add(
-            lax.add(high, lax.mul(_const(2.0 ** -np.finfo(dtype).nmant, dtype), low)),
+            lax.add(high, lax.mul(_const(2.0 ** -dtypes.finfo(dtype).nmant, dtype), low)),
             _const(_finfo(dtype, "tiny"), dtype),
         )
         x = lax.select_n(lax.ge(high, _const(0.5, dtype)), fine, high)
@@ -901,7 +906,7 @@ def gumbel(
 
 @jit(static_argnums=(1, 2))
 def _laplace(key: Any, shape: Shape, dtype: np.dtype) -> Any:
-    lo = float(np.asarray(-1.0, dtype) + np.finfo(dtype).epsneg)
+    lo = float(np.asarray(-1.0, dtype) + dtypes.finfo(dtype).epsneg)
     u = _unif(key, shape, dtype, lo, 1.0)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
@@ -977,7 +982,7 @@ def _result_dtype(dtype: np.dtype, *params: Any) -> np.dtype:
     for p in params:
         if not isinstance(p, bool | int | float):
             pdtype = get_aval(p).dtype
-            if pdtype.kind in "fc":
+            if dtypes.kind(pdtype) in "fc":
                 dtype = np.promote_types(dtype, pdtype)
     return dtype
 
@@ -1095,7 +1100,7 @@ def geometric(
             f"mjcore.random.geometric: dtype must be an integer dtype, got {dtype.name}"
         )
     p = _param(p)
-    if get_aval(p).dtype.kind not in "fc":
+    if dtypes.kind(get_aval(p).dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     return _geometric(key, p, _param_shape("geometric", shape, p), dtype)
 
@@ -1349,7 +1354,7 @@ def multivariate_normal(
         )
     mean, cov = _as_array(mean), _as_array(cov)
     pdtype = np.promote_types(get_aval(mean).dtype, get_aval(cov).dtype)
-    if pdtype.kind not in "fc":
+    if dtypes.kind(pdtype) not in "fc":
         pdtype = np.dtype("float64")
     mean, cov = lax.convert_element_type(mean, pdtype), lax.convert_element_type(cov, pdtype)
     dtype = pdtype if dtype is None else dtype
@@ -1723,7 +1728,7 @@ def ball(
     p = _param(p)
     if get_aval(p).ndim:
         raise ValueError(f"mjcore.random.ball: p must be a scalar, got shape {get_aval(p).shape}")
-    if get_aval(p).dtype.kind not in "fc":
+    if dtypes.kind(get_aval(p).dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     return _ball(key, p, d, _shape_of("ball", shape), dtype)
 
@@ -2005,7 +2010,7 @@ def binomial(
     key = _check_key("binomial", key)
     dtype = _float_dtype("mjcore.random.binomial", dtype)
     n, p = _param(n), _param(p)
-    if get_aval(p).dtype.kind not in "f":
+    if dtypes.kind(get_aval(p).dtype) not in "f":
         p = lax.convert_element_type(p, np.dtype("float64"))
     shape = _param_shape("binomial", shape, n, p)
     return _binomial(key, n, p, shape, dtype)
@@ -2033,7 +2038,7 @@ def multinomial(
     dtype = _float_dtype("mjcore.random.multinomial", dtype)
     n, p = _param(n), _param(p)
     pdtype = np.promote_types(get_aval(n).dtype, get_aval(p).dtype)
-    if pdtype.kind != "f":
+    if dtypes.kind(pdtype) != "f":
         pdtype = np.dtype("float64")
     n, p = lax.convert_element_type(n, pdtype), lax.convert_element_type(p, pdtype)
     if get_aval(p).ndim == 0:

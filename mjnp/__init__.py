@@ -47,6 +47,7 @@ from mjnp._dtypes import (
     False_,
     ScalarType,
     True_,
+    bfloat16,  # ml_dtypes' type, as jax.numpy.bfloat16
     bool,  # noqa: A004  (NumPy 2's name for bool_)
     bool_,
     byte,
@@ -618,6 +619,7 @@ __all__ = [
     "zeros",
     "zeros_like",
     # data types
+    "bfloat16",
     "bool",
     "bool_",
     "can_cast",

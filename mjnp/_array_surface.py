@@ -143,7 +143,7 @@ def _pow(self: Array, other: Any, mod: Any = None) -> Array:
     # `x ** 0.5` is `sqrt(x)` for inexact x (it differs from `power` at -0.0 and -inf).
     if type(other) is int and other == 2:
         return ew.square(self)
-    if type(other) is float and other == 0.5 and self.dtype.kind in "fc":
+    if type(other) is float and other == 0.5 and dtypes.kind(self.dtype) in "fc":
         return ew.sqrt(self)
     return ew.power(self, other)
 
@@ -197,8 +197,8 @@ def _host_cast(x: Array, dt: np.dtype) -> Array | None:
     if out_aval is None:
         return None
     value = array_value(x)
-    kind = dt.kind
-    if kind in "fc" and value.dtype.kind in "biuf":
+    kind = dtypes.kind(dt)
+    if kind in "fc" and dtypes.kind(value.dtype) in "biuf":
         return wrap_host(value.astype(dt), out_aval)  # under the user's error state, as NumPy
     if kind == "i" and dt.itemsize >= 4 and value.dtype.kind == "f":
         # Float to int32/int64: NumPy's cast is the rule's result wherever it flags no error.

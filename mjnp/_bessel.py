@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array
 from mjcore.eager_fusion import fuse_eagerly
 from mjcore.lax.special import I0E_CHEBYSHEV_LARGE, I0E_CHEBYSHEV_SMALL, chebyshev_series
@@ -42,7 +42,7 @@ def i0(x: ArrayLike) -> Array:
     x = asarray_arg("i0", x)
     if x.dtype.kind == "c":
         raise TypeError("mjnp.i0: i0 not supported for complex values")
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         x = lax.convert_element_type(x, np.dtype("float64"))
     x = lax.abs(x)
     small = lax.le(x, _const(8.0, x))

@@ -4,6 +4,10 @@
 The dtype objects are NumPy's own (`mjnp.float32 is numpy.float32`), so they work wherever NumPy
 expects a dtype and compare equal to NumPy dtypes. Promotion follows NumPy 2 (NEP 50) through
 `mjcore.dtypes.result_type`, which also understands mjnp's weak (Python-scalar) arrays.
+
+`bfloat16` is ml_dtypes' type, as `jax.numpy.bfloat16`. NumPy does not know it as a floating
+type, so `finfo`, `issubdtype` and `isdtype` answer for it as JAX's do (a real floating type,
+ml_dtypes' machine limits), and every promotion that involves it is JAX's (docs/jax_api.md).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import math
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
+import ml_dtypes
 import numpy as np
 
 from mjcore import dtypes
@@ -41,6 +46,7 @@ float32 = np.float32
 float64 = np.float64
 complex64 = np.complex64
 complex128 = np.complex128
+bfloat16 = ml_dtypes.bfloat16  # not NumPy's: JAX's name for ml_dtypes' type
 int_ = np.int_
 intp = np.intp
 uint = np.uint
@@ -137,10 +143,72 @@ dtype = np.dtype
 # NumPy's DType classes (`dtypes.Float64DType`, ...): `mjnp.dtype(...)` is NumPy's dtype, so its
 # class is one of these.
 dtype_classes = np.dtypes
-finfo = np.finfo
-iinfo = np.iinfo
-issubdtype = np.issubdtype
-isdtype = np.isdtype
+iinfo = np.iinfo  # NB: rejects bfloat16 with NumPy's ValueError, as JAX's does
+
+
+def _is_bfloat16(x: Any) -> builtins.bool:
+    """Whether dtype-like `x` (a dtype, a scalar type or a name) or an array's dtype is
+    bfloat16; False for anything that is not a dtype at all."""
+    if x is bfloat16:
+        return True
+    if isinstance(x, str | np.dtype) or hasattr(x, "dtype"):
+        try:
+            return np.dtype(getattr(x, "dtype", x)) == dtypes.bfloat16
+        except TypeError:
+            return False
+    return False
+
+
+def finfo(dtype: Any) -> np.finfo:
+    """Machine limits of a floating type, as `numpy.finfo`; bfloat16's are ml_dtypes' (as
+    `jax.numpy.finfo`)."""
+    if _is_bfloat16(dtype):
+        return ml_dtypes.finfo(bfloat16)
+    return np.finfo(dtype)
+
+
+# The abstract types bfloat16 is a subtype of in JAX (NumPy sees it as a bare `generic`).
+_BFLOAT16_SUPERTYPES = (np.floating, np.inexact, np.number, np.generic)
+
+
+def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
+    """Whether `arg1` is a subtype of `arg2` in NumPy's hierarchy, as `numpy.issubdtype`; as in
+    JAX, bfloat16 is a floating type (`issubdtype(bfloat16, floating)` is True)."""
+    if _is_bfloat16(arg1):
+        return _is_bfloat16(arg2) or arg2 in _BFLOAT16_SUPERTYPES
+    if _is_bfloat16(arg2):
+        return False
+    return np.issubdtype(arg1, arg2)
+
+
+def isdtype(dtype: Any, kind: Any) -> builtins.bool:
+    """Whether `dtype` is of `kind` (a dtype, a kind name or a tuple of them), as
+    `numpy.isdtype`; as in JAX, bfloat16 is 'real floating' and 'numeric'."""
+    if not _is_bfloat16(dtype):
+        if isinstance(kind, tuple):  # NumPy checks every other entry
+            return np.isdtype(dtype, tuple(k for k in kind if not _is_bfloat16(k)))
+        return not _is_bfloat16(kind) and np.isdtype(dtype, kind)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _ISDTYPE_KINDS:
+                raise ValueError(f"mjnp.isdtype: kind argument {k!r} is not a known kind name")
+            if k in ("real floating", "numeric"):
+                return True
+        elif _is_bfloat16(k):
+            return True
+        elif not isinstance(k, np.dtype | type):
+            raise TypeError(
+                f"mjnp.isdtype: kind argument must be a dtype, a kind name or a tuple of them, "
+                f"got {type(k).__name__}"
+            )
+    return False
+
+
+_ISDTYPE_KINDS = frozenset(
+    ("bool", "signed integer", "unsigned integer", "integral", "real floating",
+     "complex floating", "numeric")
+)  # fmt: skip
 
 pi = math.pi
 e = math.e

@@ -48,7 +48,7 @@ _KIND_NAMES = {"b": "bool", "i": "integer", "u": "integer", "f": "floating", "c"
 def _check_kinds(fname: str, kinds: str, *xs: Array) -> None:
     """A TypeError like NumPy's "ufunc 'cbrt' not supported for the input types"."""
     for x in xs:
-        if x.dtype.kind not in kinds:
+        if dtypes.kind(x.dtype) not in kinds:
             allowed = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
             raise TypeError(
                 f"mjnp.{fname}: not supported for input dtype {x.dtype.name}; it needs "
@@ -185,10 +185,25 @@ def _float_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
     return floor_div, modulus
 
 
+def _bfloat16_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
+    """Floor quotient and remainder of bfloat16, as JAX computes them (its `floor_divide` and
+    `remainder`, in bfloat16): NumPy has no bfloat16 loops, and these are JAX's bits."""
+    zero, one = _const(0, x1), _const(1, x1)
+    modulus = lax.rem(x1, x2)
+    mod_nonzero = lax.ne(modulus, zero)
+    div = lax.div(_select(lax.eq(x2, zero), lax.sub(x1, modulus), x1), x2)
+    adjust = lax.bitwise_and(mod_nonzero, lax.ne(lax.sign(x2), lax.sign(modulus)))
+    floor_div = lax.round(_select(adjust, div, lax.sub(div, one)))
+    plus = lax.bitwise_and(lax.ne(lax.lt(modulus, zero), lax.lt(x2, zero)), mod_nonzero)
+    return floor_div, _select(plus, modulus, lax.add(modulus, x2))
+
+
 def _divmod(fname: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
     x1, x2 = _pair(fname, promote_args_numeric, x1, x2)
     _check_kinds(fname, "iuf", x1)
-    if x1.dtype.kind == "f":
+    if x1.dtype == dtypes.bfloat16:
+        return _bfloat16_divmod(x1, x2)
+    if dtypes.kind(x1.dtype) == "f":
         return _float_divmod(x1, x2)
     return _int_divmod(x1, x2)
 
@@ -228,7 +243,7 @@ def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """
     x1, x2 = _pair("fmod", promote_args_numeric, x1, x2)
     _check_kinds("fmod", "iuf", x1)
-    if x1.dtype.kind == "f":
+    if dtypes.kind(x1.dtype) == "f":
         return lax.rem(x1, x2)
     zero = _const(0, x1)
     is_zero = lax.eq(x2, zero)
@@ -409,7 +424,7 @@ def fmin(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def _ignore_nan(x1: Array, x2: Array, out: Array) -> Array:
-    if x1.dtype.kind not in "fc":
+    if dtypes.kind(x1.dtype) not in "fc":
         return out
     out = _select(_isnan_inexact(x2), out, x1)
     return _select(_isnan_inexact(x1), out, x2)
@@ -443,7 +458,7 @@ def floor(x: ArrayLike, /) -> Array:
     """Elementwise floor, as `numpy.floor`; integers and bools are returned unchanged."""
     (x,) = promote_args("floor", x)
     _check_kinds("floor", "biuf", x)
-    return lax.floor(x) if x.dtype.kind == "f" else x
+    return lax.floor(x) if dtypes.kind(x.dtype) == "f" else x
 
 
 @ufunc_out
@@ -451,7 +466,7 @@ def ceil(x: ArrayLike, /) -> Array:
     """Elementwise ceiling, as `numpy.ceil`; integers and bools are returned unchanged."""
     (x,) = promote_args("ceil", x)
     _check_kinds("ceil", "biuf", x)
-    return lax.ceil(x) if x.dtype.kind == "f" else x
+    return lax.ceil(x) if dtypes.kind(x.dtype) == "f" else x
 
 
 @ufunc_out(host=np.trunc)  # on the host: NumPy's one call
@@ -459,7 +474,7 @@ def trunc(x: ArrayLike, /) -> Array:
     """Elementwise rounding toward zero, as `numpy.trunc`; integers are returned unchanged."""
     (x,) = promote_args("trunc", x)
     _check_kinds("trunc", "biuf", x)
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return x
     return _select(lax.lt(x, _const(0, x)), lax.floor(x), lax.ceil(x))
 
@@ -656,7 +671,21 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     to the last bit, under jit too)."""
     x1, x2 = _pair("hypot", promote_args_float, x1, x2)
     _check_kinds("hypot", "f", x1)
+    if x1.dtype == dtypes.bfloat16:
+        return _bfloat16_hypot(x1, x2)
     return lax.hypot(x1, x2)
+
+
+def _bfloat16_hypot(x1: Array, x2: Array) -> Array:
+    """JAX's `hypot` of bfloat16, in bfloat16 (its bits: NumPy has no bfloat16 `hypot`)."""
+    a, b = lax.abs(x1), lax.abs(x2)
+    inf, zero, one = _const(np.inf, a), _const(0, a), _const(1, a)
+    big, small = lax.max(a, b), lax.min(a, b)
+    big_zero = lax.eq(big, zero)
+    ratio = lax.div(small, _select(big_zero, big, lax.broadcast_to(one, big.shape)))
+    scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
+    out = _select(big_zero, scaled, big)
+    return _select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), out, inf)
 
 
 @ufunc_out(host=np.square)  # on the host: NumPy's one call
@@ -835,7 +864,7 @@ def _false_like(x: Array) -> Array:
 def isnan(x: ArrayLike, /) -> Array:
     """Elementwise test for NaN (either part for complex), as `numpy.isnan`."""
     x = asarray_arg("isnan", x)
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         return _false_like(x)
     return lax.ne(x, x)
 
@@ -846,7 +875,7 @@ def isfinite(x: ArrayLike, /) -> Array:
     x = asarray_arg("isfinite", x)
     if x.dtype.kind == "c":
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return lax.full(x.shape, True, _BOOL)
     return lax.is_finite(x)
 
@@ -857,7 +886,7 @@ def isinf(x: ArrayLike, /) -> Array:
     x = asarray_arg("isinf", x)
     if x.dtype.kind == "c":
         return lax.bitwise_or(_isinf_real(lax.real(x)), _isinf_real(lax.imag(x)))
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return _false_like(x)
     return _isinf_real(x)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjnp import _elementwise as ew
 from mjnp._out import ufunc_out
 from mjnp._promotion import asarray_arg, promote_args_float
@@ -41,7 +41,7 @@ def _where(pred: Array, on_true: Array, on_false: Array) -> Array:
 def _float_args(fname: str, *xs: ArrayLike) -> list[Array]:
     """Operands of a ufunc with only real floating loops (TypeError for complex)."""
     out = promote_args_float(fname, *xs)
-    if out[0].dtype.kind != "f":
+    if dtypes.kind(out[0].dtype) != "f":
         raise TypeError(
             f"mjnp.{fname}: not supported for input dtype {out[0].dtype.name}; it needs real "
             "(bool, integer or floating) input"
@@ -56,12 +56,12 @@ def _int_bits(dtype: np.dtype) -> np.dtype:
 
 
 def _mantissa_bits(dtype: np.dtype) -> int:
-    return int(np.finfo(dtype).nmant)
+    return int(dtypes.finfo(dtype).nmant)
 
 
 def _exp2_int(k: Array, dtype: np.dtype) -> Array:
     """Exactly 2**k in `dtype` for integer `k` within the normal exponent range."""
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     ibits = _int_bits(dtype)
     biased = lax.add(lax.convert_element_type(k, ibits), lax.full((), -int(info.minexp) + 1, ibits))
     shifted = lax.shift_left(biased, lax.full((), _mantissa_bits(dtype), ibits))
@@ -138,7 +138,7 @@ def spacing(x: ArrayLike, /) -> Array:
     if not half:  # x's sign bit, except for -0.0
         ulp_bits = _where(lax.ne(bits, zero), lax.bitwise_or(ulp_bits, sign), ulp_bits)
     out = lax.bitcast_convert_type(ulp_bits, x.dtype)
-    big = _const(np.finfo(x.dtype).max, x)
+    big = _const(dtypes.finfo(x.dtype).max, x)
     at_max = lax.eq(x, big) if half else lax.eq(lax.abs(x), big)
     out = _where(at_max, _where(negative, _const(-np.inf, x), _const(np.inf, x)), out)
     nan = _const(np.nan, x) if half else _where(lax.ne(x, x), x, _const(np.nan, x))
@@ -156,7 +156,7 @@ def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
     (x,) = _float_args("frexp", x)
     dtype, ibits = x.dtype, _int_bits(x.dtype)
     nmant = _mantissa_bits(dtype)
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     bits, field = _exponent_field(x)
     # A subnormal is m * 2**(minexp - nmant) for its integer mantissa bits m: convert m exactly
     # to a normal float and read the exponent field from that instead.
@@ -195,7 +195,7 @@ def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         raise TypeError(f"mjnp.ldexp: the exponent needs an integer dtype, got {x2.dtype.name}")
     ew._broadcast_shapes("ldexp", x1.shape, x2.shape)
     dtype = x1.dtype
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     # Each of three steps stays a normal power of two; three of them span the whole range from
     # the largest float to the smallest subnormal.
     limit = 3 * min(int(info.maxexp) - 1, -int(info.minexp))

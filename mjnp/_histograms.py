@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer, get_aval
 from mjcore.errors import ConcretizationTypeError
@@ -193,7 +193,7 @@ def _host_bincount(x: Any, weights: Any, minlength: int) -> Array | None:
     w = None
     if weights is not None:
         w = values[1]
-        if w.shape != v.shape or w.dtype.kind not in "biuf":
+        if w.shape != v.shape or dtypes.kind(w.dtype) not in "biuf":
             return None
     try:
         found = _numpy_bincount(v, w, minlength)
@@ -434,7 +434,7 @@ def _host_histogram(
     if weights is not None:
         arrays.append(weights)
     values = host_values(*arrays)
-    if values is None or values[0].dtype.kind not in "iuf":
+    if values is None or dtypes.kind(values[0].dtype) not in "iuf":
         return None
     if range_ is not None and not (
         type(range_) is tuple
@@ -447,12 +447,12 @@ def _host_histogram(
     w = None
     if weights is not None:
         w = values[-1]
-        if w.dtype.kind != "f" or w.shape != values[0].shape:
+        if dtypes.kind(w.dtype) != "f" or w.shape != values[0].shape:
             return None
     edges = bins
     if type(bins) is not int and type(bins) is not str:
         edges = values[1]
-        if edges.dtype.kind not in "iuf":
+        if dtypes.kind(edges.dtype) not in "iuf":
             return None
     if edges_only:
         found = numpy_call_warning(np.histogram_bin_edges, values[0], edges, range_, w)
@@ -481,12 +481,12 @@ def _host_histogramdd(
     if type(bins) is not int or (density is not None and type(density) is not bool):
         return None
     values = host_values(*arrays) if weights is None else host_values(*arrays, weights)
-    if values is None or any(v.dtype.kind not in "iuf" for v in values):
+    if values is None or any(dtypes.kind(v.dtype) not in "iuf" for v in values):
         return None
     w = None
     if weights is not None:
         w = values.pop()
-        if w.dtype.kind != "f":
+        if dtypes.kind(w.dtype) != "f":
             return None
     d = len(values) if fn is np.histogram2d else (values[0].shape[-1] if values[0].ndim else 0)
     if not _is_range_pairs(range_, d):

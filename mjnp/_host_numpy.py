@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.array import Array, wrap_host, wrap_host_value
 from mjcore.core import ShapedArray
 from mjcore.dispatch import array_value, is_eager_host
@@ -39,6 +40,9 @@ PRODUCT_ELEMENTS = 1 << 15
 # bounds decide (its `dot_general` host rule is `np.dot`, so small matrices stay on NumPy).
 PAIR_ELEMENTS = 1 << 20
 _PLANS_SIZE = 1024
+# NumPy computes on bfloat16 (ml_dtypes) through float32 with other roundings than XLA's, or
+# not at all: bfloat16 takes the general paths (docs/eager.md, "bfloat16")
+_BFLOAT16 = dtypes.bfloat16
 
 
 def host_value(x: Any, limit: float | None = None) -> np.ndarray | None:
@@ -49,7 +53,7 @@ def host_value(x: Any, limit: float | None = None) -> np.ndarray | None:
     size = _sizes.get(x.aval)
     if size is None:
         size = _size(x.aval)
-    if size > (HOST_ELEMENTS if limit is None else limit):
+    if size > (HOST_ELEMENTS if limit is None else limit) or x.aval.dtype is _BFLOAT16:
         return None
     return array_value(x)
 
@@ -81,7 +85,7 @@ def host_values(*args: Any, limit: float | None = None) -> list[np.ndarray] | No
         size = sizes.get(aval)
         if size is None:
             size = _size(aval)
-        if aval.weak_type or size > bound:
+        if aval.weak_type or size > bound or aval.dtype is _BFLOAT16:
             return None
         return [array_value(a)]
     values = []
@@ -92,7 +96,7 @@ def host_values(*args: Any, limit: float | None = None) -> list[np.ndarray] | No
         size = sizes.get(aval)
         if size is None:
             size = _size(aval)
-        if aval.weak_type or size > bound:
+        if aval.weak_type or size > bound or aval.dtype is _BFLOAT16:
             return None
         values.append(array_value(x))
     return values

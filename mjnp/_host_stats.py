@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from mjcore import dtypes
 from mjcore.array import Array
 from mjcore.fp_errors import warn_at_user_line
 from mjnp._host_numpy import host_values, wrap_own
@@ -75,7 +76,7 @@ def host_reduction(
     if type(keepdims) is not bool or not is_axis(axis):
         return None
     values = host_values(a)
-    if values is None or values[0].dtype.kind not in kinds:
+    if values is None or dtypes.kind(values[0].dtype) not in kinds:
         return None
     call = numpy_call_warning if warns else call_or_none
     if keepdims:
@@ -93,6 +94,10 @@ def host_searchsorted(a: Any, v: Any, side: Any, sorter: Any) -> Array | None:
     if values is None:
         return None
     a_value, v_value = values
-    if a_value.ndim != 1 or a_value.dtype != v_value.dtype or a_value.dtype.kind not in "biuf":
+    if (
+        a_value.ndim != 1
+        or a_value.dtype != v_value.dtype
+        or dtypes.kind(a_value.dtype) not in "biuf"
+    ):
         return None
     return wrap_own(a_value.searchsorted(v_value, side))  # what numpy.searchsorted calls

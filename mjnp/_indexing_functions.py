@@ -460,7 +460,7 @@ def trace(
     """Sum along a diagonal, as `numpy.trace`."""
     if dtype is None and out is None and type(offset) is int:
         values = _host_numpy.lapack_values(a)  # eagerly on the CPU: NumPy's own
-        if values is not None and values[0].ndim >= 2 and values[0].dtype.kind in "biufc":
+        if values is not None and values[0].ndim >= 2 and dtypes.kind(values[0].dtype) in "biufc":
             if type(axis1) is int and type(axis2) is int:
                 result = _host_numpy.attempt(values[0].trace, offset, axis1, axis2)
                 if result is not None:

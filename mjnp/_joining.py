@@ -831,7 +831,7 @@ def _pad_constants(values: Any, ndim: int, dtype: np.dtype) -> list[list[Array]]
         host = np.asarray(values)
     except ValueError as err:
         raise ValueError(f"mjnp.pad: cannot make an array of constant_values: {err}") from err
-    if host.dtype.kind not in "biufc" and not (
+    if dtypes.kind(host.dtype) not in "biufc" and not (
         host.dtype == object and all(type(v) is int for v in host.flat)
     ):
         return _pad_pairs("pad", "constant_values", values, ndim)  # its TypeError
@@ -986,7 +986,7 @@ def _numpy_pad_kwargs(array: Any, kwargs: dict[str, Any]) -> bool:
             continue
         if key != "constant_values" or type(array) is not _Array:
             return False
-        kind = array.aval.dtype.kind
+        kind = dtypes.kind(array.aval.dtype)
         if not (
             (type(value) is float and kind in "fc")
             or (type(value) is int and kind in "ifc" and -128 <= value <= 127)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax, while_loop
+from mjcore import dtypes, lax, while_loop
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _elementwise as ew
 from mjnp import _manipulation, _reductions
@@ -163,7 +163,7 @@ def _numpy_fills(dtype: np.dtype, *fills: Any) -> bool:
     """Whether NumPy's `nan_to_num` fills an array of `dtype` with `fills` as the general path
     does: the default fills, or Python floats (and ints it holds exactly) in float64 or
     complex128, which no cast can overflow (a narrower dtype warns in NumPy, not here)."""
-    if dtype.kind not in "fc":
+    if dtypes.kind(dtype) not in "fc":
         return False
     if fills == (0.0, None, None):
         return True
@@ -202,9 +202,9 @@ def _nan_to_num(
         re = nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf)
         return lax.complex(re, im)
-    if x.dtype.kind != "f":
+    if dtypes.kind(x.dtype) != "f":
         return x
-    info = np.finfo(x.dtype)
+    info = dtypes.finfo(x.dtype)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     with np.errstate(over="ignore"):
@@ -227,7 +227,7 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     if a.dtype.kind != "c":
         return a
     if tol > 1:
-        tol = float(np.finfo(a.dtype).eps) * tol
+        tol = float(dtypes.finfo(a.dtype).eps) * tol
     if bool(_reductions.all(ew.less(ew.absolute(lax.imag(a)), tol))):
         return lax.real(a)
     return a

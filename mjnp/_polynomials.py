@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array as _Array
 from mjcore.core import Tracer
 from mjnp import _elementwise as ew
@@ -288,7 +288,7 @@ def roots(p: ArrayLike) -> Array:
             return lax.full((0,), 0, np.dtype("float64"))
         trailing = p.shape[0] - int(non_zero[-1]) - 1
         p = lax.slice_in_dim(p, int(non_zero[0]), int(non_zero[-1]) + 1, axis=0)
-    if p.dtype.kind not in "fc":
+    if dtypes.kind(p.dtype) not in "fc":
         p = lax.convert_element_type(p, np.dtype("float64"))
     n = p.shape[0]
     if n > 1:
@@ -335,7 +335,7 @@ def polyfit(
     if x.shape[0] != y.shape[0]:
         raise TypeError("mjnp.polyfit: expected x and y to have same length")
     if rcond is None:
-        rcond = x.shape[0] * float(np.finfo(x.dtype).eps)
+        rcond = x.shape[0] * float(dtypes.finfo(x.dtype).eps)
     lhs = ew.power(lax.expand_dims(x, (1,)), np.arange(order - 1, -1, -1))
     rhs = y
     if w is not None:

@@ -226,7 +226,7 @@ def _array_and_scalar(fname: str, args: tuple[Any, ...]) -> list[Any] | None:
     if type(b) not in _PYTHON_SCALARS or (type(a) is not Array and not isinstance(a, Tracer)):
         return None
     aval = a.aval
-    if _SCALAR_RANK[type(b)] > _KIND_RANK[aval.dtype.kind]:
+    if _SCALAR_RANK[type(b)] > _KIND_RANK[dtypes.kind(aval.dtype)]:
         return None
     if type(b) is int:
         dtypes.check_python_int_range(b, aval.dtype, f"mjnp.{fname}")
@@ -304,7 +304,7 @@ def promote_args_inexact(fname: str, *args: ArrayLike) -> list[Any]:
     float16 / int8 stays float16.
     """
     common = _common_dtype(args)
-    if common is not None and common.kind in "fc":
+    if common is not None and dtypes.kind(common) in "fc":
         return list(args)
     vals, dtype, weak = _arrays_and_dtype(fname, args)
     if dtype.kind in "biu":
@@ -333,7 +333,7 @@ def promote_args_float(fname: str, *args: ArrayLike) -> list[Any]:
     Python int takes the integer dtype it promotes to (`np.arctan2(bool_array, 1)` is float64).
     """
     common = _common_dtype(args)
-    if common is not None and common.kind in "fc":
+    if common is not None and dtypes.kind(common) in "fc":
         return list(args)
     vals, dtype, weak = _arrays_and_dtype(fname, args)
     return _convert_all(fname, vals, _float_loop_dtype(tuple(vals), dtype), weak)

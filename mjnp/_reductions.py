@@ -143,9 +143,9 @@ def _accumulate(
     mask: Array | None,
 ) -> Array:
     """Cast, mask, reduce, then fold in `initial`; the result has the reduced axes removed."""
-    # NB: float16 is accumulated in float32 and rounded once at the end; NumPy's float16 loops
-    # also accumulate in float32 internally.
-    acc_dtype = _FLOAT32 if out_dtype == _FLOAT16 else out_dtype
+    # NB: float16 (and bfloat16, as in JAX) is accumulated in float32 and rounded once at the
+    # end; NumPy's float16 loops also accumulate in float32 internally.
+    acc_dtype = _FLOAT32 if out_dtype in (_FLOAT16, dtypes.bfloat16) else out_dtype
     x = lax.convert_element_type(x, acc_dtype)
     if mask is not None:
         x = lax.select_n(mask, lax.full(x.shape, monoid.identity, acc_dtype), x)
@@ -255,7 +255,7 @@ def mean(
         out_dtype = _FLOAT64 if x.dtype.kind in "biu" else x.dtype
     else:
         out_dtype = dtypes.canonicalize_dtype(dtype, "mjnp.mean")
-    acc_dtype = _FLOAT32 if out_dtype == _FLOAT16 else out_dtype
+    acc_dtype = _FLOAT32 if out_dtype in (_FLOAT16, dtypes.bfloat16) else out_dtype
     # An integer mean (only with an explicit integer dtype) divides in float64, as in NumPy.
     div_dtype = acc_dtype if acc_dtype.kind in "fc" else _FLOAT64
     total = lax.convert_element_type(

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.exceptions import AxisError
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.core import Tracer
 from mjcore.custom_derivatives import custom_jvp
 from mjcore.errors import NonConcreteBooleanIndexError
@@ -81,7 +81,7 @@ def _compress(fname: str, mask: Array, *arrays: Array) -> list[Array]:
 
 def _different(a: Array, b: Array, equal_nan: bool) -> Array:
     neq = ew.not_equal(a, b)
-    if equal_nan and a.dtype.kind in "fc":
+    if equal_nan and dtypes.kind(a.dtype) in "fc":
         neq = ew.logical_and(neq, ew.logical_not(ew.logical_and(ew.isnan(a), ew.isnan(b))))
     return neq
 
@@ -154,7 +154,7 @@ def unique(
     if axis is not None:
         return _unique_axis(ar, return_index, return_inverse, return_counts, axis)
     values = host_values(ar)
-    if values is not None and values[0].dtype.kind in "biuf" and type(equal_nan) is bool:
+    if values is not None and dtypes.kind(values[0].dtype) in "biuf" and type(equal_nan) is bool:
         # NumPy's own unique (sorted; first indices by its stable argsort), as mjnp's
         found = np.unique(  # type: ignore[call-overload]
             values[0], return_index, return_inverse, return_counts, None, equal_nan=equal_nan
@@ -192,7 +192,7 @@ def _unique_sized(ar: ArrayLike, size: Any, fill_value: Any, equal_nan: bool, ex
     values = lax.sort(flat)
     later, earlier = lax.slice(values, (1,), (n,)), lax.slice(values, (0,), (n - 1,))
     differs = ew.not_equal(later, earlier)
-    if equal_nan and values.dtype.kind in "fc":
+    if equal_nan and dtypes.kind(values.dtype) in "fc":
         both_nan = ew.logical_and(ew.isnan(later), ew.isnan(earlier))
         differs = ew.logical_and(differs, ew.logical_not(both_nan))
     first = lax.concatenate([lax.full((1,), True, np.dtype(bool)), differs], 0)
@@ -276,7 +276,7 @@ def _host_unique(x: Any, index: bool, inverse: bool, counts: bool) -> list[Array
     """`numpy.unique(x, ..., equal_nan=False)` of a small eager real Array (the Array API forms:
     sorted values, NaNs apart), wrapped; None where the general path runs."""
     values = host_values(x)
-    if values is None or values[0].dtype.kind not in "biuf":
+    if values is None or dtypes.kind(values[0].dtype) not in "biuf":
         return None
     found = np.unique(values[0], index, inverse, counts, equal_nan=False)  # type: ignore[call-overload]
     return [wrap_own(found)] if type(found) is np.ndarray else [wrap_own(f) for f in found]
@@ -289,7 +289,7 @@ def _host_pair(fn: Any, ar1: Any, ar2: Any, **kwargs: Any) -> Any:
     if values is None:
         return None
     a, b = values
-    if a.dtype != b.dtype or a.dtype.kind not in "biuf":
+    if a.dtype != b.dtype or dtypes.kind(a.dtype) not in "biuf":
         return None
     found = call_or_none(fn, a, b, **kwargs)
     if found is None:

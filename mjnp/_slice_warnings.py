@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from mjcore import dispatch
+from mjcore import dispatch, dtypes
 from mjcore.array import Array
 from mjcore.fp_errors import FP_QUIET, fp_state, warn_at_user_line
 
@@ -257,4 +257,4 @@ def any_nonpositive(count: Any) -> bool:
 def any_nan(result: Any) -> bool:
     """Whether a concrete inexact result holds a NaN (NumPy's test after `fmin.reduce`)."""
     value = host_value(result)
-    return value is not None and value.dtype.kind in "fc" and bool(np.isnan(value).any())
+    return value is not None and dtypes.kind(value.dtype) in "fc" and bool(np.isnan(value).any())

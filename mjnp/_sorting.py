@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp._host_numpy import host_values, wrap_own
 from mjnp._manipulation import asarray_strong, normalize_axis, single_axis
@@ -48,7 +48,7 @@ def _sort_axis(fname: str, x: Array, axis: int | None) -> tuple[Array, int]:
 def _host_sortable(value: np.ndarray, axis: Any) -> bool:
     """Whether NumPy's stable sort of `value` along `axis` is mjnp's sort (real dtypes, whose
     order NumPy and `lax.sort` agree on; an axis NumPy takes), for the direct host path."""
-    if value.dtype.kind not in "biuf":
+    if dtypes.kind(value.dtype) not in "biuf":
         return False
     if axis is None:
         return True
@@ -159,7 +159,7 @@ def lexsort(keys: ArrayLike | Sequence[ArrayLike], axis: int = -1) -> Array:
         values = host_values(*keys)
         if values is not None and values[0].ndim and -values[0].ndim <= axis < values[0].ndim:
             shape = values[0].shape
-            if all(v.shape == shape and v.dtype.kind in "biuf" for v in values):
+            if all(v.shape == shape and dtypes.kind(v.dtype) in "biuf" for v in values):
                 return wrap_own(np.lexsort(values, axis))  # stable, NaNs last, as the general path
     if isinstance(keys, list | tuple):
         arrays = [asarray_strong("lexsort", k) for k in keys]
@@ -271,7 +271,7 @@ def sort_complex(a: ArrayLike) -> Array:
     `numpy.sort_complex` (int8/int16/uint8/uint16 give complex64, other real types
     complex128)."""
     values = host_values(a)
-    if values is not None and values[0].dtype.kind in "biuf" and values[0].ndim:
+    if values is not None and dtypes.kind(values[0].dtype) in "biuf" and values[0].ndim:
         return wrap_own(np.sort_complex(values[0]))
     x = sort(a)
     if x.dtype.kind == "c":

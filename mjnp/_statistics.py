@@ -88,9 +88,13 @@ def _variance(
     """NumPy's `_var` (and `_nanvar` when `ignore_nan`): the mean in the computation dtype,
     then the mean squared deviation divided by `count - ddof` (clamped at zero)."""
     x = asarray_strong(fname, a)
+    if x.dtype == dtypes.bfloat16 and dtype is None:  # computed in float32, as in JAX
+        f32 = lax.convert_element_type(x, np.float32)
+        out = _variance(fname, f32, axis, None, ddof, keepdims, where, mean, ignore_nan)
+        return lax.convert_element_type(out, x.dtype)
     axes = red._reduced_axes(fname, axis, x.ndim)
     mask = red._where_mask(fname, where, x.shape)
-    if ignore_nan and x.dtype.kind in "fc":
+    if ignore_nan and dtypes.kind(x.dtype) in "fc":
         valid = ew.logical_not(ew.isnan(x))
         mask = valid if mask is None else ew.logical_and(mask, valid)
         x = ew.where(valid, x, lax.full((), 0, x.dtype))
@@ -121,7 +125,7 @@ def _variance(
         divisor = ew.maximum(ew.subtract(_as_dtype_of(count, total), ddof), 0)
     with quiet:
         result = ew.true_divide(total, divisor)
-    if ignore_nan and x.dtype.kind in "fc":
+    if ignore_nan and dtypes.kind(x.dtype) in "fc":
         # NumPy's nanvar: NaN (not var's inf) where the degrees of freedom are <= 0.
         dof = ew.subtract(_as_dtype_of(count, total), ddof)
         result = ew.where(ew.less_equal(dof, 0), lax.full((), np.nan, result.dtype), result)
@@ -189,7 +193,7 @@ def _inexact_only(fname: str, dtype: DTypeLike | None, out: Any) -> None:
     """NumPy's nanmean/nanvar/nanstd of an inexact array refuse an exact dtype or out."""
     if dtype is not None:
         dt = dtypes.canonicalize_dtype(dtype, f"mjnp.{fname}")
-        if dt.kind not in "fc":
+        if dtypes.kind(dt) not in "fc":
             raise TypeError(
                 f"mjnp.{fname}: If a is inexact, then dtype must be inexact (got {dt.name})"
             )
@@ -218,7 +222,7 @@ def nanvar(
         if found is not None:
             return found
     a = asarray_strong("nanvar", a)
-    if a.dtype.kind not in "fc":  # NumPy's nanvar is var without NaNs (and its warnings)
+    if dtypes.kind(a.dtype) not in "fc":  # NumPy's nanvar is var without NaNs (and its warnings)
         return var(
             a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
         )
@@ -246,7 +250,7 @@ def nanstd(
         if found is not None:
             return found
     a = asarray_strong("nanstd", a)
-    if a.dtype.kind not in "fc":  # NumPy's nanstd is std without NaNs (and its warnings)
+    if dtypes.kind(a.dtype) not in "fc":  # NumPy's nanstd is std without NaNs (and its warnings)
         return std(
             a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction
         )
@@ -310,8 +314,13 @@ def nanmean(
         if found is not None:
             return found
     x = asarray_strong("nanmean", a)
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         return red.mean(x, axis, dtype, out, keepdims, where=where)
+    if x.dtype == dtypes.bfloat16 and dtype is None:  # computed in float32, as in JAX
+        f32 = nanmean(
+            lax.convert_element_type(x, np.float32), axis, None, None, keepdims, where=where
+        )
+        return write_out("nanmean", out, lax.convert_element_type(f32, x.dtype), "same_kind")
     _inexact_only("nanmean", dtype, out)
     axes = red._reduced_axes("nanmean", axis, x.ndim)
     mask = red._where_mask("nanmean", where, x.shape)
@@ -340,7 +349,7 @@ def _nan_extremum(
     fill: float,
 ) -> Array:
     x = asarray_strong(fname, a)
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         return op(x, axis, out, keepdims, initial, where)
     nan = ew.isnan(x)
     filled = ew.where(nan, lax.full((), fill, x.dtype), x)
@@ -391,7 +400,7 @@ def _nan_arg_extremum(
     fname: str, op: Any, a: ArrayLike, axis: int | None, out: Any, keepdims: bool, fill: float
 ) -> Array:
     x = asarray_strong(fname, a)
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         return op(x, axis, out, keepdims=keepdims)
     nan = ew.isnan(x)
     # Reduced first, as NumPy does: a tuple axis is checked as all's (AxisError, duplicates)
@@ -527,13 +536,13 @@ def _host_quantile(
     q_array = type(q) is not int and type(q) is not float
     if q_array and not (type(q) is list and all(type(v) is int or type(v) is float for v in q)):
         found = host_values(a, q)
-        if found is None or found[1].dtype.kind not in "iuf":
+        if found is None or dtypes.kind(found[1].dtype) not in "iuf":
             return None
         q = found[1]
     if type(keepdims) is not bool or not is_axis(axis):
         return None
     values = host_values(a)
-    if values is None or values[0].dtype.kind not in "biuf":
+    if values is None or dtypes.kind(values[0].dtype) not in "biuf":
         return None
     fn = getattr(np, fname)
     found = numpy_call_warning(fn, values[0], q, axis, method=method, keepdims=keepdims)
@@ -573,9 +582,9 @@ def _quantile(
     weak_q = type(q) in (int, float)
     by_lerp = method not in _DISCRETE  # NumPy writes `out` with its lerp ufunc, else np.take
     qa = asarray_strong(fname, q)
-    if qa.dtype.kind not in "fiub":
+    if dtypes.kind(qa.dtype) not in "fiub":
         raise TypeError(f"mjnp.{fname}: q must be real, got dtype {qa.dtype.name}")
-    if qa.dtype.kind != "f":
+    if dtypes.kind(qa.dtype) != "f":
         if method == "linear" and scale == 1:
             # Integer q (0 or 1) makes NumPy's virtual index whole, so it takes the value as
             # it is, keeping a's dtype: 'lower' computes exactly that.
@@ -610,7 +619,7 @@ def _quantile(
     if n == 0 and not ignore_nan:
         raise IndexError(f"mjnp.{fname}: cannot take a quantile over an empty axis (shape {shape})")
     has_nan = None
-    if x.dtype.kind == "f":
+    if dtypes.kind(x.dtype) == "f":
         nan = ew.isnan(s)
         if ignore_nan:
             count = red.sum(ew.logical_not(nan), -1)
@@ -620,7 +629,7 @@ def _quantile(
         else:
             has_nan = red.any(nan, -1)
     s = lax.sort(s, s.ndim - 1) if n else s
-    if not ignore_nan or x.dtype.kind != "f":
+    if not ignore_nan or dtypes.kind(x.dtype) != "f":
         count = lax.full((), n, qa.dtype)
     # Shape Q + batch: each quantile against each slice's count.
     qb = lax.broadcast_in_dim(qa, (*qa.shape, *s.shape[:-1]), tuple(range(qa.ndim)))
@@ -684,7 +693,7 @@ def _quantile(
                 "support; use method='lower', 'higher' or 'nearest', or convert to int"
             )
         if weak_q:
-            out_dtype = x.dtype if x.dtype.kind == "f" else _FLOAT64
+            out_dtype = x.dtype if dtypes.kind(x.dtype) == "f" else _FLOAT64
         else:
             out_dtype = np.result_type(x.dtype, qa.dtype)
         result = _lerp(lo_val, hi_val, gamma, out_dtype)
@@ -738,7 +747,7 @@ def _weighted_inverted_cdf(fname: str, s: Array, w: Array, qa: Array, ignore_nan
     last = s.ndim - 1
     if n == 0:
         raise IndexError(f"mjnp.{fname}: cannot take a quantile over an empty axis")
-    nan = ew.isnan(s) if s.dtype.kind == "f" else None
+    nan = ew.isnan(s) if dtypes.kind(s.dtype) == "f" else None
     if ignore_nan and nan is not None:
         w = ew.where(nan, lax.full((), 0, w.dtype), w)  # NaNs sort last with no weight
     s, w = lax.sort([s, w], last, num_keys=1)
@@ -874,7 +883,7 @@ def median(
         s = lax.sort(s, s.ndim - 1)
         middle = lax.slice_in_dim(s, (n - 1) // 2, n // 2 + 1, s.ndim - 1)
         result = red.mean(middle, -1)
-        if x.dtype.kind in "fc":
+        if dtypes.kind(x.dtype) in "fc":
             last = lax.squeeze(lax.slice_in_dim(s, n - 1, n, s.ndim - 1), (s.ndim - 1,))
             result = ew.where(ew.isnan(last), lax.full((), np.nan, result.dtype), result)
     if keepdims:
@@ -895,7 +904,7 @@ def nanmedian(
         if found is not None:
             return found
     x = asarray_strong("nanmedian", a)
-    if x.dtype.kind not in "fc":  # complex: NaNs sort last, as NumPy's
+    if dtypes.kind(x.dtype) not in "fc":  # complex: NaNs sort last, as NumPy's
         return median(x, axis, out, overwrite_input, keepdims)
     if x.size == 0:
         result = nanmean(x, axis, keepdims=keepdims)
@@ -958,7 +967,7 @@ def average(
     """
     if type(returned) is bool and type(keepdims) is bool and is_axis(axis):
         values = host_values(a) if weights is None else host_values(a, weights)
-        if values is not None and all(v.dtype.kind in "biuf" for v in values):
+        if values is not None and all(dtypes.kind(v.dtype) in "biuf" for v in values):
             w = None if weights is None else values[1]
             found = numpy_call_warning(np.average, values[0], axis, w, returned, keepdims=keepdims)
             if found is not None:
@@ -1025,7 +1034,7 @@ def _host_cov(fn: Any, m: Any, y: Any, rowvar: Any, **kwargs: Any) -> Array | No
     if ddof is not None and type(ddof) is not int:
         return None
     values = host_values(m) if y is None else host_values(m, y)
-    if values is None or any(v.dtype.kind not in "biuf" for v in values):
+    if values is None or any(dtypes.kind(v.dtype) not in "biuf" for v in values):
         return None
     found = numpy_call_warning(fn, values[0], None if y is None else values[1], rowvar, **kwargs)
     return None if found is None else wrap_own(found)

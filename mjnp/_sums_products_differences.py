@@ -130,7 +130,7 @@ def _host_call(fn: Any, a: Any, *args: Any) -> Array | None:
         if arg is not None and type(arg) is not int:
             return None
     values = host_values(a)
-    if values is None or values[0].dtype.kind not in "biufc":
+    if values is None or dtypes.kind(values[0].dtype) not in "biufc":
         return None
     found = call_or_none(fn, values[0], *args)
     return None if found is None else wrap_own(found)
@@ -138,7 +138,7 @@ def _host_call(fn: Any, a: Any, *args: Any) -> Array | None:
 
 def _replace_nan(fname: str, a: ArrayLike, value: int) -> Array:
     x = asarray_strong(fname, a)
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         return x
     return ew.where(ew.isnan(x), lax.full((), value, x.dtype), x)
 

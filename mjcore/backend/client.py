@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.backend import compat
 from mjcore.backend.hlo import tensor_type
 from mjcore.backend.platforms import ALIASES, Backend, Registry
@@ -371,9 +372,24 @@ def to_numpy(buf: Buffer) -> np.ndarray:
     """
     if not _cpu_only and buf._sharding._device.platform != "cpu":
         return _copy_to_host(buf)
-    out = np.from_dlpack(_DLPackExport(compat.buffer_to_dlpack(buf)))
+    try:
+        out = np.from_dlpack(_DLPackExport(compat.buffer_to_dlpack(buf)))
+    except RuntimeError:  # "Unsupported dtype in DLTensor": NumPy has no DLPack bfloat16
+        if buf.aval.dtype != dtypes.bfloat16:
+            raise
+        out = _read_cpu_memory(buf, buf.aval.dtype, tuple(buf.aval.shape))
     out.flags.writeable = False
     return out
+
+
+def _read_cpu_memory(buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """A copy of a (dense, row-major) CPU buffer's memory as a NumPy array."""
+    buf.block_until_ready()
+    size = int(np.prod(shape, dtype=np.int64))
+    if size == 0:
+        return np.empty(shape, dtype)
+    memory = (ctypes.c_char * (size * dtype.itemsize)).from_address(buf.unsafe_buffer_pointer())
+    return np.frombuffer(memory, dtype).reshape(shape).copy()  # type: ignore[call-overload]
 
 
 def read_bool(buf: Buffer) -> bool:
@@ -391,6 +407,7 @@ def read_bool(buf: Buffer) -> bool:
 # type of its bits, the exponent's mask) per IEEE float dtype.
 _EXPONENT_BITS = {
     np.dtype(np.float16): (ctypes.c_uint16, 0x7C00),
+    dtypes.bfloat16: (ctypes.c_uint16, 0x7F80),
     np.dtype(np.float32): (ctypes.c_uint32, 0x7F80_0000),
     np.dtype(np.float64): (ctypes.c_uint64, 0x7FF0_0000_0000_0000),
 }

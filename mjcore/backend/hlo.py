@@ -71,7 +71,7 @@ def i64_list(values: Sequence[int]) -> str:
 
 
 def _scalar_literal(value: Any, dtype: np.dtype) -> str:
-    kind = dtype.kind
+    kind = dtypes.kind(dtype)  # 'f' for bfloat16, whose bits are written as float16's are
     if kind == "b":
         return "true" if bool(value) else "false"
     if kind in "iu":

@@ -63,7 +63,7 @@ def cond(
         raise TypeError("cond: true_fun and false_fun must be callable")
     aval = _scalar_aval("cond", "pred", pred)
     if aval.dtype.kind != "b":
-        if aval.dtype.kind not in "iuf":
+        if dtypes.kind(aval.dtype) not in "iuf":
             raise TypeError(f"cond: pred must be a boolean or real number, got {aval.dtype.name}")
         pred = ne(pred, full((), 0, aval.dtype))
     if core._state.jit_disabled and _is_concrete(pred):  # `disable_jit()`: plain Python

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.ad import CONSTANT, LINEAR, MULTILINEAR, UndefinedPrimal, Zero, fused_rule_body
 from mjcore.array import Array, wrap_host
 from mjcore.backend.lowering import LoweringContext, lower_fun
@@ -328,7 +329,7 @@ def _real_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
-    if x.dtype.kind not in _NUMERIC:
+    if dtypes.kind(x.dtype) not in _NUMERIC:
         raise TypeError(f"abs does not accept dtype {x.dtype.name}")
     return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
 
@@ -677,7 +678,7 @@ def reciprocal(x: ArrayLike) -> Any:
       TypeError: for integer or boolean `x`, which cannot be raised to negative powers.
     """
     aval = get_aval(x)
-    if aval.dtype.kind not in "fc":
+    if dtypes.kind(aval.dtype) not in "fc":
         raise TypeError(
             f"reciprocal: needs a floating or complex array, got {aval.str_short()}; integers "
             "cannot be raised to negative powers (convert with convert_element_type first)"
@@ -708,7 +709,7 @@ def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Any:  # noqa: A002  (
 @clamp_p.def_abstract_eval
 def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
     dtype = check_same_dtypes("clamp", (lo, x, hi))
-    if dtype.kind not in _REAL:
+    if dtypes.kind(dtype) not in _REAL:
         raise TypeError(f"clamp does not accept dtype {dtype.name}; it needs a real dtype")
     for what, bound in (("min", lo), ("max", hi)):
         if bound.shape and bound.shape != x.shape:
@@ -796,7 +797,7 @@ def mulhi(x: ArrayLike, y: ArrayLike, /) -> Any:
     x, y = broadcast_to(x, shape), broadcast_to(y, shape)
     bits = 8 * dx.itemsize
     if bits <= 32:
-        wide = np.dtype(f"{dx.kind}{2 * dx.itemsize}")
+        wide = np.dtype(f"{dtypes.kind(dx)}{2 * dx.itemsize}")
         product = mul(convert_element_type(x, wide), convert_element_type(y, wide))
         shift = full((), bits, wide)
         return convert_element_type(shift_right_arithmetic(product, shift), dx)

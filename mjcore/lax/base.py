@@ -118,7 +118,9 @@ def _convert_element_type_lowering(ctx: LoweringContext, x: Any, *, new_dtype, w
 
 
 def _compare_type(dtype: np.dtype) -> str:
-    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[dtype.kind]
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[
+        dtypes.kind(dtype)
+    ]
 
 
 @convert_element_type_p.def_jvp

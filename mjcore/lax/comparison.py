@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.backend.lowering import LoweringContext
 from mjcore.core import Primitive
 from mjcore.lax import host
@@ -15,7 +16,9 @@ ArrayLike = Any
 
 
 def _compare_type(dtype: np.dtype) -> str:
-    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[dtype.kind]
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}[
+        dtypes.kind(dtype)
+    ]
 
 
 def _comparison(name: str, direction: str, kinds: str, numpy_fun: np.ufunc) -> Primitive:

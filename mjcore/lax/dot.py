@@ -140,7 +140,7 @@ def can_accumulate(dtype: np.dtype, preferred: np.dtype) -> bool:
         return preferred.kind in "biu"
     if dtype.kind in "iu":
         return preferred.kind in "iu"
-    return preferred.kind == dtype.kind
+    return dtypes.kind(preferred) == dtypes.kind(dtype)
 
 
 @dot_general_p.def_lowering

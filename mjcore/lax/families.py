@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.ad_util import NOT_MAPPED
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array
 from mjcore.backend.lowering import LoweringContext
@@ -133,14 +134,14 @@ def elementwise_abstract_eval(
         first = avals[0]
         if (
             out_dtype is None
-            and (allowed_kinds is None or first.dtype.kind in allowed_kinds)
+            and (allowed_kinds is None or dtypes.kind(first.dtype) in allowed_kinds)
             and _all_equal(first, avals)
         ):
             # One aval throughout (the common case after mjnp's promotion): the output's aval
             # is the input's, and avals are immutable, so share the object.
             return first
         dtype = check_same_dtypes(name, avals)
-        if allowed_kinds is not None and dtype.kind not in allowed_kinds:
+        if allowed_kinds is not None and dtypes.kind(dtype) not in allowed_kinds:
             raise TypeError(
                 f"{name} does not accept dtype {dtype.name}; it needs "
                 + _kind_names(allowed_kinds)
@@ -270,7 +271,7 @@ def monoid_reduction(
     prim = Primitive(name)
 
     def abstract_eval(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
-        if x.dtype.kind not in kinds:
+        if dtypes.kind(x.dtype) not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
         check_axes(name, axes, x.shape)
         return ShapedArray(reduced_shape(x.shape, axes), x.dtype, x.weak_type)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.ad import linear_jvp
 from mjcore.backend.hlo import i64_array
 from mjcore.backend.lowering import LoweringContext
@@ -57,7 +58,7 @@ def _fft_abstract_eval(x: ShapedArray, *, fft_type: str, fft_lengths: tuple[int,
         )
     lead, tail = x.shape[: x.ndim - k], x.shape[x.ndim - k :]
     want_kind = "f" if fft_type == "RFFT" else "c"
-    if x.dtype.kind != want_kind or x.dtype.itemsize not in (
+    if dtypes.kind(x.dtype) != want_kind or x.dtype.itemsize not in (
         (4, 8) if want_kind == "f" else (8, 16)
     ):
         raise TypeError(

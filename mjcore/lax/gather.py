@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.ad import Zero, fused_rule_body, instantiate, is_undefined_primal
 from mjcore.array import wrap_host
 from mjcore.backend.hlo import FunctionBuilder, Value, i64_array, i64_list
@@ -115,7 +116,7 @@ def in_bounds_mask(
 
 
 def _default_fill(dtype: np.dtype) -> Any:
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return np.nan
     if dtype.kind == "b":
         return True
@@ -454,7 +455,7 @@ def _scatter_abstract_eval(name: str, kinds: str) -> Callable[..., ShapedArray]:
     ) -> ShapedArray:
         dn = dimension_numbers
         dtype = check_same_dtypes(name, (operand, updates))
-        if dtype.kind not in kinds:
+        if dtypes.kind(dtype) not in kinds:
             raise TypeError(f"{name} does not accept dtype {dtype.name}")
         if indices.dtype.kind not in "iu" or indices.ndim < 1:
             raise TypeError(
@@ -713,10 +714,14 @@ scatter_mul_p.def_host(host.scatter(np.multiply))
 # --- scatter_min / scatter_max --------------------------------------------------------------
 
 scatter_min_p = _scatter_family(
-    "scatter_min", "biuf", lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum"
+    "scatter_min",
+    "biuf",
+    lambda dt: "stablehlo.and" if dt.kind == "b" else "stablehlo.minimum",
 )
 scatter_max_p = _scatter_family(
-    "scatter_max", "biuf", lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum"
+    "scatter_max",
+    "biuf",
+    lambda dt: "stablehlo.or" if dt.kind == "b" else "stablehlo.maximum",
 )
 
 

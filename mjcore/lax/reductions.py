@@ -50,7 +50,9 @@ Shape = tuple[int, ...]
 
 
 def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
-    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[x.aval.dtype.kind]
+    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[
+        dtypes.kind(x.aval.dtype)
+    ]
     return b.op(
         "stablehlo.compare",
         [x, y],
@@ -61,11 +63,19 @@ def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+    return (
+        -np.inf
+        if dtypes.kind(dtype) == "f"
+        else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+    )
 
 
 def _highest(dtype: np.dtype) -> Any:
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    return (
+        np.inf
+        if dtypes.kind(dtype) == "f"
+        else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    )
 
 
 def _all_ones(dtype: np.dtype) -> Any:
@@ -298,7 +308,7 @@ def _arg_chooser(name: str, direction: str, init: Callable[[np.dtype], Any]) -> 
     prim = Primitive(name)
 
     def abstract_eval(x: ShapedArray, *, axis: int, index_dtype: np.dtype) -> ShapedArray:
-        if x.dtype.kind not in "biuf":
+        if dtypes.kind(x.dtype) not in "biuf":
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
         if index_dtype.kind not in "iu":
             raise TypeError(f"{name}: index_dtype must be an integer type, got {index_dtype}")
@@ -323,7 +333,7 @@ def _arg_chooser(name: str, direction: str, init: Callable[[np.dtype], Any]) -> 
 
         better = _compare(b, va, vb, direction)
         same = _compare(b, va, vb, "EQ")
-        if va.aval.dtype.kind == "f":
+        if dtypes.kind(va.aval.dtype) == "f":
             a_nan, b_nan = _compare(b, va, va, "NE"), _compare(b, vb, vb, "NE")
             better = either(better, both(a_nan, b.op("stablehlo.not", [b_nan], pred)))
             same = either(same, both(a_nan, b_nan))

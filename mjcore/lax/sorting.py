@@ -85,7 +85,9 @@ def _sort_abstract_eval(*operands: ShapedArray, dimension: int, is_stable: bool,
 
 
 def _compare(b: FunctionBuilder, x: Value, y: Value, direction: str) -> Value:
-    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[x.aval.dtype.kind]
+    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT"}[
+        dtypes.kind(x.aval.dtype)
+    ]
     return b.op(
         "stablehlo.compare",
         [x, y],
@@ -105,7 +107,7 @@ def _total_less(b: FunctionBuilder, x: Value, y: Value) -> list[Value]:
             pairs += _total_less(b, b.op(op, [x], part), b.op(op, [y], part))
         return pairs
     less = _compare(b, x, y, "LT")
-    if x.aval.dtype.kind == "f":
+    if dtypes.kind(x.aval.dtype) == "f":
         # NaN sorts after every number: x < y also when y is NaN and x is not.
         x_num, y_nan = _compare(b, x, x, "EQ"), _compare(b, y, y, "NE")
         less = b.op("stablehlo.or", [less, b.op("stablehlo.and", [x_num, y_nan], _PRED)], _PRED)
@@ -315,7 +317,7 @@ def _cumulative(
     prim = Primitive(name)
 
     def abstract_eval(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
-        if x.dtype.kind not in kinds:
+        if dtypes.kind(x.dtype) not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
         check_axes(name, (axis,), x.shape)
         return x
@@ -366,11 +368,19 @@ def _cumulative(
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+    return (
+        -np.inf
+        if dtypes.kind(dtype) == "f"
+        else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+    )
 
 
 def _highest(dtype: np.dtype) -> Any:
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    return (
+        np.inf
+        if dtypes.kind(dtype) == "f"
+        else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    )
 
 
 cumsum_p = _cumulative("cumsum", "iufc", lambda dt: "stablehlo.add", lambda dt: 0, np.add)
@@ -474,7 +484,7 @@ def _descending_key(x: Any) -> Any:
     numbers, are in that order; `bitwise_not` then reverses any integer order exactly.
     """
     dtype = get_aval(x).dtype
-    if dtype.kind == "f":
+    if dtypes.kind(dtype) == "f":
         int_dtype = np.dtype(f"int{8 * dtype.itemsize}")
         bits = bitcast_convert_type(x, int_dtype)
         sign = shift_right_arithmetic(bits, full((), 8 * dtype.itemsize - 1, int_dtype))
@@ -561,7 +571,7 @@ def cumlogsumexp(operand: ArrayLike, axis: int = 0, reverse: bool = False) -> An
       TypeError: for a non-floating `operand`.
     """
     aval = get_aval(operand)
-    if aval.dtype.kind != "f":
+    if dtypes.kind(aval.dtype) != "f":
         raise TypeError(
             f"cumlogsumexp: needs a floating array, got {aval.str_short()}; convert with "
             "convert_element_type first"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.ad import Zero
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import Primitive, get_aval
@@ -355,7 +356,7 @@ def _bessel_i1e_jvp(primals, tangents):
     (x,), (x_dot,) = primals, tangents
     y = bessel_i1e(x)
     aval = get_aval(x)
-    eps = full(aval.shape, np.finfo(aval.dtype).eps, aval.dtype)
+    eps = full(aval.shape, dtypes.finfo(aval.dtype).eps, aval.dtype)
     not_tiny = gt(abs(x), eps)
     safe_x = select_n(not_tiny, eps, x)
     dy_dx = sub(bessel_i0e(safe_x), mul(y, add(sign(safe_x), div(_const(x, 1), safe_x))))
@@ -402,7 +403,7 @@ def _isnan(x: Any) -> Any:
 def _igamma_series(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> Any:
     from mjcore.control_flow import while_loop
 
-    eps = _const(x, np.finfo(get_aval(x).dtype).eps)
+    eps = _const(x, dtypes.finfo(get_aval(x).dtype).eps)
 
     def body(vals: tuple[Any, ...]) -> tuple[Any, ...]:
         enabled, r, c, ans, x, dc_da, dans_da = vals
@@ -432,7 +433,7 @@ def _igamma_series(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> 
 def _igammac_continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: _IgammaMode) -> Any:
     from mjcore.control_flow import while_loop
 
-    eps = np.finfo(get_aval(x).dtype).eps
+    eps = dtypes.finfo(get_aval(x).dtype).eps
 
     def cond(vals: tuple[Any, ...]) -> Any:
         c = vals[5]
@@ -502,7 +503,7 @@ def _igammac_continued_fraction(ax: Any, x: Any, a: Any, enabled: Any, mode: _Ig
 def _log_ax(a: Any, x: Any) -> tuple[Any, Any]:
     """`exp(a log x - x - lgamma(a))`, and where its log underflows the dtype."""
     log_ax = sub(sub(mul(a, log(x)), x), lgamma(a))
-    underflow = lt(log_ax, neg(log(_const(a, np.finfo(get_aval(a).dtype).max))))
+    underflow = lt(log_ax, neg(log(_const(a, dtypes.finfo(get_aval(a).dtype).max))))
     return exp(log_ax), underflow
 
 
@@ -559,11 +560,12 @@ def _igamma_derivative_kernel(a: Any, x: Any, mode: _IgammaMode) -> Any:
 
 
 def _in_float32(kernel: Callable[..., Any]) -> Callable[..., Any]:
-    """`kernel` computed in float32 for float16 operands (its constants need the range)."""
+    """`kernel` computed in float32 for float16 and bfloat16 operands (its constants need the
+    range, and JAX computes both in float32)."""
 
     def fun(*args: Any) -> Any:
         dtype = get_aval(args[0]).dtype
-        if dtype != np.float16:
+        if dtype != np.float16 and dtype != dtypes.bfloat16:
             return kernel(*args)
         out = kernel(*(convert_element_type(x, np.float32) for x in args))
         return convert_element_type(out, dtype)
@@ -697,7 +699,7 @@ def random_gamma_grad(a: ArrayLike, x: ArrayLike) -> Any:
     a, x = promote_python_scalars(a, x)
     avals = [get_aval(a), get_aval(x)]
     for aval in avals:
-        if aval.dtype.kind != "f":
+        if dtypes.kind(aval.dtype) != "f":
             raise TypeError(
                 f"random_gamma_grad does not accept dtype {aval.dtype.name}; it needs floating."
             )

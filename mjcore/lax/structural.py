@@ -95,7 +95,7 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
 
 @iota_p.def_abstract_eval
 def _iota_abstract_eval(*, dtype: np.dtype, shape: Shape, dimension: int) -> ShapedArray:
-    if dtype.kind not in "iufc":
+    if dtypes.kind(dtype) not in "iufc":
         raise TypeError(f"iota: dtype must be numeric, got {dtype.name}")
     if any(d < 0 for d in shape):
         raise ValueError(f"iota: negative dimensions are not allowed, got shape {shape}")

@@ -96,7 +96,7 @@ def _windowed(
     prim = Primitive(name)
 
     def abstract_eval(x: ShapedArray, **window: Any) -> ShapedArray:
-        if x.dtype.kind not in kinds:
+        if dtypes.kind(x.dtype) not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
         return ShapedArray(_window_shape(name, x.shape, **window), x.dtype, x.weak_type)
 

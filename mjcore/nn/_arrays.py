@@ -48,7 +48,7 @@ def asarray(fname: str, x: Any) -> Any:
 
 def jax_inexact_dtype(dtype: np.dtype) -> np.dtype:
     """JAX's `to_inexact_dtype`: narrow integers and bool to float32, 64-bit ones to float64."""
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return dtype
     return _FLOAT64 if dtype.itemsize == 8 else _FLOAT32
 
@@ -61,7 +61,7 @@ def promote_inexact(fname: str, *args: Any) -> list[Any]:
     float32, where NumPy's is float64). Python scalars stay weak.
     """
     arrays = [asarray(fname, a) for a in args]
-    inexact = [a for a in arrays if a.dtype.kind in "fc"]
+    inexact = [a for a in arrays if dtypes.kind(a.dtype) in "fc"]
     if inexact:
         dtype = mjnp.result_type(*inexact)
     else:
@@ -72,7 +72,7 @@ def promote_inexact(fname: str, *args: Any) -> list[Any]:
 
 def require_float(fname: str, x: Any) -> None:
     """Refuse bool and integer `x`, as JAX's `lax` refuses them for `logistic` and friends."""
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         raise TypeError(
             f"mjcore.nn.{fname}: requires a floating-point input, got {x.dtype}; "
             f"convert it first, e.g. x.astype(mjnp.float32)"

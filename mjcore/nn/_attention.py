@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import mjnp
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array
 from mjcore.nn._arrays import asarray
 from mjcore.nn._normalization import logsumexp, softmax
@@ -88,7 +88,7 @@ def _grouped(x: Array | None, k: int, g: int) -> Array | None:
 def _large_negative(dtype: np.dtype) -> Array:
     # Capped at float32's range: the masked logits go through a float32 softmax and must stay
     # finite there.
-    value = -0.7 * min(float(np.finfo(dtype).max), float(np.finfo(_FLOAT32).max))
+    value = -0.7 * min(float(dtypes.finfo(dtype).max), float(dtypes.finfo(_FLOAT32).max))
     return mjnp.asarray(value, dtype)
 
 
@@ -197,7 +197,7 @@ def dot_product_attention(
             f"key's dtype {k_arr.dtype}, got shape {q.shape} and dtype {q.dtype} "
             f"(key shape {k_arr.shape})"
         )
-    if q.dtype.kind != "f":
+    if dtypes.kind(q.dtype) != "f":
         raise TypeError(f"{_FNAME}: requires floating-point inputs, got {q.dtype}")
     t, n = q.shape[1], q.shape[2]
     if k == 0 or n % k != 0:

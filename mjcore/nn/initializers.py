@@ -188,7 +188,7 @@ def _compute_fans(
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
-    return np.finfo(dtype).dtype
+    return dtypes.finfo(dtype).dtype
 
 
 def _complex_uniform(key: Any, shape: Sequence[int], dtype: np.dtype) -> Array:

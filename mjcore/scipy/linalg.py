@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import mjnp
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.api import vmap
 from mjcore.control_flow import cond, custom_linear_solve, scan, switch
 
@@ -27,7 +27,7 @@ def _inexact(fname: str, *xs: ArrayLike) -> list[Array]:
     """The operands in their common inexact dtype (integers and bools become float64)."""
     arrays = [mjnp.asarray(x) for x in xs]
     dtype = np.result_type(*[x.dtype for x in arrays])
-    if dtype.kind not in "fc":
+    if dtypes.kind(dtype) not in "fc":
         dtype = np.result_type(dtype, np.float64)
     return [lax.convert_element_type(x, dtype) for x in arrays]
 

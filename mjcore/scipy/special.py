@@ -408,7 +408,7 @@ _ERFCX_ASYMPTOTIC += (-0.5, 1.0)
 
 def _erfcx_kernel(x: Any, nterms: int) -> Any:
     # exp(x**2) overflows beyond sqrt(log(max)): the asymptotic series takes over there.
-    threshold = float(np.sqrt(np.log(np.finfo(get_aval(x).dtype).max)))
+    threshold = float(np.sqrt(np.log(dtypes.finfo(get_aval(x).dtype).max)))
     large = lax.gt(x, threshold)
     safe_x = _where(large, 1.0, x)
     direct = lax.mul(lax.exp(lax.square(safe_x)), lax.erfc(safe_x))
@@ -644,8 +644,8 @@ def _betainc_continued_fraction(a: Any, b: Any, x: Any) -> Any:
     """DLMF 8.17.22's continued fraction `1 / (1 + d1 / (1 + d2 / (1 + ...)))` by the modified
     Lentz method, an even and an odd term per step, each element frozen once converged."""
     dtype = get_aval(x).dtype
-    eps = float(np.finfo(dtype).eps)
-    floor = float(np.finfo(dtype).tiny / np.finfo(dtype).eps)  # keeps c and 1/d finite
+    eps = float(dtypes.finfo(dtype).eps)
+    floor = float(dtypes.finfo(dtype).tiny / dtypes.finfo(dtype).eps)  # keeps c and 1/d finite
     max_steps = 100.0 if dtype == _F32 else 300.0  # 200 and 600 terms, JAX's caps
 
     def guard(v: Any) -> Any:
@@ -874,7 +874,7 @@ def _zeta_series(s: Any, a: Any) -> Any:
     products = lax.cumprod(steps, axis=ndim)
     shape = get_aval(products).shape
     t1 = lax.slice(products, (0,) * (ndim + 1), shape, (1,) * ndim + (2,))
-    t1 = lax.min(t1, float(np.finfo(dtype).max))
+    t1 = lax.min(t1, float(dtypes.finfo(dtype).max))
     t1 = lax.div(t1, device_put(np.array(_BERNOULLI_COEFS[:m], dtype=dtype)))
     tail = lax.mul(t0, lax.add(0.5, lax.reduce_sum(t1, (ndim,))))
     return lax.add(lax.add(head, integral), tail)
@@ -986,7 +986,7 @@ def _expi_positive(x: Any) -> Any:
 def _expn_series(n: Any, x: Any, enabled: Any) -> Any:
     """E_n(x) for 0 < x <= 1, n >= 1 (DLMF 8.19.8): the power series of the entire part,
     with `psi = digamma(n) - log(x)` for Cephes' harmonic sum."""
-    eps = float(np.finfo(get_aval(x).dtype).eps)
+    eps = float(dtypes.finfo(get_aval(x).dtype).eps)
     neg_x = lax.neg(x)
 
     def body(vals: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -1021,7 +1021,7 @@ def _expn_series(n: Any, x: Any, enabled: Any) -> Any:
 def _expn_continued_fraction(n: Any, x: Any, enabled: Any) -> Any:
     """E_n(x) for x > 1 (DLMF 8.19.17), by Cephes' recurrence for its convergents."""
     dtype = get_aval(x).dtype
-    eps = float(np.finfo(dtype).eps)
+    eps = float(dtypes.finfo(dtype).eps)
     big = 1.44115188075855872e17
 
     def body(vals: tuple[Any, ...]) -> tuple[Any, ...]:

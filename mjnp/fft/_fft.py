@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.dtypes import DTypeLike, canonicalize_dtype
 from mjnp import _host_numpy
 from mjnp._creation import asarray
@@ -40,7 +40,7 @@ def _host_fft(fn: Any, a: Any, n: Any, axis: Any, norm: Any, out: Any, kinds: st
     if n is not None and (type(n) is not int or n > _host_numpy.HOST_ELEMENTS):
         return None
     values = host_values(a)
-    if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
+    if values is None or dtypes.kind(values[0].dtype) not in kinds or values[0].dtype.itemsize < 4:
         return None
     found = call_or_none(fn, values[0], n, axis, norm)
     return None if found is None else wrap_own(found)
@@ -60,7 +60,7 @@ def _host_fftn(fn: Any, a: Any, s: Any, axes: Any, norm: Any, out: Any, kinds: s
     if s is not None and math.prod(s) > _host_numpy.HOST_ELEMENTS:
         return None
     values = host_values(a)
-    if values is None or values[0].dtype.kind not in kinds or values[0].dtype.itemsize < 4:
+    if values is None or dtypes.kind(values[0].dtype) not in kinds or values[0].dtype.itemsize < 4:
         return None
     found = call_or_none(fn, values[0], s, axes, norm)
     return None if found is None else wrap_own(found)
@@ -80,9 +80,9 @@ def _swap_direction(norm: str | None) -> str:
 
 
 def _complex_input(x: Array) -> Array:
-    """float32 and float16 go to complex64 (NumPy 2 keeps single precision); the rest to
-    complex128."""
-    if x.dtype == np.complex64 or x.dtype in (np.float32, np.float16):
+    """float32, float16 and bfloat16 go to complex64 (NumPy 2 keeps single precision, JAX
+    bfloat16's); the rest to complex128."""
+    if x.dtype == np.complex64 or x.dtype in (np.float32, np.float16, dtypes.bfloat16):
         return lax.convert_element_type(x, np.complex64)
     return lax.convert_element_type(x, np.complex128)
 
@@ -90,7 +90,7 @@ def _complex_input(x: Array) -> Array:
 def _real_input(x: Array) -> Array:
     if x.dtype.kind == "c":
         raise TypeError(f"mjnp.fft: a real-input transform got a {x.dtype.name} array")
-    if x.dtype in (np.float32, np.float16):
+    if x.dtype in (np.float32, np.float16, dtypes.bfloat16):
         return lax.convert_element_type(x, np.float32)
     return lax.convert_element_type(x, np.float64)
 
@@ -402,7 +402,7 @@ def _freq(
 ) -> Array:
     check_device(f"fft.{fname}", device)
     out_dtype = None if dtype is None else canonicalize_dtype(dtype, f"mjnp.fft.{fname}")
-    if out_dtype is not None and out_dtype.kind != "f":
+    if out_dtype is not None and dtypes.kind(out_dtype) != "f":
         raise ValueError(
             f"mjnp.fft.{fname}: dtype must be a real floating-point dtype, got {out_dtype.name}"
         )
@@ -450,7 +450,7 @@ def rfftfreq(n: int, d: Any = 1.0, device: Any = None, *, dtype: DTypeLike | Non
 def _shift(fname: str, x: ArrayLike, axes: Any, sign: int) -> Array:
     if axes is None or type(axes) is int or _int_list(axes):
         values = host_values(x)
-        if values is not None and values[0].dtype.kind in "biufc":
+        if values is not None and dtypes.kind(values[0].dtype) in "biufc":
             fn = np.fft.fftshift if sign == 1 else np.fft.ifftshift
             found = call_or_none(fn, values[0], axes)
             if found is not None:

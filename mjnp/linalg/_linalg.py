@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjcore.array import Array as _ConcreteArray
 from mjcore.eager_fusion import fuse_eagerly
 from mjnp import _matrix_products as _products
@@ -504,7 +504,7 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
     vals = lapack_values(a)
     if (
         vals is not None
-        and vals[0].dtype.kind in "biufc"
+        and dtypes.kind(vals[0].dtype) in "biufc"
         and vals[0].ndim >= 2
         and vals[0].shape[-1] == vals[0].shape[-2]
         and (n >= 0 or linalg_ok(vals[0]))
@@ -534,7 +534,7 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
 
 
 def _rtol_default(x: Array) -> float:
-    return builtins.max(x.shape[-2:]) * float(np.finfo(_real_dtype(x.dtype)).eps)
+    return builtins.max(x.shape[-2:]) * float(dtypes.finfo(_real_dtype(x.dtype)).eps)
 
 
 def matrix_rank(
@@ -649,7 +649,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
     vector = rhs.ndim == 1
     rhs2 = lax.reshape(rhs, (m, 1)) if vector else rhs
     if rcond is None:
-        rcond = float(np.finfo(_real_dtype(dtype)).eps) * builtins.max(m, n)
+        rcond = float(dtypes.finfo(_real_dtype(dtype)).eps) * builtins.max(m, n)
     if x.size == 0:
         from mjnp import zeros
 
@@ -657,7 +657,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None) -> tuple[Array, Array, 
         s = zeros((0,), _real_dtype(dtype))
         rank = lax.convert_element_type(lax.full((), 0, np.int32), np.int32)
         res = asum(
-            lax.mul(rhs2, lax.conj(rhs2)) if dtype.kind == "c" else lax.mul(rhs2, rhs2), axis=0
+            lax.mul(rhs2, lax.conj(rhs2)) if dtype.kind == "c" else lax.mul(rhs2, rhs2),
+            axis=0,
         )
         res = lax.convert_element_type(
             lax.real(res) if dtype.kind == "c" else res, _real_dtype(dtype)

@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import ShapedArray, get_aval
 from mjcore.lax.arithmetic import abs, add, div, floor, mul, neg, sub
@@ -188,7 +189,7 @@ _KERNELS_F64 = {
 
 def _in_range(dtype: np.dtype, limit: float) -> bool:
     """Whether every finite value of `dtype` is within `limit` (float16's are within LIMIT)."""
-    return float(np.finfo(dtype).max) <= limit
+    return float(dtypes.finfo(dtype).max) <= limit
 
 
 def _vectorised(kernel: _Kernel) -> Callable[..., Any]:

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from mjcore import dtypes
 from mjcore.backend.lowering import LoweringContext, lower_fun
 from mjcore.core import get_aval
 from mjcore.lax.arithmetic import add, div, max, min, mul, sub
@@ -162,7 +163,7 @@ def _signaling(x: Any) -> Any:
     dtype = get_aval(x).dtype
     int_dtype = np.dtype(f"int{8 * dtype.itemsize}")
     bits = bitcast_convert_type(x, int_dtype)
-    nmant = int(np.finfo(dtype).nmant)
+    nmant = int(dtypes.finfo(dtype).nmant)
     exponent = ((1 << (8 * dtype.itemsize - 1)) - 1) & ~((1 << nmant) - 1)
     quiet = 1 << (nmant - 1)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from mjcore import lax
+from mjcore import dtypes, lax
 from mjnp._promotion import promote_args
 
 ArrayLike = Any
@@ -18,6 +18,6 @@ def promote_inexact(fname: str, *args: ArrayLike) -> list[Array]:
     integer and bool arguments compute in float64, as JAX's `promote_args_inexact` (x64)."""
     arrays = promote_args(f"scipy.stats.{fname}", *args)
     dtype = arrays[0].dtype
-    if dtype.kind not in "fc":
+    if dtypes.kind(dtype) not in "fc":
         return [lax.convert_element_type(x, np.dtype(np.float64)) for x in arrays]
     return arrays
