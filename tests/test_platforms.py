@@ -302,9 +302,7 @@ def test_other_python_threads_run_while_a_program_runs_in_the_calling_thread():
 
     import mjnp as np
 
-    f = mjcore.jit(lambda m: mjcore.lax.fori_loop(0, 60, lambda i, a: np.tanh(a @ m), m))
     m = np.asarray(onp.random.default_rng(0).standard_normal((300, 300)) / 30)
-    f(m).block_until_ready()
     seen: list[float] = []
     stop = threading.Event()
 
@@ -318,9 +316,18 @@ def test_other_python_threads_run_while_a_program_runs_in_the_calling_thread():
     try:
         while not seen:  # the thread is running
             time.sleep(0.001)
-        start = time.perf_counter()
-        out = f(m)
-        end = time.perf_counter()
+        steps = 60
+        for _ in range(6):  # a program long enough to see inside, on a fast or a busy machine
+            f = mjcore.jit(
+                lambda m, n=steps: mjcore.lax.fori_loop(0, n, lambda i, a: np.tanh(a @ m), m)
+            )
+            f(m).block_until_ready()
+            start = time.perf_counter()
+            out = f(m)
+            end = time.perf_counter()
+            if end - start > 0.1:
+                break
+            steps *= 2
     finally:
         stop.set()
         thread.join()

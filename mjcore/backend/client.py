@@ -374,7 +374,7 @@ def to_numpy(buf: Buffer) -> np.ndarray:
         return _copy_to_host(buf)
     try:
         out = np.from_dlpack(_DLPackExport(compat.buffer_to_dlpack(buf)))
-    except RuntimeError:  # "Unsupported dtype in DLTensor": NumPy has no DLPack bfloat16
+    except (RuntimeError, BufferError):  # "Unsupported dtype in DLTensor": no DLPack bfloat16
         if buf.aval.dtype != dtypes.bfloat16:
             raise
         out = _read_cpu_memory(buf, buf.aval.dtype, tuple(buf.aval.shape))
