@@ -570,6 +570,16 @@ def host_view_of(x: Any, op: str, arg: Any) -> Array | None:
     return wrap_host_view(out, x.aval)
 
 
+def new_view_aval(aval: ShapedArray, shape: tuple[int, ...]) -> ShapedArray:
+    """The aval of a view of `shape` of an array of `aval`, added to the bounded cache that
+    the view paths read inline first (`_view_avals.get((aval, shape)) or new_view_aval(...)`:
+    a ShapedArray is always true), so that a hit costs no call."""
+    if len(_view_avals) >= _VIEW_AVALS_SIZE:
+        _view_avals.clear()
+    found = _view_avals[(aval, shape)] = ShapedArray(shape, aval.dtype, aval.weak_type)
+    return found
+
+
 def wrap_host_view(out: Any, aval: ShapedArray) -> Array:
     """An unlinked Array over the host value `out` (a view or a result of NumPy's indexing of
     an array of `aval`): its aval from a bounded cache keyed by (aval, shape)."""
@@ -578,13 +588,7 @@ def wrap_host_view(out: Any, aval: ShapedArray) -> Array:
     shape = out.shape
     if shape != aval.shape:
         # (aval, shape) hashes cheaper than ShapedArray's interning key (a dtype): ~0.3 µs
-        key = (aval, shape)
-        view_aval = _view_avals.get(key)
-        if view_aval is None:
-            if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                _view_avals.clear()
-            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
-        aval = view_aval
+        aval = _view_avals.get((aval, shape)) or new_view_aval(aval, shape)
     a = new_object(Array)  # `wrap_host` inlined
     a._dbuf = None
     a.aval = aval

@@ -182,6 +182,7 @@ core.rebind_hooks.append(_written)
 _trace_state = core._state
 _host_platform = dispatch._host_platform
 _view_avals = dispatch._view_avals
+_new_view_aval = dispatch.new_view_aval
 _VIEW_AVALS_SIZE = dispatch._VIEW_AVALS_SIZE
 _SLICE_BOUNDS = frozenset({int, type(None)})
 _SCALAR_ENTRIES = frozenset({int, type(None), type(Ellipsis)})
@@ -287,7 +288,7 @@ def getitem_method(
         if type(out) is not _ndarray:
             # A full integer index gives a NumPy scalar: a 0-d array of it, unlinked (one
             # element is a scalar, not a view), its aval cached per base aval.
-            scalar_aval = _scalar_avals.get(aval)
+            scalar_aval = _scalar_avals.get(aval)  # keyed by the aval alone: no tuple to build
             if scalar_aval is None:
                 if len(_scalar_avals) >= _VIEW_AVALS_SIZE:
                     _scalar_avals.clear()
@@ -300,13 +301,7 @@ def getitem_method(
             return a
         shape = out.shape
         if shape != aval.shape:
-            key = (aval, shape)
-            view_aval = _view_avals.get(key)
-            if view_aval is None:
-                if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                    _view_avals.clear()
-                view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
-            aval = view_aval
+            aval = _view_avals.get((aval, shape)) or _new_view_aval(aval, shape)
         a = new_object(Array)
         a._dbuf = None
         a.aval = aval
@@ -416,13 +411,7 @@ def reshape_method(
         aval = self.aval
         new_shape = out.shape
         if new_shape != aval.shape:
-            key = (aval, new_shape)
-            view_aval = _view_avals.get(key)
-            if view_aval is None:
-                if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                    _view_avals.clear()
-                view_aval = _view_avals[key] = ShapedArray(new_shape, aval.dtype, aval.weak_type)
-            aval = view_aval
+            aval = _view_avals.get((aval, new_shape)) or _new_view_aval(aval, new_shape)
         a = new_object(Array)
         a._dbuf = None
         a.aval = aval
@@ -471,13 +460,7 @@ def host_view_call(fn: Callable[..., Any], x: Any, *args: Any) -> Any:
     aval = x.aval
     shape = out.shape
     if shape != aval.shape:
-        key = (aval, shape)
-        view_aval = _view_avals.get(key)
-        if view_aval is None:
-            if len(_view_avals) >= _VIEW_AVALS_SIZE:
-                _view_avals.clear()
-            view_aval = _view_avals[key] = ShapedArray(shape, aval.dtype, aval.weak_type)
-        aval = view_aval
+        aval = _view_avals.get((aval, shape)) or _new_view_aval(aval, shape)
     a = new_object(Array)
     a._dbuf = None
     a.aval = aval

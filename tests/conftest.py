@@ -156,3 +156,19 @@ def _table_case_by_case(items: list[pytest.Item]) -> None:
     rest = [item for item in items if id(item) not in moved]
     at = sum(1 for item in items[: blocks[-1][0]] if id(item) not in moved)
     items[:] = rest[:at] + ordered + rest[at:]
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of XLA compilations so far (a list holding one count)."""
+    from mjcore.backend import compat
+
+    count = [0]
+    real = compat.compile_and_load
+
+    def counting(*args: object, **kwargs: object) -> object:
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compat, "compile_and_load", counting)
+    return count

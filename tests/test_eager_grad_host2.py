@@ -24,6 +24,7 @@ import mjnp as np
 from mjcore import core, eager_vjp
 from mjcore.backend import compat
 from mjcore.lax import arithmetic, host_vjp, reductions, sorting, transcendental
+from tests.outer_transformations import check_outer_transformations
 
 stop_gradient_module = importlib.import_module("mjcore.lax.stop_gradient")
 
@@ -254,35 +255,8 @@ def test_nothing_compiles_on_a_new_shape(name, monkeypatch):
 
 @pytest.mark.parametrize("name", list(_PROGRAMS))
 def test_outer_transformations_take_the_general_path(name):
-    fun = _PROGRAMS[name]
     args = _inputs(name, onp.float64)
-    jfun = lambda *a: fun(jnp, *a)  # noqa: E731
-    mfun = lambda *a: fun(np, *a)  # noqa: E731
-    tol = dict(rtol=1e-10, atol=1e-11)
-    direction = onp.ones_like(args[0])
-    batch = onp.stack([args[0], args[0] * 0.75])
-
-    @jax.jit
-    def oracles(*a):  # JAX's four results in one program (eagerly: one compile per op)
-        grad_x = lambda x: jax.grad(jfun)(x, *a[1:])  # noqa: E731
-        return (
-            jax.vjp(jfun, *a)[1](1.0),
-            jax.grad(lambda x: jnp.sum(grad_x(x) ** 2))(a[0]),
-            jax.jvp(grad_x, (a[0],), (direction,))[1],
-            jax.vmap(grad_x)(batch),
-        )
-
-    want, j2, jt, jvg = oracles(*args)
-    _, f_vjp = mjcore.vjp(mfun, *[np.asarray(a) for a in args])
-    got = mjcore.jit(f_vjp)(np.asarray(1.0))  # residuals and cotangent: jit's tracers
-    for g, w in zip(got, want, strict=True):
-        onp.testing.assert_allclose(onp.asarray(g), w, **tol)
-    g2 = mjcore.grad(lambda x: np.sum(mjcore.grad(mfun)(x, *args[1:]) ** 2))(np.asarray(args[0]))
-    onp.testing.assert_allclose(onp.asarray(g2), j2, **tol)
-    _, t = mjcore.jvp(lambda x: mjcore.grad(mfun)(x, *args[1:]), (args[0],), (direction,))
-    onp.testing.assert_allclose(onp.asarray(t), jt, **tol)
-    vg = mjcore.vmap(lambda x: mjcore.grad(mfun)(x, *args[1:]))(batch)
-    onp.testing.assert_allclose(onp.asarray(vg), jvg, **tol)
+    check_outer_transformations(_PROGRAMS[name], args, 0.75)
 
 
 def _tied(dtype):

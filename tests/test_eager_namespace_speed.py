@@ -11,7 +11,6 @@ import pytest
 import mjcore
 import mjnp as np
 from mjcore import core
-from mjcore.backend import compat
 from mjnp import _creation, _ranges
 
 F64 = onp.dtype("float64")
@@ -22,20 +21,6 @@ class _NoLax:
 
     def __getattr__(self, name: str):
         raise AssertionError(f"lax.{name} used: the NumPy path did not run")
-
-
-@pytest.fixture
-def compiles(monkeypatch):
-    """The number of XLA compilations so far (a list holding one count)."""
-    count = [0]
-    real = compat.compile_and_load
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(compat, "compile_and_load", counting)
-    return count
 
 
 def _same(actual, expected) -> None:

@@ -14,27 +14,12 @@ import mjcore
 import mjnp as np
 from mjcore import lax
 from mjcore.array import array_from_numpy, wrap_host
-from mjcore.backend import compat
 from mjcore.core import ShapedArray
 from mjcore.lax import host as host_rules
 from mjnp import _views
 
 RNG = onp.random.default_rng(7)
 A2 = RNG.standard_normal((4, 6))
-
-
-@pytest.fixture
-def compiles(monkeypatch):
-    """The number of XLA compilations so far (a list holding one count)."""
-    count = [0]
-    real = compat.compile_and_load
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(compat, "compile_and_load", counting)
-    return count
 
 
 def _bits(x) -> tuple:
